@@ -1,0 +1,169 @@
+//! A fixed-size log-linear histogram for latency quantiles without allocation on the hot path.
+//!
+//! Values below 64 are counted exactly; above, each power of two is split into 64 equal buckets, so a quantile
+//! is reported within 1/128 (0.8 %) of the true sample value (the bucket midpoint is returned). Values above
+//! 2^41 ns (about 36 minutes) share the last bucket. The mean, minimum and maximum are exact.
+
+const SUB_BITS: u32 = 6;
+const SUB: usize = 1 << SUB_BITS;
+const MAX_MSB: u32 = 41;
+const BUCKETS: usize = SUB + (MAX_MSB - SUB_BITS + 1) as usize * SUB;
+
+#[derive(Clone)]
+pub struct LogHistogram {
+    counts: Box<[u32; BUCKETS]>,
+    n: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+}
+
+impl Default for LogHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for LogHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogHistogram")
+            .field("n", &self.n)
+            .field("min", &self.min)
+            .field("max", &self.max)
+            .finish()
+    }
+}
+
+#[inline]
+fn index(v: u64) -> usize {
+    if v < SUB as u64 {
+        return v as usize;
+    }
+    let msb = 63 - v.leading_zeros();
+    if msb > MAX_MSB {
+        return BUCKETS - 1;
+    }
+    let sub = ((v >> (msb - SUB_BITS)) as usize) & (SUB - 1);
+    SUB + (msb - SUB_BITS) as usize * SUB + sub
+}
+
+/// The representative value of a bucket: exact below 64, the midpoint above.
+fn value_of(idx: usize) -> u64 {
+    if idx < SUB {
+        return idx as u64;
+    }
+    let msb = (idx - SUB) / SUB + SUB_BITS as usize;
+    let sub = ((idx - SUB) % SUB) as u64;
+    let shift = msb as u32 - SUB_BITS;
+    let low = (SUB as u64 + sub) << shift;
+    low + ((1u64 << shift) >> 1)
+}
+
+impl LogHistogram {
+    pub fn new() -> Self {
+        LogHistogram {
+            counts: Box::new([0; BUCKETS]),
+            n: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        let c = &mut self.counts[index(v)];
+        *c = c.saturating_add(1);
+        self.n += 1;
+        self.sum += v as u128;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    pub fn clear(&mut self) {
+        if self.n != 0 {
+            self.counts.fill(0);
+            self.n = 0;
+            self.sum = 0;
+            self.min = u64::MAX;
+            self.max = 0;
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// Exact mean, or `None` when empty.
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum as f64 / self.n as f64)
+    }
+
+    pub fn min(&self) -> Option<u64> {
+        (self.n > 0).then_some(self.min)
+    }
+
+    pub fn max(&self) -> Option<u64> {
+        (self.n > 0).then_some(self.max)
+    }
+
+    /// The q-quantile (0 ≤ q ≤ 1) by the nearest-rank rule, clamped to the exact min and max.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.n as f64).ceil() as u64).max(1);
+        if rank >= self.n {
+            return Some(self.max);
+        }
+        let mut seen = 0u64;
+        for (idx, &c) in self.counts.iter().enumerate() {
+            seen += c as u64;
+            if seen >= rank {
+                return Some(value_of(idx).clamp(self.min, self.max));
+            }
+        }
+        Some(self.max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_within_bucket_precision() {
+        let mut h = LogHistogram::new();
+        for v in 1..=100_000u64 {
+            h.record(v * 1000);
+        }
+        for (q, exact) in [(0.5, 50_000_000.0), (0.99, 99_000_000.0), (0.01, 1_000_000.0)] {
+            let got = h.quantile(q).unwrap() as f64;
+            assert!((got - exact).abs() / exact < 0.01, "q{q}: {got} vs {exact}");
+        }
+        assert_eq!(h.min(), Some(1000));
+        assert_eq!(h.max(), Some(100_000_000));
+        assert!((h.mean().unwrap() - 50_000_500.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn small_values_are_exact_and_huge_values_clamp() {
+        let mut h = LogHistogram::new();
+        for v in [0u64, 1, 2, 63] {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.25), Some(0));
+        assert_eq!(h.quantile(1.0), Some(63));
+        h.record(u64::MAX);
+        assert_eq!(h.quantile(1.0), Some(u64::MAX));
+        h.clear();
+        assert_eq!(h.quantile(0.5), None);
+    }
+
+    #[test]
+    fn every_bucket_value_maps_back_to_its_bucket() {
+        for idx in 0..BUCKETS - 1 {
+            assert_eq!(index(value_of(idx)), idx, "bucket {idx}");
+        }
+    }
+}

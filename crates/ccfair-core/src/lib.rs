@@ -1,0 +1,18 @@
+//! Shared vocabulary of the ccfair crates: integer-nanosecond time, units, packet metadata, seeded random
+//! streams, a log-bucketed histogram and the observer interface through which the simulator reports events.
+//!
+//! Nothing here reads a wall clock or an unseeded random source: the core is deterministic by construction.
+
+pub mod hist;
+pub mod observer;
+pub mod packet;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use hist::LogHistogram;
+pub use observer::{DropReason, NullObserver, Observer};
+pub use packet::{Ecn, PacketMeta};
+pub use rng::Rng;
+pub use time::{Dur, Time};
+pub use units::Rate;
