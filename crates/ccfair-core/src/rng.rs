@@ -82,7 +82,7 @@ impl Rng {
     /// Uniform integer in [0, n) (Lemire's multiply-shift; the bias is below 2^-32 for n < 2^32).
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as u32
+        (((self.next_u64() >> 32) * n as u64) >> 32) as u32
     }
 
     /// True with probability `p`.
