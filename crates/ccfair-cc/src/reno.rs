@@ -7,6 +7,7 @@
 //!   w = cwnd, i.e. one packet per window per RTT).
 //! - ssthresh = max(cwnd / 2, 2): Linux halves cwnd, not the flight size of RFC 5681 eq. (4).
 //! - undo: max(cwnd, prior_cwnd).
+//!
 //! Growth happens only when the sender was cwnd-limited in the current window (`tcp_is_cwnd_limited`).
 //! The reduction itself (PRR during recovery, cwnd = 1 after an RTO) is the stack's job, as in Linux.
 
