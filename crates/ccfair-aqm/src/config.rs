@@ -1,7 +1,7 @@
 //! Configuration of the queue disciplines: one tagged enum with the kernel/RFC defaults, unknown fields
 //! rejected, built into a trait object once per run.
 
-use ccfair_core::PacketMeta;
+use ccfair_core::{PacketMeta, ParamDoc};
 use serde::{Deserialize, Serialize};
 
 use crate::{Fifo, Qdisc};
@@ -33,23 +33,27 @@ pub enum AqmConfig {
     Fifo { limit: QueueLimit },
 }
 
-/// Every available queue discipline: (name, summary, source, parameters as (name, allowed, doc)).
-pub fn qdiscs() -> Vec<(
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str, &'static str)],
-)> {
-    vec![(
-        "fifo",
-        "tail drop at a packet or byte limit",
-        "Linux net/sched/sch_fifo.c (pfifo / bfifo)",
-        &[(
-            "limit",
-            "the link's buffer",
-            "packets or bytes; set by link.buffer",
-        )],
-    )]
+/// One queue discipline, for listings.
+#[derive(Clone, Debug)]
+pub struct QdiscInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: &'static [ParamDoc],
+}
+
+/// Every available queue discipline.
+pub fn qdiscs() -> Vec<QdiscInfo> {
+    vec![QdiscInfo {
+        name: "fifo",
+        summary: "tail drop at a packet or byte limit",
+        source: "Linux net/sched/sch_fifo.c (pfifo / bfifo)",
+        params: &[ParamDoc {
+            name: "limit",
+            allowed: "packets or bytes",
+            doc: "set by link.buffer",
+        }],
+    }]
 }
 
 impl AqmConfig {

@@ -10,7 +10,7 @@ pub mod fifo;
 
 use ccfair_core::{DropReason, PacketMeta, Time};
 
-pub use config::{AqmConfig, QueueLimit};
+pub use config::{AqmConfig, QdiscInfo, QueueLimit, qdiscs};
 pub use fifo::Fifo;
 
 /// Receives the packets a qdisc drops and learns of the ones it marks.

@@ -2,7 +2,7 @@
 //! built into a trait object once per flow. `algorithms()` describes every algorithm and parameter for
 //! `ccfair list` and for the front end's validation, so the parameter set is defined in exactly one place.
 
-use ccfair_core::Rng;
+use ccfair_core::{ParamDoc, Rng};
 use serde::{Deserialize, Serialize};
 
 use crate::CongestionControl;
@@ -39,17 +39,8 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// One documented parameter.
-#[derive(Clone, Debug, Serialize)]
-pub struct ParamDoc {
-    pub name: &'static str,
-    /// Allowed values, in words ("0 < beta < 1").
-    pub allowed: &'static str,
-    pub doc: &'static str,
-}
-
 /// One algorithm, for listings.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct AlgorithmInfo {
     pub name: &'static str,
     pub aliases: &'static [&'static str],

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, ParamDoc};
+use ccfair_core::ParamDoc;
+
+use crate::config::ConfigError;
 use crate::{CongestionControl, TcpSock};
 
 /// Module parameters of `tcp_cubic.c`, with the kernel defaults.

@@ -11,7 +11,7 @@ pub mod reno;
 pub mod sock;
 pub mod testing;
 
-pub use config::{AlgorithmInfo, CcConfig, ConfigError, ParamDoc, algorithms};
+pub use config::{AlgorithmInfo, CcConfig, ConfigError, algorithms};
 pub use sock::{AckEventFlags, AckSample, CaEvent, CaState, RateSample, TcpSock};
 
 /// What an algorithm asks of the stack (`TCP_CONG_*` flags and `sk_pacing_status`).

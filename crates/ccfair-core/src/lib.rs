@@ -6,6 +6,7 @@
 pub mod hist;
 pub mod observer;
 pub mod packet;
+pub mod param;
 pub mod rng;
 pub mod time;
 pub mod units;
@@ -13,6 +14,7 @@ pub mod units;
 pub use hist::LogHistogram;
 pub use observer::{DropReason, NullObserver, Observer};
 pub use packet::{Ecn, PacketMeta};
+pub use param::ParamDoc;
 pub use rng::Rng;
 pub use time::{Dur, Time};
 pub use units::Rate;
