@@ -192,6 +192,9 @@ pub struct TcpSock {
     pub pacing_rate: u64,
     /// `sk_max_pacing_rate`, bytes per second (`u64::MAX` = unlimited).
     pub max_pacing_rate: u64,
+    /// The stack enforces `pacing_rate` itself (Linux `sk_pacing_status == SK_PACING_NEEDED`); when false the
+    /// rate is computed but not enforced (`SK_PACING_NONE`, the default without the fq qdisc).
+    pub internal_pacing: bool,
     /// ECN was negotiated on this connection.
     pub ecn_ok: bool,
     /// Segments of payload the application still has to send (`u32::MAX` for a bulk source).
@@ -227,6 +230,7 @@ impl TcpSock {
             ca_state: CaState::Open,
             pacing_rate: 0,
             max_pacing_rate: u64::MAX,
+            internal_pacing: false,
             ecn_ok: false,
             unsent_segments: u32::MAX,
         }
