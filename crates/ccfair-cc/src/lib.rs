@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod cubic;
+pub mod minmax;
 pub mod reno;
 pub mod sock;
 pub mod testing;

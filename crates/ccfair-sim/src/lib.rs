@@ -1,0 +1,18 @@
+//! A deterministic packet-level dumbbell simulator with a TCP stack modelled on Linux.
+//!
+//! - [`engine`]: the event queue (time, insertion order) and lazily cancelled timers.
+//! - [`net`]: constant-delay pipes and the bottleneck (queue discipline + link with exact serialization).
+//! - [`tcp`]: sender (RACK-TLP, PRR, RTO, F-RTO, delivery-rate sampling, pacing) and receiver (delayed and
+//!   quick ACKs, SACK).
+//! - [`scenario`]: the resolved scenario; [`sim`]: the simulation; [`recorder`]: columnar results.
+
+pub mod engine;
+pub mod net;
+pub mod recorder;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+
+pub use recorder::{FlowCounters, FlowRecord, FlowSeries, QueueSeries, Recorder, Totals};
+pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec, SpecError};
+pub use sim::{RunOutput, Simulation};

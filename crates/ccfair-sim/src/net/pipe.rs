@@ -1,0 +1,59 @@
+//! A constant-delay FIFO: what enters at `t` leaves at `t + delay`, in order.
+//!
+//! Because the delay is constant and entries arrive in time order, only the head needs an event in the
+//! simulator's queue, so the event queue holds one entry per non-empty pipe instead of one per packet in
+//! flight.
+
+use std::collections::VecDeque;
+
+use ccfair_core::{Dur, Time};
+
+#[derive(Debug)]
+pub struct Pipe<T> {
+    delay: Dur,
+    items: VecDeque<(Time, T)>,
+}
+
+impl<T> Pipe<T> {
+    pub fn new(delay: Dur) -> Pipe<T> {
+        Pipe {
+            delay,
+            items: VecDeque::with_capacity(16),
+        }
+    }
+
+    pub fn delay(&self) -> Dur {
+        self.delay
+    }
+
+    /// Adds an item at `now`; returns its exit time and whether it is the new head (then the caller must
+    /// schedule the pipe's event).
+    #[inline]
+    pub fn push(&mut self, now: Time, item: T) -> (Time, bool) {
+        let exit = now + self.delay;
+        let was_empty = self.items.is_empty();
+        debug_assert!(self.items.back().is_none_or(|(t, _)| *t <= exit));
+        self.items.push_back((exit, item));
+        (exit, was_empty)
+    }
+
+    /// Removes the head if it is due at `now`; also returns the next head's exit time, if any.
+    #[inline]
+    pub fn pop_due(&mut self, now: Time) -> Option<(T, Option<Time>)> {
+        match self.items.front() {
+            Some((t, _)) if *t <= now => {
+                let (_, item) = self.items.pop_front()?;
+                Some((item, self.items.front().map(|(t, _)| *t)))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}

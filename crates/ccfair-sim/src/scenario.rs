@@ -1,0 +1,144 @@
+//! The resolved scenario the simulator runs: every quantity an integer in base units (ns, bit/s, bytes), every
+//! algorithm a validated configuration. The front end parses units and user-facing names into this; the
+//! simulator checks it again so that a bad value is always reported with the field that holds it.
+
+use ccfair_aqm::{AqmConfig, QueueLimit};
+use ccfair_cc::CcConfig;
+use serde::{Deserialize, Serialize};
+
+/// A field and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError {
+        field: field.into(),
+        message: message.into(),
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub duration_ns: u64,
+    pub interval_ns: u64,
+    pub measure_start_ns: u64,
+    pub measure_end_ns: u64,
+    pub link: LinkSpec,
+    pub groups: Vec<GroupSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate_bps: u64,
+    pub mtu_bytes: u32,
+    pub aqm: AqmConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    pub cc: CcConfig,
+    pub count: u32,
+    /// Base (propagation) round-trip time.
+    pub rtt_ns: u64,
+    pub start_ns: u64,
+    /// When the application stops writing; `None` = at the end of the run.
+    pub stop_ns: Option<u64>,
+    pub initial_window: u32,
+    pub pacing: bool,
+    /// Bernoulli loss probability for this group's data segments on their own path.
+    pub loss: f64,
+    pub ecn: bool,
+}
+
+/// The largest MTU accepted (jumbo frames).
+pub const MAX_MTU: u32 = 9000;
+/// The smallest MTU that leaves room for the 52 header bytes and a useful payload (IPv4's minimum).
+pub const MIN_MTU: u32 = 576;
+
+impl ScenarioSpec {
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.duration_ns == 0 {
+            return err("duration", "must be positive");
+        }
+        if self.interval_ns == 0 || self.interval_ns > self.duration_ns {
+            return err("interval", "must be positive and at most the duration");
+        }
+        if self.measure_start_ns >= self.measure_end_ns || self.measure_end_ns > self.duration_ns {
+            return err("measure", "needs start < end <= duration");
+        }
+        if self.link.rate_bps == 0 {
+            return err("link.rate", "must be positive");
+        }
+        if !(MIN_MTU..=MAX_MTU).contains(&self.link.mtu_bytes) {
+            return err(
+                "link.mtu",
+                format!("must be between {MIN_MTU} and {MAX_MTU} bytes"),
+            );
+        }
+        match self.link.aqm.limit() {
+            QueueLimit::Packets(0) => return err("link.buffer", "must hold at least one packet"),
+            QueueLimit::Bytes(b) if b < self.link.mtu_bytes as u64 => {
+                return err(
+                    "link.buffer",
+                    format!("must hold at least one packet ({} bytes)", self.link.mtu_bytes),
+                );
+            }
+            _ => {}
+        }
+        if self.groups.is_empty() {
+            return err("flows", "at least one flow group is needed");
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            let f = |name: &str| format!("flows[{i}].{name}");
+            g.cc.validate().map_err(|e| SpecError {
+                field: f(&format!("cc_params.{}", e.field)),
+                message: e.message,
+            })?;
+            if g.count == 0 {
+                return err(f("count"), "must be at least 1");
+            }
+            if g.rtt_ns == 0 {
+                return err(f("rtt"), "must be positive");
+            }
+            if g.start_ns >= self.duration_ns {
+                return err(f("start"), "must be before the end of the run");
+            }
+            if let Some(stop) = g.stop_ns {
+                if stop <= g.start_ns {
+                    return err(f("stop"), "must be after start");
+                }
+            }
+            if g.initial_window == 0 {
+                return err(f("initial_window"), "must be at least 1");
+            }
+            if !(0.0..1.0).contains(&g.loss) {
+                return err(f("loss"), "must be a probability in [0, 1)");
+            }
+        }
+        Ok(())
+    }
+
+    /// Total number of flows.
+    pub fn flow_count(&self) -> u32 {
+        self.groups.iter().map(|g| g.count).sum()
+    }
+
+    /// Payload bytes per segment: MTU minus the 52 header bytes.
+    pub fn mss(&self) -> u32 {
+        self.link.mtu_bytes - crate::tcp::HEADER_BYTES
+    }
+}

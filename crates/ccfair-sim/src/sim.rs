@@ -1,0 +1,520 @@
+//! The dumbbell simulation: flows (a sender, a receiver and two pipes each) around one bottleneck.
+//!
+//! Topology and timing:
+//! - A sender hands segments straight to the bottleneck's queue (the access link is infinitely fast and has no
+//!   delay). Bernoulli path loss, when configured, drops a segment there, before the bottleneck.
+//! - The bottleneck serializes at its rate; a segment then crosses the flow's forward pipe (half the flow's
+//!   base RTT) to the receiver. ACKs cross the flow's return pipe (the other half) without congestion.
+//!   So a flow's RTT is its base RTT plus queueing plus one serialization time at the bottleneck.
+//! - Everything is driven by one event queue ordered by (time, insertion order). Randomness (path loss,
+//!   algorithms that randomize) comes from per-flow streams derived from the run's seed.
+//!
+//! The `Observer` `O` sees every packet-level event after the built-in [`Recorder`].
+
+use ccfair_aqm::QdiscSink;
+use ccfair_core::rng::StreamId;
+use ccfair_core::{DropReason, Dur, NullObserver, Observer, Rate, Rng, Time};
+
+use crate::engine::{EventQueue, TimerSlot};
+use crate::net::{Bottleneck, Pipe};
+use crate::recorder::{FlowRecord, FlowSeries, FlowView, QueueSeries, Recorder, Totals};
+use crate::scenario::{ScenarioSpec, SpecError};
+use crate::tcp::{Ack, Receiver, Segment, Sender, SenderConfig};
+
+// Event kinds, packed with a flow index into one u64 code.
+const EV_LINK_DONE: u64 = 0;
+const EV_DATA: u64 = 1;
+const EV_ACK: u64 = 2;
+const EV_XMIT_TIMER: u64 = 3;
+const EV_PACING_TIMER: u64 = 4;
+const EV_DELACK_TIMER: u64 = 5;
+const EV_COMP_TIMER: u64 = 6;
+const EV_START: u64 = 7;
+const EV_STOP: u64 = 8;
+const EV_SAMPLE: u64 = 9;
+const EV_WINDOW_START: u64 = 10;
+const EV_WINDOW_END: u64 = 11;
+
+#[inline]
+fn code(kind: u64, flow: u32) -> u64 {
+    (kind << 32) | flow as u64
+}
+
+struct Flow {
+    group: u32,
+    sender: Sender,
+    receiver: Receiver,
+    data_pipe: Pipe<Segment>,
+    ack_pipe: Pipe<Ack>,
+    loss: f64,
+    rng: Rng,
+    rtt: Dur,
+    start: Time,
+    stop: Time,
+    finished_at: Option<Time>,
+    xmit_slot: TimerSlot,
+    pacing_slot: TimerSlot,
+    delack_slot: TimerSlot,
+    comp_slot: TimerSlot,
+}
+
+/// Collects what the qdisc drops or marks during one call.
+#[derive(Default)]
+struct QdiscEvents {
+    drops: Vec<(Segment, DropReason)>,
+    marks: Vec<u32>,
+}
+
+impl QdiscSink<Segment> for QdiscEvents {
+    fn dropped(&mut self, _now: Time, pkt: Segment, reason: DropReason) {
+        self.drops.push((pkt, reason));
+    }
+    fn marked(&mut self, _now: Time, pkt: &Segment) {
+        self.marks.push(pkt.flow);
+    }
+}
+
+/// Everything a finished run produced.
+pub struct RunOutput {
+    pub flows: Vec<FlowRecord>,
+    pub series: FlowSeries,
+    pub queue: QueueSeries,
+    pub totals: Totals,
+}
+
+pub struct Simulation<O: Observer = NullObserver> {
+    spec: ScenarioSpec,
+    now: Time,
+    end: Time,
+    events: EventQueue,
+    flows: Vec<Flow>,
+    bottleneck: Bottleneck,
+    rec: Recorder,
+    obs: O,
+    seg_buf: Vec<Segment>,
+    ack_buf: Vec<Ack>,
+    qev: QdiscEvents,
+    events_processed: u64,
+}
+
+impl Simulation<NullObserver> {
+    pub fn new(spec: ScenarioSpec, seed: u64) -> Result<Self, SpecError> {
+        Simulation::with_observer(spec, seed, NullObserver)
+    }
+}
+
+impl<O: Observer> Simulation<O> {
+    pub fn with_observer(spec: ScenarioSpec, seed: u64, obs: O) -> Result<Self, SpecError> {
+        spec.validate()?;
+        let mss = spec.mss();
+        let mut flows = Vec::with_capacity(spec.flow_count() as usize);
+        for (gi, g) in spec.groups.iter().enumerate() {
+            for _ in 0..g.count {
+                let id = flows.len() as u32;
+                let cfg = SenderConfig {
+                    flow: id,
+                    mss,
+                    initial_cwnd: g.initial_window,
+                    pacing: g.pacing,
+                    ecn: g.ecn,
+                };
+                let cc = g.cc.build(Rng::stream(seed, StreamId::Cc(id)));
+                let rtt = Dur::from_ns(g.rtt_ns);
+                let fwd = Dur::from_ns(g.rtt_ns / 2);
+                let rev = Dur::from_ns(g.rtt_ns - g.rtt_ns / 2);
+                let stop = g.stop_ns.map_or(Time::MAX, Time::from_ns);
+                flows.push(Flow {
+                    group: gi as u32,
+                    sender: Sender::new(&cfg, cc),
+                    receiver: Receiver::new(rtt),
+                    data_pipe: Pipe::new(fwd),
+                    ack_pipe: Pipe::new(rev),
+                    loss: g.loss,
+                    rng: Rng::stream(seed, StreamId::PathLoss(id)),
+                    rtt,
+                    start: Time::from_ns(g.start_ns),
+                    stop,
+                    finished_at: None,
+                    xmit_slot: TimerSlot::default(),
+                    pacing_slot: TimerSlot::default(),
+                    delack_slot: TimerSlot::default(),
+                    comp_slot: TimerSlot::default(),
+                });
+            }
+        }
+        let qdisc = spec.link.aqm.build::<Segment>();
+        let bottleneck = Bottleneck::new(qdisc, Rate::from_bps(spec.link.rate_bps));
+        let rec = Recorder::new(flows.len(), Dur::from_ns(spec.interval_ns));
+        let mut events = EventQueue::new();
+        for (i, f) in flows.iter().enumerate() {
+            events.push(f.start, code(EV_START, i as u32));
+            if f.stop.ns() < spec.duration_ns {
+                events.push(f.stop, code(EV_STOP, i as u32));
+            }
+        }
+        events.push(Time::from_ns(spec.measure_start_ns), code(EV_WINDOW_START, 0));
+        events.push(Time::from_ns(spec.measure_end_ns), code(EV_WINDOW_END, 0));
+        events.push(Time::from_ns(spec.interval_ns), code(EV_SAMPLE, 0));
+        let end = Time::from_ns(spec.duration_ns);
+        Ok(Simulation {
+            spec,
+            now: Time::ZERO,
+            end,
+            events,
+            flows,
+            bottleneck,
+            rec,
+            obs,
+            seg_buf: Vec::with_capacity(64),
+            ack_buf: Vec::with_capacity(8),
+            qev: QdiscEvents::default(),
+            events_processed: 0,
+        })
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.events_processed
+    }
+
+    pub fn observer(&self) -> &O {
+        &self.obs
+    }
+
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.obs
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
+    }
+
+    pub fn sender(&self, flow: u32) -> &Sender {
+        &self.flows[flow as usize].sender
+    }
+
+    pub fn receiver(&self, flow: u32) -> &Receiver {
+        &self.flows[flow as usize].receiver
+    }
+
+    pub fn bottleneck(&self) -> &Bottleneck {
+        &self.bottleneck
+    }
+
+    /// Segments in the queue, on the link and in forward pipes.
+    pub fn segments_in_network(&self) -> u64 {
+        let q = self.bottleneck.qdisc.backlog_packets() as u64;
+        let tx = self.bottleneck.busy() as u64;
+        let pipes: u64 = self.flows.iter().map(|f| f.data_pipe.len() as u64).sum();
+        q + tx + pipes
+    }
+
+    /// Runs until simulated time `t` (or the end); returns true once the run is complete.
+    pub fn run_until(&mut self, t: Time) -> bool {
+        let limit = t.min(self.end);
+        while let Some((at, c)) = self.events.pop_until(limit) {
+            self.now = at;
+            self.dispatch(c);
+        }
+        self.now = self.now.max(limit);
+        limit >= self.end
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    /// The run's results (call after `run`).
+    pub fn output(&self) -> RunOutput {
+        let meta: Vec<(u32, &'static str, u64, u64, u64)> = self
+            .flows
+            .iter()
+            .map(|f| {
+                (
+                    f.group,
+                    f.sender.cc_name(),
+                    f.rtt.ns(),
+                    f.start.ns(),
+                    f.stop.ns().min(self.end.ns()),
+                )
+            })
+            .collect();
+        let window_ns = self.spec.measure_end_ns - self.spec.measure_start_ns;
+        RunOutput {
+            flows: self.rec.flow_records(&meta),
+            series: self.rec.flows.clone(),
+            queue: self.rec.queue.clone(),
+            totals: self.rec.totals(
+                self.events_processed,
+                self.now,
+                window_ns,
+                self.segments_in_network(),
+            ),
+        }
+    }
+
+    fn dispatch(&mut self, c: u64) {
+        let kind = c >> 32;
+        let f = (c & 0xffff_ffff) as u32;
+        match kind {
+            EV_LINK_DONE => self.on_link_done(),
+            EV_DATA => self.on_data(f),
+            EV_ACK => self.on_ack(f),
+            EV_XMIT_TIMER => {
+                let fl = &mut self.flows[f as usize];
+                fl.xmit_slot.popped(self.now);
+                if fl.sender.xmit_deadline().is_some_and(|d| d <= self.now) {
+                    self.events_processed += 1;
+                    let rto_before = fl.sender.stats.rto_events;
+                    let mut buf = std::mem::take(&mut self.seg_buf);
+                    fl.sender.on_xmit_timer(self.now, &mut buf);
+                    if fl.sender.stats.rto_events > rto_before {
+                        self.rec.rto_event(f);
+                    }
+                    self.transmit(&mut buf);
+                    self.seg_buf = buf;
+                }
+                self.sync_sender_timers(f);
+            }
+            EV_PACING_TIMER => {
+                let fl = &mut self.flows[f as usize];
+                fl.pacing_slot.popped(self.now);
+                if fl.sender.pacing_deadline().is_some_and(|d| d <= self.now) {
+                    self.events_processed += 1;
+                    let mut buf = std::mem::take(&mut self.seg_buf);
+                    fl.sender.on_pacing_timer(self.now, &mut buf);
+                    self.transmit(&mut buf);
+                    self.seg_buf = buf;
+                }
+                self.sync_sender_timers(f);
+            }
+            EV_DELACK_TIMER | EV_COMP_TIMER => {
+                let now = self.now;
+                let fl = &mut self.flows[f as usize];
+                let mut acks = std::mem::take(&mut self.ack_buf);
+                if kind == EV_DELACK_TIMER {
+                    fl.delack_slot.popped(now);
+                    if fl.receiver.delack_deadline().is_some_and(|d| d <= now) {
+                        self.events_processed += 1;
+                        fl.receiver.on_delack_timer(now, &mut acks);
+                    }
+                } else {
+                    fl.comp_slot.popped(now);
+                    if fl.receiver.comp_deadline().is_some_and(|d| d <= now) {
+                        self.events_processed += 1;
+                        fl.receiver.on_comp_timer(now, &mut acks);
+                    }
+                }
+                self.send_acks(f, &mut acks);
+                self.ack_buf = acks;
+                self.sync_receiver_timers(f);
+            }
+            EV_START => {
+                self.events_processed += 1;
+                let mut buf = std::mem::take(&mut self.seg_buf);
+                self.flows[f as usize].sender.start(self.now, &mut buf);
+                self.transmit(&mut buf);
+                self.seg_buf = buf;
+                self.sync_sender_timers(f);
+            }
+            EV_STOP => {
+                self.events_processed += 1;
+                let fl = &mut self.flows[f as usize];
+                fl.sender.stop_app(self.now);
+                if fl.sender.finished() {
+                    fl.finished_at.get_or_insert(self.now);
+                }
+            }
+            EV_SAMPLE => {
+                self.events_processed += 1;
+                self.take_sample();
+                let next = self.now + Dur::from_ns(self.spec.interval_ns);
+                if next <= self.end {
+                    self.events.push(next, code(EV_SAMPLE, 0));
+                }
+            }
+            EV_WINDOW_START => {
+                self.events_processed += 1;
+                self.rec.window_start();
+            }
+            EV_WINDOW_END => {
+                self.events_processed += 1;
+                self.rec.window_end();
+            }
+            _ => unreachable!("unknown event kind {kind}"),
+        }
+    }
+
+    /// Hands freshly sent segments to the network: path loss, then the bottleneck.
+    fn transmit(&mut self, buf: &mut Vec<Segment>) {
+        let now = self.now;
+        for seg in buf.drain(..) {
+            self.rec.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
+            self.obs.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
+            let fl = &mut self.flows[seg.flow as usize];
+            if fl.loss > 0.0 && fl.rng.bernoulli(fl.loss) {
+                self.rec
+                    .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
+                self.obs
+                    .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
+                continue;
+            }
+            let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
+            self.after_qdisc(started);
+        }
+    }
+
+    /// Reports what the qdisc did and, if a transmission started, schedules its end.
+    fn after_qdisc(&mut self, started: Option<Time>) {
+        let now = self.now;
+        if !self.qev.drops.is_empty() || !self.qev.marks.is_empty() {
+            for (pkt, reason) in self.qev.drops.drain(..) {
+                self.rec.segment_dropped(now, pkt.flow, pkt.seq, reason);
+                self.obs.segment_dropped(now, pkt.flow, pkt.seq, reason);
+            }
+            for flow in self.qev.marks.drain(..) {
+                self.rec.segment_marked(now, flow);
+                self.obs.segment_marked(now, flow);
+            }
+        }
+        if let Some(end) = started {
+            let pkt = *self.bottleneck.in_transmission().expect("a transmission started");
+            let sojourn = now.saturating_since(pkt.enqueue_ts);
+            self.rec.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
+            self.obs.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
+            self.events.push(end, code(EV_LINK_DONE, 0));
+        }
+    }
+
+    fn on_link_done(&mut self) {
+        self.events_processed += 1;
+        let now = self.now;
+        let (pkt, next) = self.bottleneck.tx_done(now, &mut self.qev);
+        self.rec.link_tx(pkt.wire_len);
+        self.after_qdisc(next);
+        let fl = &mut self.flows[pkt.flow as usize];
+        let (exit, was_empty) = fl.data_pipe.push(now, pkt);
+        if was_empty {
+            self.events.push(exit, code(EV_DATA, pkt.flow));
+        }
+    }
+
+    fn on_data(&mut self, f: u32) {
+        self.events_processed += 1;
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let Some((seg, next)) = fl.data_pipe.pop_due(now) else {
+            return;
+        };
+        if let Some(t) = next {
+            self.events.push(t, code(EV_DATA, f));
+        }
+        self.rec.segment_arrived(now, f, seg.seq);
+        self.obs.segment_arrived(now, f, seg.seq);
+        let mut acks = std::mem::take(&mut self.ack_buf);
+        let d = fl.receiver.on_segment(now, &seg, &mut acks);
+        if d.segments > 0 {
+            let bytes = d.segments as u64 * self.spec.mss() as u64;
+            self.rec.delivered_to_app(now, f, d.first_seq, d.segments, bytes);
+            self.obs.delivered_to_app(now, f, d.first_seq, d.segments, bytes);
+        }
+        self.send_acks(f, &mut acks);
+        self.ack_buf = acks;
+        self.sync_receiver_timers(f);
+    }
+
+    fn send_acks(&mut self, f: u32, acks: &mut Vec<Ack>) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        for ack in acks.drain(..) {
+            let (exit, was_empty) = fl.ack_pipe.push(now, ack);
+            if was_empty {
+                self.events.push(exit, code(EV_ACK, f));
+            }
+        }
+    }
+
+    fn on_ack(&mut self, f: u32) {
+        self.events_processed += 1;
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let Some((ack, next)) = fl.ack_pipe.pop_due(now) else {
+            return;
+        };
+        if let Some(t) = next {
+            self.events.push(t, code(EV_ACK, f));
+        }
+        let mut buf = std::mem::take(&mut self.seg_buf);
+        fl.sender.on_ack(now, &ack, &mut buf);
+        if fl.sender.last_rtt_us >= 0 {
+            let rtt = Dur::from_us(fl.sender.last_rtt_us as u64);
+            self.rec.rtt_sample(now, f, rtt);
+            self.obs.rtt_sample(now, f, rtt);
+        }
+        if fl.sender.finished() {
+            fl.finished_at.get_or_insert(now);
+        }
+        self.transmit(&mut buf);
+        self.seg_buf = buf;
+        self.sync_sender_timers(f);
+    }
+
+    fn sync_sender_timers(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if let Some(t) = fl.xmit_slot.want(fl.sender.xmit_deadline()) {
+            self.events.push(t, code(EV_XMIT_TIMER, f));
+        }
+        if let Some(t) = fl.pacing_slot.want(fl.sender.pacing_deadline()) {
+            self.events.push(t, code(EV_PACING_TIMER, f));
+        }
+    }
+
+    fn sync_receiver_timers(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if let Some(t) = fl.delack_slot.want(fl.receiver.delack_deadline()) {
+            self.events.push(t, code(EV_DELACK_TIMER, f));
+        }
+        if let Some(t) = fl.comp_slot.want(fl.receiver.comp_deadline()) {
+            self.events.push(t, code(EV_COMP_TIMER, f));
+        }
+    }
+
+    fn take_sample(&mut self) {
+        let now = self.now;
+        let interval = Dur::from_ns(self.spec.interval_ns);
+        let iv_start = now - interval;
+        let mut views = Vec::with_capacity(self.flows.len());
+        for (i, fl) in self.flows.iter().enumerate() {
+            let active = fl.start < now && fl.finished_at.is_none_or(|t| t > iv_start);
+            if !active {
+                continue;
+            }
+            let s = &fl.sender;
+            views.push(FlowView {
+                flow_id: i as u32,
+                cwnd: s.tp.snd_cwnd,
+                ssthresh: s.ssthresh(),
+                srtt: Dur::from_us(s.rtt.srtt_us() as u64),
+                min_rtt_us: s.rtt.min_rtt_us(),
+                pacing_rate_bytes_per_sec: s.tp.pacing_rate,
+                inflight: s.tp.in_flight(),
+                ca_state: s.tp.ca_state as u8,
+                vars: s.cc_vars(),
+            });
+        }
+        self.rec.sample(
+            now,
+            &views,
+            self.bottleneck.qdisc.backlog_bytes(),
+            self.bottleneck.qdisc.backlog_packets(),
+        );
+    }
+}

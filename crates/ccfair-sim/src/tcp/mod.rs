@@ -1,0 +1,147 @@
+//! A TCP stack modelled on Linux: the sender (`tcp_input.c` ACK processing, `tcp_output.c` transmission,
+//! `tcp_recovery.c` RACK-TLP, `tcp_rate.c` delivery-rate sampling, `tcp_timer.c` RTO) and the receiver
+//! (delayed/quick ACKs, SACK generation, in-order delivery).
+//!
+//! Bulk transfers only send full-sized segments, so sequence numbers count segments, not bytes: segment `n`
+//! carries payload bytes `[n·MSS, (n+1)·MSS)`. Every comparison Linux makes on byte sequence numbers keeps its
+//! meaning; where Linux compares a byte distance with the MSS the comparison is translated (noted in place).
+
+pub mod rack;
+pub mod rate;
+pub mod receiver;
+mod recovery;
+pub mod rtt;
+pub mod rtx_queue;
+pub mod sender;
+mod xmit;
+
+use ccfair_core::{Ecn, PacketMeta, Time};
+
+pub use receiver::Receiver;
+pub use sender::{Sender, SenderConfig, SenderStats, XmitTimer};
+
+/// IPv4 (20) + TCP (20) + timestamp option (12, padded): the header bytes of a Linux data segment.
+pub const HEADER_BYTES: u32 = 52;
+/// Linux `TCP_RTO_MIN` (HZ/5).
+pub const RTO_MIN_MS: u32 = 200;
+/// Linux `TCP_RTO_MAX`.
+pub const RTO_MAX_MS: u32 = 120_000;
+/// Linux `TCP_TIMEOUT_INIT` (RFC 6298 §2.1).
+pub const TIMEOUT_INIT_MS: u32 = 1_000;
+/// Linux `TCP_TIMEOUT_MIN_US`: the slack added to RACK's reordering timer and to the TLP timeout.
+pub const TIMEOUT_MIN_US: u64 = 2_000;
+/// Linux `TCP_ATO_MIN` / `TCP_DELACK_MIN` (HZ/25).
+pub const ATO_MIN_MS: u32 = 40;
+/// Linux `TCP_DELACK_MAX` (HZ/5).
+pub const DELACK_MAX_MS: u32 = 200;
+/// Linux `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
+/// Linux `sysctl_tcp_reordering` (`TCP_FASTRETRANS_THRESH`).
+pub const REORDERING: u32 = 3;
+/// Linux `sysctl_tcp_max_reordering`.
+pub const MAX_REORDERING: u32 = 300;
+/// Linux `sysctl_tcp_min_rtt_wlen`, seconds.
+pub const MIN_RTT_WLEN_S: u32 = 300;
+/// Linux `sk_gso_max_size` default (`GSO_LEGACY_MAX_SIZE`).
+pub const GSO_MAX_SIZE: u64 = 65_536;
+/// Linux `sysctl_tcp_min_tso_segs`.
+pub const MIN_TSO_SEGS: u32 = 2;
+/// Linux `sysctl_tcp_tso_rtt_log` (2^9 µs = 512 µs).
+pub const TSO_RTT_LOG: u32 = 9;
+/// Linux `sk_pacing_shift` default: TSO bursts of about 2^-10 s at the pacing rate.
+pub const PACING_SHIFT: u32 = 10;
+/// Linux `sysctl_tcp_pacing_ss_ratio` / `_ca_ratio`, percent.
+pub const PACING_SS_RATIO: u64 = 200;
+pub const PACING_CA_RATIO: u64 = 120;
+/// Linux `sysctl_tcp_comp_sack_nr` and `_delay_ns`: SACK compression limits at the receiver.
+pub const COMP_SACK_NR: u32 = 44;
+pub const COMP_SACK_DELAY_NS: u64 = 1_000_000;
+/// SACK blocks that fit in the option space next to the timestamp option.
+pub const MAX_SACK_BLOCKS_SENT: usize = 3;
+/// Linux `TCP_NUM_SACKS`: blocks the receiver remembers.
+pub const NUM_SACKS: usize = 4;
+
+/// The TCP timestamp clock (`TCP_TS_HZ` = 1000): ms since the start of the run, offset by one so that a
+/// valid value is never 0 (Linux treats a zero echo as "no timestamp").
+#[inline]
+pub fn ts_clock_ms(now: Time) -> u32 {
+    now.jiffies() as u32 + 1
+}
+
+/// A data segment on the wire.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub flow: u32,
+    pub seq: u32,
+    pub wire_len: u32,
+    /// TCP timestamp option value (ms clock, `TCP_TS_HZ` = 1000).
+    pub tsval_ms: u32,
+    pub enqueue_ts: Time,
+    pub ecn: Ecn,
+    /// CWR flag (sender reduced its window after ECE).
+    pub cwr: bool,
+    pub retransmit: bool,
+}
+
+impl PacketMeta for Segment {
+    #[inline]
+    fn wire_len(&self) -> u32 {
+        self.wire_len
+    }
+    #[inline]
+    fn enqueue_ts(&self) -> Time {
+        self.enqueue_ts
+    }
+    #[inline]
+    fn set_enqueue_ts(&mut self, t: Time) {
+        self.enqueue_ts = t;
+    }
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    #[inline]
+    fn set_ce(&mut self) -> bool {
+        if self.ecn.is_ect() {
+            self.ecn = Ecn::Ce;
+            true
+        } else {
+            false
+        }
+    }
+    #[inline]
+    fn flow_hash(&self) -> u32 {
+        // A fixed mix of the flow id stands in for the 5-tuple hash (Fibonacci hashing).
+        self.flow.wrapping_mul(0x9E37_79B1).rotate_left(7) ^ 0x5bd1_e995
+    }
+    #[inline]
+    fn packet_value(&self) -> u32 {
+        0
+    }
+}
+
+/// One SACK block `[start, end)` in segments.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// A pure ACK from the receiver.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ack {
+    /// Cumulative ACK: the next segment expected.
+    pub ack: u32,
+    pub sacks: [SackBlock; MAX_SACK_BLOCKS_SENT],
+    pub num_sacks: u8,
+    /// Echo of the sender's timestamp (`TS.Recent`, RFC 7323).
+    pub tsecr_ms: u32,
+    /// ECN-Echo flag.
+    pub ece: bool,
+}
+
+impl Ack {
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sacks[..self.num_sacks as usize]
+    }
+}

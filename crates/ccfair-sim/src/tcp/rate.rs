@@ -1,0 +1,130 @@
+//! Delivery-rate sampling, as `net/ipv4/tcp_rate.c`.
+//!
+//! Each transmission snapshots the connection's delivery counters in the segment; each ACK builds one sample
+//! from the snapshot of the most recently sent segment it (S)ACKs: delivered = packets delivered since that
+//! send, interval = max(send phase, ACK phase), invalid when shorter than min_rtt. App-limited samples are
+//! flagged. The google/bbr branch's `tx_in_flight` and `lost` fields (for BBRv2/v3) are filled too. The walk
+//! over (S)ACKed segments happens in the sender, which calls [`RateState::skb_delivered`] for each.
+//!
+//! Deviation: times are ns internally; the sample's intervals are reported in µs like the kernel's.
+
+use ccfair_cc::{RateSample, TcpSock};
+use ccfair_core::Time;
+
+use super::rack::sent_after;
+use super::rtx_queue::{RETRANS, SACKED_ACKED, SegState, TxSnapshot};
+
+#[derive(Clone, Debug, Default)]
+pub struct RateState {
+    /// Send time of the most recently (S)ACKed segment: start of the next send phase (`first_tx_mstamp`).
+    pub first_tx_mstamp: Time,
+    /// Last non-app-limited (or highest app-limited) sample, for `tcp_get_info`-style reporting.
+    pub rate_delivered: u32,
+    pub rate_interval_us: i64,
+    pub rate_app_limited: bool,
+}
+
+/// Per-ACK scratch state: the chosen snapshot and the end sequence it came from.
+#[derive(Clone, Debug, Default)]
+pub struct RateScratch {
+    pub rs: RateSample,
+    pub has_prior: bool,
+    pub last_end_seq: u32,
+    /// Send phase of the chosen snapshot, ns.
+    pub snd_interval_ns: u64,
+}
+
+impl RateState {
+    /// `tcp_rate_skb_sent`: the snapshot for a segment sent now. `packets_out` is counted before this segment.
+    pub fn skb_sent(&mut self, tp: &mut TcpSock, xmit_time: Time, in_flight_after: u32) -> TxSnapshot {
+        if tp.packets_out == 0 {
+            // Nothing in flight: the ACK of this segment measures the network from now on.
+            self.first_tx_mstamp = xmit_time;
+            tp.delivered_mstamp = xmit_time;
+        }
+        TxSnapshot {
+            delivered: tp.delivered,
+            delivered_ce: tp.delivered_ce,
+            delivered_mstamp: tp.delivered_mstamp,
+            first_tx_mstamp: self.first_tx_mstamp,
+            in_flight: in_flight_after,
+            lost: tp.lost,
+            is_app_limited: tp.app_limited != 0,
+            valid: true,
+        }
+    }
+
+    /// `tcp_rate_skb_delivered`: segment `seq` (tags already updated) was (S)ACKed by the current ACK.
+    pub fn skb_delivered(&mut self, tp: &TcpSock, seg: &mut SegState, seq: u32, scratch: &mut RateScratch) {
+        if !seg.tx.valid {
+            return;
+        }
+        let end_seq = seq + 1;
+        // Prefer the most recently sent segment (Linux tests `!rs->prior_delivered` for "nothing chosen yet").
+        if scratch.rs.prior_delivered == 0
+            || sent_after(seg.xmit_time, self.first_tx_mstamp, end_seq, scratch.last_end_seq)
+        {
+            let rs = &mut scratch.rs;
+            rs.prior_delivered_ce = seg.tx.delivered_ce;
+            rs.prior_delivered = seg.tx.delivered;
+            rs.prior_mstamp = seg.tx.delivered_mstamp;
+            rs.is_app_limited = seg.tx.is_app_limited;
+            rs.is_retrans = seg.flags & RETRANS != 0;
+            rs.tx_in_flight = seg.tx.in_flight;
+            rs.lost = tp.lost.wrapping_sub(seg.tx.lost);
+            scratch.has_prior = true;
+            scratch.last_end_seq = end_seq;
+            self.first_tx_mstamp = seg.xmit_time;
+            scratch.snd_interval_ns = seg.xmit_time.saturating_since(seg.tx.first_tx_mstamp).ns();
+        }
+        // A SACKed segment's snapshot must not be used again when it is cumulatively acknowledged.
+        if seg.flags & SACKED_ACKED != 0 {
+            seg.tx.valid = false;
+        }
+    }
+
+    /// `tcp_rate_gen`: completes the sample after the ACK's accounting. `min_rtt_us` is `tcp_min_rtt`.
+    pub fn generate(
+        &mut self,
+        tp: &mut TcpSock,
+        now: Time,
+        delivered: u32,
+        lost: u32,
+        min_rtt_us: u32,
+        scratch: &mut RateScratch,
+    ) {
+        // The app-limited bubble is gone once everything sent during it has been delivered.
+        if tp.app_limited != 0 && tp.delivered > tp.app_limited {
+            tp.app_limited = 0;
+        }
+        if delivered > 0 {
+            tp.delivered_mstamp = now;
+        }
+        let rs = &mut scratch.rs;
+        rs.acked_sacked = delivered;
+        rs.losses = lost;
+        if !scratch.has_prior {
+            rs.delivered = -1;
+            rs.interval_us = -1;
+            return;
+        }
+        rs.delivered = tp.delivered.wrapping_sub(rs.prior_delivered) as i32;
+        rs.delivered_ce = tp.delivered_ce.wrapping_sub(rs.prior_delivered_ce) as i32;
+        let snd_us = (scratch.snd_interval_ns / 1000) as i64;
+        let ack_us = (now.saturating_since(rs.prior_mstamp).ns() / 1000) as i64;
+        rs.interval_us = snd_us.max(ack_us);
+        rs.snd_interval_us = snd_us;
+        rs.rcv_interval_us = ack_us;
+        if rs.interval_us < min_rtt_us as i64 {
+            rs.interval_us = -1;
+            return;
+        }
+        if !rs.is_app_limited
+            || rs.delivered as i64 * self.rate_interval_us >= self.rate_delivered as i64 * rs.interval_us
+        {
+            self.rate_delivered = rs.delivered as u32;
+            self.rate_interval_us = rs.interval_us;
+            self.rate_app_limited = rs.is_app_limited;
+        }
+    }
+}

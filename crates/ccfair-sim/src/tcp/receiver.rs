@@ -1,0 +1,474 @@
+//! The TCP receiver, modelled on Linux (`tcp_data_queue`, `tcp_event_data_recv`, `__tcp_ack_snd_check`,
+//! `tcp_send_delayed_ack`, `tcp_sack_new_ofo_skb`, SACK compression).
+//!
+//! - In-order data is delivered to the application at once (it always reads); out-of-order data waits in a
+//!   range set and is announced in SACK blocks, most recent first (RFC 2018), at most 3 per ACK next to the
+//!   timestamp option, 4 remembered (`TCP_NUM_SACKS`).
+//! - ACK policy: immediately when more than one full segment arrived since the last ACK (i.e. every second
+//!   segment), in quick-ACK mode (the first 16 ACKs of a connection, and after a receive gap longer than the
+//!   RTO), or when a hole is filled; otherwise the delayed-ACK timer (ATO starting at 40 ms and adapting to
+//!   the inter-arrival time, capped by srtt and 200 ms). With out-of-order data the first three duplicate ACKs
+//!   go out at once, later ones are compressed for min(1 ms, RTT/20), at most 44 at a time.
+//! - A duplicate segment re-enters quick-ACK mode (Linux would also send a DSACK; not modelled).
+//! - The timestamp echo is the TSval of the first segment received after the previous ACK (RFC 7323).
+//! - ECN (RFC 3168 receiver): a CE mark sets ECE on every ACK until a segment with CWR arrives; the first CE
+//!   of an episode enters quick-ACK mode for 2 ACKs.
+//!
+//! Deviations: the receive window never limits the sender and window-growth quick ACKs
+//! (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK budget is the maximum of 16 (Linux
+//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The receiver's RTT view is
+//! the path's base RTT (what its handshake measured).
+
+use ccfair_core::{Dur, Ecn, Time};
+
+use super::{
+    ATO_MIN_MS, Ack, COMP_SACK_DELAY_NS, COMP_SACK_NR, DELACK_MAX_MS, MAX_QUICKACKS, MAX_SACK_BLOCKS_SENT,
+    NUM_SACKS, REORDERING, SackBlock, Segment,
+};
+
+pub struct Receiver {
+    /// Next in-order segment expected.
+    pub rcv_nxt: u32,
+    /// rcv_nxt when the last ACK was sent (`rcv_wup`).
+    rcv_wup: u32,
+    /// Out-of-order ranges `[start, end)`, sorted and disjoint.
+    ofo: Vec<SackBlock>,
+    sacks: [SackBlock; NUM_SACKS],
+    num_sacks: usize,
+    // Delayed-ACK engine (`icsk_ack`).
+    quick: u32,
+    ato_ms: u32,
+    lrcvtime_ms: u64,
+    ack_scheduled: bool,
+    ack_now: bool,
+    delack_timer: Option<Time>,
+    // SACK compression.
+    compressed_ack: u32,
+    dup_ack_counter: u32,
+    compressed_ack_rcv_nxt: u32,
+    comp_timer: Option<Time>,
+    ts_recent: u32,
+    /// The receiver's RTT and RTO as set by its handshake.
+    srtt: Dur,
+    rto_ms: u32,
+    // ECN.
+    ecn_demand_cwr: bool,
+    /// Segments handed to the application.
+    pub delivered_segments: u64,
+}
+
+/// What one arrival produced for the application, for the recorder.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// First segment handed to the application, and how many (0 = none).
+    pub first_seq: u32,
+    pub segments: u32,
+}
+
+impl Receiver {
+    /// A receiver whose handshake measured `base_rtt`.
+    pub fn new(base_rtt: Dur) -> Receiver {
+        // RTO after one handshake sample: srtt + max(2·srtt, RTO_MIN), in whole ms.
+        let rtt_ms = base_rtt.ns().div_ceil(1_000_000) as u32;
+        let rto_ms = rtt_ms + (2 * rtt_ms).max(super::RTO_MIN_MS);
+        Receiver {
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            ofo: Vec::with_capacity(8),
+            sacks: [SackBlock::default(); NUM_SACKS],
+            num_sacks: 0,
+            quick: 0,
+            ato_ms: 0,
+            lrcvtime_ms: 0,
+            ack_scheduled: false,
+            ack_now: false,
+            delack_timer: None,
+            compressed_ack: 0,
+            dup_ack_counter: 0,
+            compressed_ack_rcv_nxt: 0,
+            comp_timer: None,
+            ts_recent: 0,
+            srtt: base_rtt,
+            rto_ms,
+            ecn_demand_cwr: false,
+            delivered_segments: 0,
+        }
+    }
+
+    /// Delayed-ACK timer deadline.
+    pub fn delack_deadline(&self) -> Option<Time> {
+        self.delack_timer
+    }
+
+    /// SACK-compression timer deadline.
+    pub fn comp_deadline(&self) -> Option<Time> {
+        self.comp_timer
+    }
+
+    /// Out-of-order segments held.
+    pub fn ofo_segments(&self) -> u32 {
+        self.ofo.iter().map(|b| b.end - b.start).sum()
+    }
+
+    /// Processes an arriving data segment; may produce an ACK. Returns what reached the application.
+    pub fn on_segment(&mut self, now: Time, seg: &Segment, acks: &mut Vec<Ack>) -> Delivery {
+        let mut delivery = Delivery::default();
+        // RFC 7323: remember the TSval of the first segment after the last ACK.
+        if seg.seq <= self.rcv_wup {
+            self.ts_recent = seg.tsval_ms;
+        }
+        if seg.cwr {
+            // tcp_ecn_accept_cwr: the sender reacted; stop echoing and ACK at once (its cwnd may be tiny).
+            self.ecn_demand_cwr = false;
+            self.ack_now = true;
+        }
+        if seg.seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            delivery.first_seq = seg.seq;
+            delivery.segments = 1;
+            self.event_data_recv(now, seg.ecn);
+            if !self.ofo.is_empty() {
+                // tcp_ofo_queue: pull now-contiguous data.
+                if self.ofo[0].start == self.rcv_nxt {
+                    let b = self.ofo.remove(0);
+                    delivery.segments += b.end - b.start;
+                    self.rcv_nxt = b.end;
+                }
+                // RFC 5681 §4.2: ACK at once when a gap is filled.
+                if self.ofo.is_empty() {
+                    self.ack_now = true;
+                }
+            }
+            if self.num_sacks > 0 {
+                self.sack_remove();
+            }
+            self.delivered_segments += delivery.segments as u64;
+        } else if seg.seq < self.rcv_nxt {
+            // A duplicate (spurious retransmission): ACK quickly.
+            self.enter_quickack_mode(MAX_QUICKACKS);
+            self.ack_scheduled = true;
+        } else {
+            self.data_queue_ofo(seg.seq, seg.ecn);
+        }
+        self.ack_snd_check(now, acks);
+        delivery
+    }
+
+    /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
+    fn event_data_recv(&mut self, now: Time, ecn: Ecn) {
+        self.ack_scheduled = true;
+        let now_ms = now.jiffies();
+        if self.ato_ms == 0 {
+            // First data: quick-ACK the start of slow start.
+            self.incr_quickack(MAX_QUICKACKS);
+            self.ato_ms = ATO_MIN_MS;
+        } else {
+            let m = now_ms.saturating_sub(self.lrcvtime_ms) as u32;
+            if m <= ATO_MIN_MS / 2 {
+                self.ato_ms = (self.ato_ms >> 1) + ATO_MIN_MS / 2;
+            } else if m < self.ato_ms {
+                self.ato_ms = ((self.ato_ms >> 1) + m).min(self.rto_ms);
+            } else if m > self.rto_ms {
+                // The sender must have gone idle; ACK quickly again.
+                self.incr_quickack(MAX_QUICKACKS);
+            }
+        }
+        self.lrcvtime_ms = now_ms;
+        self.check_ce(ecn);
+    }
+
+    /// `__tcp_ecn_check_ce` for an RFC 3168 receiver.
+    fn check_ce(&mut self, ecn: Ecn) {
+        if ecn == Ecn::Ce && !self.ecn_demand_cwr {
+            self.enter_quickack_mode(2);
+            self.ecn_demand_cwr = true;
+        }
+    }
+
+    fn incr_quickack(&mut self, max: u32) {
+        self.quick = self.quick.max(max);
+    }
+
+    fn enter_quickack_mode(&mut self, max: u32) {
+        self.incr_quickack(max);
+        self.ato_ms = ATO_MIN_MS;
+    }
+
+    /// `tcp_data_queue_ofo` for one segment.
+    fn data_queue_ofo(&mut self, seq: u32, ecn: Ecn) {
+        self.check_ce(ecn);
+        self.ack_scheduled = true;
+        let end = seq + 1;
+        if self.ofo.is_empty() {
+            self.ofo.push(SackBlock { start: seq, end });
+            self.sacks[0] = SackBlock { start: seq, end };
+            self.num_sacks = 1;
+            return;
+        }
+        // Insert into the sorted range set, merging neighbours.
+        let i = self.ofo.partition_point(|b| b.end < seq);
+        if i < self.ofo.len() && self.ofo[i].start <= end {
+            let b = &mut self.ofo[i];
+            if seq >= b.start && end <= b.end {
+                return; // already held
+            }
+            b.start = b.start.min(seq);
+            b.end = b.end.max(end);
+            if i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
+                let next = self.ofo.remove(i + 1);
+                self.ofo[i].end = self.ofo[i].end.max(next.end);
+            }
+        } else {
+            self.ofo.insert(i, SackBlock { start: seq, end });
+        }
+        self.sack_new_ofo(seq, end);
+    }
+
+    /// `tcp_sack_new_ofo_skb`: the block holding the new data moves to the front.
+    fn sack_new_ofo(&mut self, seq: u32, end: u32) {
+        for i in 0..self.num_sacks {
+            let b = &mut self.sacks[i];
+            if b.start <= end && seq <= b.end {
+                b.start = b.start.min(seq);
+                b.end = b.end.max(end);
+                self.sacks[..=i].rotate_right(1);
+                self.sack_maybe_coalesce();
+                return;
+            }
+        }
+        if self.num_sacks >= NUM_SACKS {
+            self.num_sacks -= 1; // forget the oldest block
+        }
+        self.sacks[..=self.num_sacks].rotate_right(1);
+        self.sacks[0] = SackBlock { start: seq, end };
+        self.num_sacks += 1;
+    }
+
+    /// `tcp_sack_maybe_coalesce`: merge blocks that now overlap the first.
+    fn sack_maybe_coalesce(&mut self) {
+        let mut i = 1;
+        while i < self.num_sacks {
+            let (first, other) = (self.sacks[0], self.sacks[i]);
+            if first.start <= other.end && other.start <= first.end {
+                self.sacks[0].start = first.start.min(other.start);
+                self.sacks[0].end = first.end.max(other.end);
+                self.sacks.copy_within(i + 1..self.num_sacks, i);
+                self.num_sacks -= 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// `tcp_sack_remove`: forget blocks now below rcv_nxt.
+    fn sack_remove(&mut self) {
+        if self.ofo.is_empty() {
+            self.num_sacks = 0;
+            return;
+        }
+        let mut i = 0;
+        while i < self.num_sacks {
+            if self.rcv_nxt >= self.sacks[i].start {
+                self.sacks.copy_within(i + 1..self.num_sacks, i);
+                self.num_sacks -= 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// `__tcp_ack_snd_check`.
+    fn ack_snd_check(&mut self, now: Time, acks: &mut Vec<Ack>) {
+        if !self.ack_scheduled {
+            return;
+        }
+        // "More than one full frame received": in segments, two or more since the last ACK.
+        if self.rcv_nxt - self.rcv_wup >= 2 || self.quick > 0 || self.ack_now {
+            self.send_ack(acks);
+            return;
+        }
+        if self.ofo.is_empty() {
+            self.send_delayed_ack(now, acks);
+            return;
+        }
+        if self.compressed_ack >= COMP_SACK_NR {
+            self.send_ack(acks);
+            return;
+        }
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < REORDERING {
+            self.dup_ack_counter += 1;
+            self.send_ack(acks);
+            return;
+        }
+        self.compressed_ack += 1;
+        if self.comp_timer.is_some() {
+            return;
+        }
+        // 5 % of the RTT, at most 1 ms.
+        let delay = COMP_SACK_DELAY_NS.min(self.srtt.ns() / 20);
+        self.comp_timer = Some(now + Dur::from_ns(delay));
+    }
+
+    /// `tcp_send_delayed_ack`.
+    fn send_delayed_ack(&mut self, now: Time, acks: &mut Vec<Ack>) {
+        let mut ato = self.ato_ms;
+        if ato > ATO_MIN_MS {
+            // Bulk data (not interactive, not pushed): cap at 500 ms and by the RTT.
+            let mut max_ato = 500;
+            let rtt_ms = (self.srtt.ns().div_ceil(1_000_000) as u32).max(ATO_MIN_MS);
+            if rtt_ms < max_ato {
+                max_ato = rtt_ms;
+            }
+            ato = ato.min(max_ato);
+        }
+        ato = ato.min(DELACK_MAX_MS);
+        let mut timeout = now + Dur::from_ms(ato as u64);
+        if let Some(pending) = self.delack_timer {
+            // About to expire anyway: ACK now.
+            if pending <= now + Dur::from_ms((ato >> 2) as u64) {
+                self.send_ack(acks);
+                return;
+            }
+            if timeout >= pending {
+                timeout = pending;
+            }
+        }
+        self.delack_timer = Some(timeout);
+    }
+
+    /// The delayed-ACK timer fired (`tcp_delack_timer_handler`): inflate ATO (the delay was missed) and ACK.
+    pub fn on_delack_timer(&mut self, now: Time, acks: &mut Vec<Ack>) {
+        match self.delack_timer {
+            Some(t) if t <= now => self.delack_timer = None,
+            _ => return,
+        }
+        if self.ack_scheduled {
+            self.ato_ms = (self.ato_ms << 1).min(self.rto_ms);
+            self.send_ack(acks);
+        }
+    }
+
+    /// The SACK-compression timer fired.
+    pub fn on_comp_timer(&mut self, now: Time, acks: &mut Vec<Ack>) {
+        match self.comp_timer {
+            Some(t) if t <= now => self.comp_timer = None,
+            _ => return,
+        }
+        if self.compressed_ack > 0 {
+            self.compressed_ack -= 1;
+            self.send_ack(acks);
+        }
+    }
+
+    /// `tcp_send_ack` + `tcp_event_ack_sent`.
+    fn send_ack(&mut self, acks: &mut Vec<Ack>) {
+        let mut ack = Ack {
+            ack: self.rcv_nxt,
+            tsecr_ms: self.ts_recent,
+            ece: self.ecn_demand_cwr,
+            ..Ack::default()
+        };
+        let n = self.num_sacks.min(MAX_SACK_BLOCKS_SENT);
+        ack.sacks[..n].copy_from_slice(&self.sacks[..n]);
+        ack.num_sacks = n as u8;
+        acks.push(ack);
+        self.rcv_wup = self.rcv_nxt;
+        if self.quick > 0 && self.ack_scheduled {
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato_ms = ATO_MIN_MS;
+            }
+        }
+        self.compressed_ack = 0;
+        self.comp_timer = None;
+        self.delack_timer = None;
+        self.ack_scheduled = false;
+        self.ack_now = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u32) -> Segment {
+        Segment {
+            flow: 0,
+            seq,
+            wire_len: 1500,
+            tsval_ms: 1,
+            enqueue_ts: Time::ZERO,
+            ecn: Ecn::NotEct,
+            cwr: false,
+            retransmit: false,
+        }
+    }
+
+    fn t(ms: u64) -> Time {
+        Time::from_ns(ms * 1_000_000)
+    }
+
+    #[test]
+    fn quickacks_then_every_second_segment_then_delayed() {
+        let mut r = Receiver::new(Dur::from_ms(50));
+        let mut acks = Vec::new();
+        // The first 16 segments are each ACKed at once (quick-ACK mode).
+        for s in 0..16 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 16);
+        // Then one ACK per two segments.
+        for s in 16..26 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 21);
+        assert_eq!(acks.last().unwrap().ack, 26);
+        // A lone segment waits for the delayed-ACK timer (40 ms).
+        r.on_segment(t(26), &seg(26), &mut acks);
+        assert_eq!(acks.len(), 21);
+        assert_eq!(r.delack_deadline(), Some(t(26 + 40)));
+        r.on_delack_timer(t(66), &mut acks);
+        assert_eq!(acks.len(), 22);
+        assert_eq!(acks[21].ack, 27);
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_and_hole_fill_acks_at_once() {
+        let mut r = Receiver::new(Dur::from_ms(50));
+        let mut acks = Vec::new();
+        for s in 0..20 {
+            r.on_segment(t(0), &seg(s), &mut acks);
+        }
+        let base = acks.len();
+        // Lose 20 and 23: receive 21, 22, 24.
+        for s in [21, 22, 24] {
+            r.on_segment(t(1), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), base + 3, "the first three dupacks are immediate");
+        let last = acks.last().unwrap();
+        assert_eq!(last.ack, 20);
+        assert_eq!(
+            last.sack_blocks(),
+            &[SackBlock { start: 24, end: 25 }, SackBlock { start: 21, end: 23 }]
+        );
+        // Fourth out-of-order segment: compressed.
+        r.on_segment(t(1), &seg(25), &mut acks);
+        assert_eq!(acks.len(), base + 3);
+        assert!(r.comp_deadline().is_some());
+        // Retransmission of 20 fills the first hole: immediate ACK up to 23, blocks below rcv_nxt removed.
+        r.on_segment(t(2), &seg(20), &mut acks);
+        let last = acks.last().unwrap();
+        assert_eq!(last.ack, 23);
+        assert_eq!(last.sack_blocks(), &[SackBlock { start: 24, end: 26 }]);
+        assert!(r.comp_deadline().is_none());
+        // 23 completes everything.
+        r.on_segment(t(3), &seg(23), &mut acks);
+        assert_eq!(acks.last().unwrap().ack, 26);
+        assert_eq!(acks.last().unwrap().num_sacks, 0);
+        assert_eq!(r.delivered_segments, 26);
+    }
+}

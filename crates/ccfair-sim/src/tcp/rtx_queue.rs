@@ -1,0 +1,243 @@
+//! The retransmission queue: one entry per segment in `[snd_una, snd_nxt)` with Linux's scoreboard tags
+//! (`TCPCB_SACKED_ACKED`, `TCPCB_LOST`, `TCPCB_SACKED_RETRANS`, `TCPCB_EVER_RETRANS`), the delivery-rate
+//! snapshot taken at (re)transmission (`tcp_skb_cb.tx`), and Linux's time-sorted list (`tsorted_sent_queue`):
+//! a doubly linked list, in send order, of the segments that are neither SACKed nor marked lost by RACK. RACK
+//! walks that list from its oldest entry and stops at the first segment sent after its reference, so loss
+//! detection costs what it finds, not the window size.
+//!
+//! Entries live in a ring indexed by `seq - snd_una`; list links are sequence numbers (`NIL` = none). Nothing
+//! here allocates once the ring has grown to the largest window.
+
+use std::collections::VecDeque;
+
+use ccfair_core::Time;
+
+pub const SACKED_ACKED: u8 = 1 << 0;
+pub const LOST: u8 = 1 << 1;
+pub const SACKED_RETRANS: u8 = 1 << 2;
+pub const EVER_RETRANS: u8 = 1 << 3;
+/// `TCPCB_RETRANS`: retransmitted now or ever.
+pub const RETRANS: u8 = SACKED_RETRANS | EVER_RETRANS;
+
+pub const NIL: u32 = u32::MAX;
+
+/// Delivery-rate snapshot taken when the segment was last sent (`tcp_rate_skb_sent`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxSnapshot {
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub delivered_mstamp: Time,
+    pub first_tx_mstamp: Time,
+    /// Packets in flight once this segment was sent (google/bbr `tx.in_flight`).
+    pub in_flight: u32,
+    /// `tp->lost` when it was sent (google/bbr `tx.lost`).
+    pub lost: u32,
+    pub is_app_limited: bool,
+    /// False once the snapshot has been used by a SACK (Linux zeroes `delivered_mstamp`).
+    pub valid: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SegState {
+    /// Time of the last (re)transmission (`skb_mstamp_ns`).
+    pub xmit_time: Time,
+    pub flags: u8,
+    pub tx: TxSnapshot,
+    prev: u32,
+    next: u32,
+    in_tsorted: bool,
+}
+
+impl SegState {
+    #[inline]
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct RtxQueue {
+    /// Sequence number of the front entry (== snd_una).
+    base: u32,
+    segs: VecDeque<SegState>,
+    ts_head: u32,
+    ts_tail: u32,
+}
+
+impl RtxQueue {
+    pub fn new() -> RtxQueue {
+        RtxQueue {
+            base: 0,
+            segs: VecDeque::with_capacity(64),
+            ts_head: NIL,
+            ts_tail: NIL,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// Sequence number of the first entry.
+    #[inline]
+    pub fn head_seq(&self) -> u32 {
+        self.base
+    }
+
+    /// One past the last entry.
+    #[inline]
+    pub fn end_seq(&self) -> u32 {
+        self.base + self.segs.len() as u32
+    }
+
+    #[inline]
+    pub fn contains(&self, seq: u32) -> bool {
+        seq >= self.base && seq < self.end_seq()
+    }
+
+    #[inline]
+    pub fn get(&self, seq: u32) -> &SegState {
+        &self.segs[(seq - self.base) as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, seq: u32) -> &mut SegState {
+        &mut self.segs[(seq - self.base) as usize]
+    }
+
+    pub fn front(&self) -> Option<&SegState> {
+        self.segs.front()
+    }
+
+    /// Appends segment `seq` (must be `end_seq()`), sent at `xmit_time`, at the tail of the time-sorted list.
+    pub fn push_back(&mut self, seq: u32, xmit_time: Time, tx: TxSnapshot) {
+        debug_assert_eq!(seq, self.end_seq());
+        if self.segs.is_empty() {
+            self.base = seq;
+        }
+        self.segs.push_back(SegState {
+            xmit_time,
+            flags: 0,
+            tx,
+            prev: NIL,
+            next: NIL,
+            in_tsorted: false,
+        });
+        self.link_tail(seq);
+    }
+
+    /// Removes the front entry (cumulatively acknowledged).
+    pub fn pop_front(&mut self) -> SegState {
+        let seq = self.base;
+        self.unlink(seq);
+        let s = self.segs.pop_front().expect("pop_front on an empty queue");
+        self.base += 1;
+        s
+    }
+
+    /// Sets the base of an empty queue (the next segment to be sent).
+    pub fn reset_base(&mut self, seq: u32) {
+        debug_assert!(self.segs.is_empty());
+        self.base = seq;
+    }
+
+    // ----- time-sorted list -----
+
+    pub fn tsorted_head(&self) -> u32 {
+        self.ts_head
+    }
+
+    pub fn tsorted_next(&self, seq: u32) -> u32 {
+        self.get(seq).next
+    }
+
+    pub fn in_tsorted(&self, seq: u32) -> bool {
+        self.get(seq).in_tsorted
+    }
+
+    fn link_tail(&mut self, seq: u32) {
+        let tail = self.ts_tail;
+        {
+            let s = self.get_mut(seq);
+            debug_assert!(!s.in_tsorted);
+            s.prev = tail;
+            s.next = NIL;
+            s.in_tsorted = true;
+        }
+        if tail == NIL {
+            self.ts_head = seq;
+        } else {
+            self.get_mut(tail).next = seq;
+        }
+        self.ts_tail = seq;
+    }
+
+    /// Removes `seq` from the time-sorted list (no-op if it is not on it).
+    pub fn unlink(&mut self, seq: u32) {
+        let (prev, next) = {
+            let s = self.get_mut(seq);
+            if !s.in_tsorted {
+                return;
+            }
+            s.in_tsorted = false;
+            (s.prev, s.next)
+        };
+        if prev == NIL {
+            self.ts_head = next;
+        } else {
+            self.get_mut(prev).next = next;
+        }
+        if next == NIL {
+            self.ts_tail = prev;
+        } else {
+            self.get_mut(next).prev = prev;
+        }
+    }
+
+    /// Moves `seq` to the tail of the time-sorted list: it was just (re)transmitted.
+    pub fn move_to_tail(&mut self, seq: u32) {
+        self.unlink(seq);
+        self.link_tail(seq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(q: &RtxQueue) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut s = q.tsorted_head();
+        while s != NIL {
+            v.push(s);
+            s = q.tsorted_next(s);
+        }
+        v
+    }
+
+    #[test]
+    fn tsorted_list_follows_send_order() {
+        let mut q = RtxQueue::new();
+        q.reset_base(5);
+        for seq in 5..10 {
+            q.push_back(seq, Time::from_ns(seq as u64), TxSnapshot::default());
+        }
+        assert_eq!(order(&q), vec![5, 6, 7, 8, 9]);
+        q.unlink(7);
+        q.move_to_tail(5);
+        assert_eq!(order(&q), vec![6, 8, 9, 5]);
+        q.pop_front(); // 5
+        assert_eq!(order(&q), vec![6, 8, 9]);
+        q.pop_front(); // 6
+        q.pop_front(); // 7 (not linked)
+        assert_eq!(order(&q), vec![8, 9]);
+        assert_eq!(q.head_seq(), 8);
+        assert_eq!(q.len(), 2);
+    }
+}

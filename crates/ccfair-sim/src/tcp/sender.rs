@@ -1,0 +1,733 @@
+//! The TCP sender, modelled on Linux's ACK processing (`tcp_ack()` in `tcp_input.c`).
+//!
+//! Per ACK, in the kernel's order: SACK tagging of the retransmission queue (`tcp_sacktag_write_queue`, with
+//! the previous ACK's blocks used to skip work as `recv_sack_cache` does), the `in_ack_event` hook, removal of
+//! cumulatively acknowledged segments with RTT sampling (`tcp_clean_rtx_queue`: Karn's rule, SACK RTT, the
+//! timestamp fallback) and the `pkts_acked` hook, TLP episode accounting, the loss-recovery state machine
+//! (`tcp_fastretrans_alert`, in `recovery.rs`), TLP/RTO re-arming, the delivery-rate sample (`tcp_rate_gen`),
+//! the congestion control (`cong_control`, or PRR during CWR/Recovery, or `cong_avoid`), pacing-rate update,
+//! and finally retransmissions and new data (`xmit.rs`).
+//!
+//! Deviations from Linux, each because the simulated network or traffic cannot trigger the mechanism:
+//! - No DSACK, no Eifel/timestamp-based undo: the network never duplicates or reorders, and the receiver sends
+//!   no DSACK. F-RTO (RFC 5682, `tcp_frto` = 2) and its undo are modelled.
+//! - No receive-window limit (the receiver's buffer is assumed large enough), no SACK reneging, no MTU probing.
+//! - TSO/GSO: segments are sent individually; a paced sender emits them in bursts sized by `tcp_tso_autosize`
+//!   so pacing has Linux's granularity. TSO deferral (`tcp_tso_should_defer`) and TSQ are not modelled; the
+//!   access link is infinitely fast, so an unpaced burst reaches the bottleneck at once.
+//! - No handshake: the connection is established at the flow's start time without an RTT sample, so the first
+//!   RTO is the initial 1 s and the first RTT sample comes from the first data ACK.
+//! - The application is a bulk source that never idles until it stops, so idle restart
+//!   (`tcp_cwnd_restart`) and application-limited cwnd decay (`tcp_cwnd_application_limited`) never apply.
+
+use ccfair_cc::{
+    AckEventFlags, AckSample, CaState, CcFlags, CcVars, CongestionControl, TcpSock,
+    sock::TCP_INFINITE_SSTHRESH,
+};
+use ccfair_core::{Dur, Time};
+
+use super::rack::Rack;
+use super::rate::{RateScratch, RateState};
+use super::rtt::RttEstimator;
+use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, RtxQueue, SACKED_ACKED, SACKED_RETRANS};
+use super::{Ack, HEADER_BYTES, NUM_SACKS, REORDERING, SackBlock, Segment};
+
+// The `FLAG_*` bits of tcp_input.c that the modelled paths use.
+pub(super) const FLAG_WIN_UPDATE: u32 = 0x02;
+pub(super) const FLAG_DATA_ACKED: u32 = 0x04;
+pub(super) const FLAG_RETRANS_DATA_ACKED: u32 = 0x08;
+pub(super) const FLAG_DATA_SACKED: u32 = 0x20;
+pub(super) const FLAG_ECE: u32 = 0x40;
+pub(super) const FLAG_LOST_RETRANS: u32 = 0x80;
+pub(super) const FLAG_ORIG_SACK_ACKED: u32 = 0x200;
+pub(super) const FLAG_SND_UNA_ADVANCED: u32 = 0x400;
+pub(super) const FLAG_SET_XMIT_TIMER: u32 = 0x1000;
+pub(super) const FLAG_ACK_MAYBE_DELAYED: u32 = 0x10000;
+pub(super) const FLAG_ACKED: u32 = FLAG_DATA_ACKED;
+pub(super) const FLAG_NOT_DUP: u32 = FLAG_WIN_UPDATE | FLAG_ACKED;
+pub(super) const FLAG_CA_ALERT: u32 = FLAG_DATA_SACKED | FLAG_ECE;
+pub(super) const FLAG_FORWARD_PROGRESS: u32 = FLAG_ACKED | FLAG_DATA_SACKED;
+
+/// Which of the three uses of Linux's single retransmission timer is pending (`icsk_pending`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum XmitTimer {
+    Retrans,
+    LossProbe,
+    ReoTimeout,
+}
+
+/// What `tcp_fastretrans_alert` asks to (re)transmit after the cwnd update.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Rexmit {
+    None,
+    Lost,
+    New,
+}
+
+/// Per-connection stack settings.
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub flow: u32,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    pub initial_cwnd: u32,
+    /// Enforce the pacing rate (as with the fq qdisc); always on when the algorithm asks for pacing.
+    pub pacing: bool,
+    /// Negotiate ECN (RFC 3168).
+    pub ecn: bool,
+}
+
+/// Counters for the recorder.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub sent_segments: u64,
+    pub retransmitted_segments: u64,
+    pub rto_events: u64,
+    pub tlp_probes: u64,
+    pub recoveries: u64,
+    pub spurious_rto_undos: u64,
+}
+
+/// Scratch state of one SACK-tagging pass (`struct tcp_sacktag_state`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct SackState {
+    pub first_sackt: Option<Time>,
+    pub last_sackt: Option<Time>,
+    pub reord: u32,
+    pub sack_delivered: u32,
+    pub flag: u32,
+}
+
+pub struct Sender {
+    pub tp: TcpSock,
+    pub(super) cc: Box<dyn CongestionControl>,
+    pub(super) cc_flags: CcFlags,
+    pub(super) flow: u32,
+    pub(super) wire_len: u32,
+    pub(super) q: RtxQueue,
+    pub rtt: RttEstimator,
+    pub(super) rack: Rack,
+    pub(super) rate: RateState,
+    pub(super) scratch: RateScratch,
+    pub(super) reordering: u32,
+    // Loss recovery.
+    pub(super) prr_delivered: u32,
+    pub(super) prr_out: u32,
+    pub(super) prior_ssthresh: u32,
+    /// A reduction is in progress that F-RTO may still undo (`undo_marker != 0`).
+    pub(super) undo_marker: bool,
+    pub(super) frto: bool,
+    pub(super) tlp_high_seq: Option<u32>,
+    pub(super) tlp_retrans: bool,
+    /// Consecutive RTOs without progress (`icsk_retransmits`).
+    pub(super) retransmits: u32,
+    /// Lowest sequence that may be lost and not yet retransmitted (`retransmit_skb_hint`).
+    pub(super) retransmit_hint: u32,
+    /// End of the highest SACKed segment (`tcp_highest_sack_seq` while sacked_out > 0).
+    pub(super) highest_sack_end: u32,
+    sack_cache: [SackBlock; NUM_SACKS],
+    sack_cache_len: usize,
+    // Congestion window validation (`tcp_cwnd_validate`).
+    pub(super) is_cwnd_limited: bool,
+    pub(super) max_packets_out: u32,
+    pub(super) cwnd_usage_seq: u32,
+    // Pacing (earliest departure time model).
+    pub(super) wstamp: Time,
+    pub(super) data_segs_out: u64,
+    /// New data may be sent while `snd_nxt < app_end_seq` (the application's writes so far).
+    pub(super) app_end_seq: u32,
+    pub(super) started: bool,
+    // Timers.
+    pub(super) xmit_timer: Option<(Time, XmitTimer)>,
+    pub(super) pacing_timer: Option<Time>,
+    /// ECN: the CWR flag is due on the next data segment (`TCP_ECN_QUEUE_CWR`).
+    pub(super) ecn_queue_cwr: bool,
+    pub stats: SenderStats,
+    /// RTT (µs) of the most recently sent segment the last ACK covered, -1 if none (for the recorder).
+    pub last_rtt_us: i64,
+}
+
+impl Sender {
+    pub fn new(cfg: &SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
+        let cc_flags = cc.flags();
+        let mut tp = TcpSock::new(cfg.mss, cfg.initial_cwnd);
+        tp.internal_pacing = cfg.pacing || cc_flags.needs_pacing;
+        tp.ecn_ok = cfg.ecn || cc_flags.needs_ecn;
+        Sender {
+            tp,
+            cc,
+            cc_flags,
+            flow: cfg.flow,
+            wire_len: cfg.mss + HEADER_BYTES,
+            q: RtxQueue::new(),
+            rtt: RttEstimator::new(),
+            rack: Rack::default(),
+            rate: RateState::default(),
+            scratch: RateScratch::default(),
+            reordering: REORDERING,
+            prr_delivered: 0,
+            prr_out: 0,
+            prior_ssthresh: 0,
+            undo_marker: false,
+            frto: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            retransmits: 0,
+            retransmit_hint: 0,
+            highest_sack_end: 0,
+            sack_cache: [SackBlock::default(); NUM_SACKS],
+            sack_cache_len: 0,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            wstamp: Time::ZERO,
+            data_segs_out: 0,
+            app_end_seq: u32::MAX,
+            started: false,
+            xmit_timer: None,
+            pacing_timer: None,
+            ecn_queue_cwr: false,
+            stats: SenderStats::default(),
+            last_rtt_us: -1,
+        }
+    }
+
+    /// The connection is established at `now`: initialise the algorithm and send the initial window.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.tp.now = now;
+        self.wstamp = now;
+        self.started = true;
+        self.cc.init(&mut self.tp);
+        if !self.cc_flags.cong_control {
+            self.update_pacing_rate();
+        }
+        self.write_xmit(0, out);
+    }
+
+    /// The application stops writing: no new data after what has been sent.
+    pub fn stop_app(&mut self, now: Time) {
+        self.tp.now = now;
+        self.app_end_seq = self.tp.snd_nxt;
+        self.tp.unsent_segments = 0;
+    }
+
+    /// All data the application wrote has been acknowledged and no more will come.
+    pub fn finished(&self) -> bool {
+        self.app_end_seq != u32::MAX && self.tp.snd_una >= self.app_end_seq
+    }
+
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// When the retransmission timer (RTO, TLP or RACK reordering timer) fires next.
+    pub fn xmit_deadline(&self) -> Option<Time> {
+        self.xmit_timer.map(|(t, _)| t)
+    }
+
+    pub fn xmit_timer_kind(&self) -> Option<XmitTimer> {
+        self.xmit_timer.map(|(_, k)| k)
+    }
+
+    /// When the pacing timer fires next.
+    pub fn pacing_deadline(&self) -> Option<Time> {
+        self.pacing_timer
+    }
+
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    pub fn cc_vars(&self) -> CcVars {
+        self.cc.vars()
+    }
+
+    /// Segments sent and not yet cumulatively acknowledged.
+    pub fn packets_out(&self) -> u32 {
+        self.tp.packets_out
+    }
+
+    #[inline]
+    pub(super) fn min_rtt(&self) -> Dur {
+        let us = self.rtt.min_rtt_us();
+        if us == u32::MAX {
+            Dur::MAX
+        } else {
+            Dur::from_us(us as u64)
+        }
+    }
+
+    #[inline]
+    pub(super) fn srtt(&self) -> Dur {
+        Dur::from_us(self.rtt.srtt_us() as u64)
+    }
+
+    /// `tcp_highest_sack_seq`.
+    #[inline]
+    pub(super) fn highest_sack_seq(&self) -> u32 {
+        if self.tp.sacked_out == 0 {
+            self.tp.snd_una
+        } else {
+            self.highest_sack_end
+        }
+    }
+
+    /// `tcp_is_cwnd_limited` for the current window.
+    pub(super) fn cwnd_limited_now(&self) -> bool {
+        if self.is_cwnd_limited {
+            return true;
+        }
+        if self.tp.in_slow_start() {
+            return self.tp.snd_cwnd < 2 * self.max_packets_out;
+        }
+        false
+    }
+
+    /// `tcp_set_ca_state`: the algorithm hears of the change first.
+    pub(super) fn set_ca_state(&mut self, state: CaState) {
+        self.cc.set_state(&mut self.tp, state);
+        self.tp.ca_state = state;
+    }
+
+    fn count_delivered(&mut self, n: u32, ece: bool) {
+        self.tp.delivered += n;
+        if ece {
+            self.tp.delivered_ce += n;
+        }
+    }
+
+    /// Processes one ACK (`tcp_ack`), then sends what the new state allows.
+    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Segment>) {
+        self.tp.now = now;
+        self.last_rtt_us = -1;
+        let prior_snd_una = self.tp.snd_una;
+        // The return path is FIFO, so an ACK below snd_una never carries news; one beyond snd_nxt is bogus.
+        if ack.ack < prior_snd_una || ack.ack > self.tp.snd_nxt {
+            return;
+        }
+        let mut flag = 0u32;
+        if ack.ack > prior_snd_una {
+            flag |= FLAG_SND_UNA_ADVANCED;
+            self.retransmits = 0;
+        }
+        let prior_fack = self.highest_sack_seq();
+        self.scratch = RateScratch::default();
+        self.scratch.rs.prior_in_flight = self.tp.in_flight();
+        let prior_packets = self.tp.packets_out;
+        let prior_delivered = self.tp.delivered;
+        let prior_lost = self.tp.lost;
+        let mut sack = SackState {
+            reord: self.tp.snd_nxt,
+            ..SackState::default()
+        };
+
+        let ece = ack.ece && self.tp.ecn_ok;
+        let slowpath = ack.num_sacks > 0 || ece || flag & FLAG_SND_UNA_ADVANCED == 0;
+        if !slowpath {
+            // Pure forward advance: the header-prediction fast path.
+            self.tp.snd_una = ack.ack;
+            flag |= FLAG_WIN_UPDATE;
+            self.cc.in_ack_event(
+                &mut self.tp,
+                AckEventFlags {
+                    win_update: true,
+                    ..Default::default()
+                },
+            );
+        } else {
+            if flag & FLAG_SND_UNA_ADVANCED != 0 {
+                flag |= FLAG_WIN_UPDATE;
+            }
+            self.tp.snd_una = ack.ack;
+            if ack.num_sacks > 0 {
+                flag |= self.sacktag(ack, prior_snd_una, &mut sack);
+            }
+            if ece {
+                flag |= FLAG_ECE;
+            }
+            if sack.sack_delivered > 0 {
+                self.count_delivered(sack.sack_delivered, ece);
+            }
+            let ev = AckEventFlags {
+                slowpath: true,
+                win_update: flag & FLAG_WIN_UPDATE != 0,
+                ece,
+            };
+            self.cc.in_ack_event(&mut self.tp, ev);
+        }
+
+        if prior_packets == 0 {
+            if let Some(high) = self.tlp_high_seq {
+                self.process_tlp_ack(ack.ack, high, flag);
+            }
+            return;
+        }
+
+        flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut sack, ece);
+
+        if let Some(high) = self.tlp_high_seq {
+            self.process_tlp_ack(ack.ack, high, flag);
+        }
+
+        let mut rexmit = Rexmit::None;
+        if self.ack_is_dubious(flag) {
+            let num_dupack = u32::from(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP) == 0);
+            self.fastretrans_alert(num_dupack, &mut flag, &mut rexmit);
+        }
+        if flag & FLAG_SET_XMIT_TIMER != 0 {
+            self.set_xmit_timer();
+        }
+
+        let delivered = self.tp.delivered - prior_delivered;
+        let lost = self.tp.lost - prior_lost;
+        self.scratch.rs.is_ack_delayed = flag & FLAG_ACK_MAYBE_DELAYED != 0;
+        self.scratch.rs.ece = flag & FLAG_ECE != 0;
+        let min_rtt_us = self.rtt.min_rtt_us();
+        self.rate
+            .generate(&mut self.tp, now, delivered, lost, min_rtt_us, &mut self.scratch);
+        self.cong_control(delivered, flag);
+        self.xmit_recovery(rexmit, out);
+        self.write_xmit(0, out);
+    }
+
+    /// `tcp_ack_is_dubious`.
+    fn ack_is_dubious(&self, flag: u32) -> bool {
+        flag & FLAG_NOT_DUP == 0 || flag & FLAG_CA_ALERT != 0 || self.tp.ca_state != CaState::Open
+    }
+
+    /// `tcp_may_raise_cwnd`.
+    fn may_raise_cwnd(&self, flag: u32) -> bool {
+        if self.reordering > REORDERING {
+            return flag & FLAG_FORWARD_PROGRESS != 0;
+        }
+        flag & FLAG_DATA_ACKED != 0
+    }
+
+    /// `tcp_cong_control`.
+    fn cong_control(&mut self, delivered: u32, flag: u32) {
+        if self.cc_flags.cong_control {
+            self.tp.is_cwnd_limited = self.cwnd_limited_now();
+            let rs = self.scratch.rs;
+            self.cc.cong_control(&mut self.tp, &rs);
+            return;
+        }
+        if self.tp.in_cwnd_reduction() {
+            self.cwnd_reduction(delivered, self.scratch.rs.losses, flag);
+        } else if self.may_raise_cwnd(flag) {
+            self.tp.is_cwnd_limited = self.cwnd_limited_now();
+            self.cc.cong_avoid(&mut self.tp, delivered);
+        }
+        self.update_pacing_rate();
+    }
+
+    /// `tcp_update_pacing_rate`: mss·max(cwnd, packets_out)/srtt at 200 % below half ssthresh, else 120 %.
+    pub(super) fn update_pacing_rate(&mut self) {
+        let tp = &self.tp;
+        // (USEC_PER_SEC / 100) << 3 cancels the ×8 of srtt_us8 and the percent of the ratio.
+        let mut rate = tp.mss as u64 * ((1_000_000u64 / 100) << 3);
+        rate *= if tp.snd_cwnd < tp.snd_ssthresh / 2 {
+            super::PACING_SS_RATIO
+        } else {
+            super::PACING_CA_RATIO
+        };
+        rate *= tp.snd_cwnd.max(tp.packets_out) as u64;
+        if self.rtt.srtt_us8 != 0 {
+            rate /= self.rtt.srtt_us8 as u64;
+        }
+        self.tp.pacing_rate = rate.min(self.tp.max_pacing_rate);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // SACK processing (tcp_sacktag_write_queue and friends)
+    // ------------------------------------------------------------------------------------------------
+
+    fn sacktag(&mut self, ack: &Ack, prior_snd_una: u32, st: &mut SackState) -> u32 {
+        st.flag = 0;
+        st.reord = self.tp.snd_nxt;
+        if self.tp.sacked_out == 0 {
+            // tcp_highest_sack_reset: the highest SACK starts from the head of the queue.
+            self.highest_sack_end = self.q.head_seq();
+        }
+        if self.tp.packets_out == 0 {
+            return 0;
+        }
+        let mut blocks = [SackBlock::default(); super::MAX_SACK_BLOCKS_SENT];
+        let mut n = 0;
+        for b in ack.sack_blocks() {
+            // tcp_is_sackblock_valid for non-DSACK blocks: inside (snd_una, snd_nxt], not reversed.
+            let valid = b.end <= self.tp.snd_nxt && b.start < b.end && b.start > self.tp.snd_una;
+            if !valid || b.end <= prior_snd_una {
+                continue;
+            }
+            blocks[n] = *b;
+            n += 1;
+        }
+        blocks[..n].sort_unstable_by_key(|b| b.start);
+
+        // Blocks already processed on the previous ACK need no second walk (recv_sack_cache).
+        let use_cache = self.tp.sacked_out > 0;
+        for b in &blocks[..n] {
+            let mut seq = b.start.max(self.tp.snd_una);
+            while seq < b.end {
+                if use_cache {
+                    if let Some(c) = self.sack_cache[..self.sack_cache_len]
+                        .iter()
+                        .find(|c| c.start <= seq && seq < c.end)
+                    {
+                        seq = c.end;
+                        continue;
+                    }
+                }
+                self.sacktag_one(seq, st);
+                seq += 1;
+            }
+        }
+        self.sack_cache[..n].copy_from_slice(&blocks[..n]);
+        self.sack_cache_len = n;
+
+        if self.tp.ca_state != CaState::Loss || self.undo_marker {
+            self.check_sack_reordering(st.reord);
+        }
+        st.flag
+    }
+
+    /// `tcp_sacktag_one` + the per-segment part of `tcp_sacktag_walk`.
+    fn sacktag_one(&mut self, seq: u32, st: &mut SackState) {
+        let now = self.tp.now;
+        let min_rtt = self.min_rtt();
+        let highest = self.highest_sack_seq();
+        let seg = *self.q.get(seq);
+        let sacked = seg.flags;
+        let mut flags = sacked;
+        if sacked & SACKED_ACKED == 0 {
+            self.rack.advance(now, sacked, seq + 1, seg.xmit_time, min_rtt);
+            if sacked & SACKED_RETRANS != 0 {
+                // The retransmission arrived (if the original was lost); otherwise it is still in flight.
+                if sacked & LOST != 0 {
+                    flags &= !(LOST | SACKED_RETRANS);
+                    self.tp.lost_out -= 1;
+                    self.tp.retrans_out -= 1;
+                }
+            } else {
+                if sacked & RETRANS == 0 {
+                    // A never-retransmitted segment SACKed below the highest SACK: reordering.
+                    if seq < highest && seq < st.reord {
+                        st.reord = seq;
+                    }
+                    if seq < self.tp.high_seq {
+                        st.flag |= FLAG_ORIG_SACK_ACKED;
+                    }
+                    st.first_sackt.get_or_insert(seg.xmit_time);
+                    st.last_sackt = Some(seg.xmit_time);
+                }
+                if sacked & LOST != 0 {
+                    flags &= !LOST;
+                    self.tp.lost_out -= 1;
+                }
+            }
+            flags |= SACKED_ACKED;
+            st.flag |= FLAG_DATA_SACKED;
+            self.tp.sacked_out += 1;
+            st.sack_delivered += 1;
+        }
+        let tp = &self.tp;
+        let segm = self.q.get_mut(seq);
+        segm.flags = flags;
+        self.rate.skb_delivered(tp, segm, seq, &mut self.scratch);
+        if flags & SACKED_ACKED != 0 {
+            self.q.unlink(seq);
+        }
+        if seq >= self.highest_sack_end {
+            self.highest_sack_end = seq + 1;
+        }
+    }
+
+    /// `tcp_check_sack_reordering`: a hole below the highest SACK was filled by an original transmission.
+    pub(super) fn check_sack_reordering(&mut self, low_seq: u32) {
+        let fack = self.highest_sack_seq();
+        if low_seq >= fack {
+            return;
+        }
+        let metric = fack - low_seq;
+        if metric > self.reordering {
+            self.reordering = metric.min(super::MAX_REORDERING);
+        }
+        self.rack.reord_seen += 1;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Cumulative ACK (tcp_clean_rtx_queue) and RTT (tcp_ack_update_rtt)
+    // ------------------------------------------------------------------------------------------------
+
+    fn clean_rtx_queue(
+        &mut self,
+        ack: &Ack,
+        prior_fack: u32,
+        prior_snd_una: u32,
+        st: &mut SackState,
+        ece: bool,
+    ) -> u32 {
+        let now = self.tp.now;
+        let min_rtt = self.min_rtt();
+        let prior_sacked = self.tp.sacked_out;
+        let mut reord = self.tp.snd_nxt;
+        let mut first_ackt: Option<Time> = None;
+        let mut last_ackt = Time::ZERO;
+        let mut pkts_acked = 0u32;
+        let mut flag = 0u32;
+
+        while !self.q.is_empty() && self.q.head_seq() < self.tp.snd_una {
+            let seq = self.q.head_seq();
+            let seg = *self.q.get(seq);
+            let sacked = seg.flags;
+            if sacked & RETRANS != 0 {
+                if sacked & SACKED_RETRANS != 0 {
+                    self.tp.retrans_out -= 1;
+                }
+                flag |= FLAG_RETRANS_DATA_ACKED;
+            } else if sacked & SACKED_ACKED == 0 {
+                last_ackt = seg.xmit_time;
+                first_ackt.get_or_insert(last_ackt);
+                reord = reord.min(seq);
+                if seq < self.tp.high_seq {
+                    flag |= FLAG_ORIG_SACK_ACKED;
+                }
+            }
+            if sacked & SACKED_ACKED != 0 {
+                self.tp.sacked_out -= 1;
+            } else {
+                self.count_delivered(1, ece);
+                self.rack.advance(now, sacked, seq + 1, seg.xmit_time, min_rtt);
+            }
+            if sacked & LOST != 0 {
+                self.tp.lost_out -= 1;
+            }
+            self.tp.packets_out -= 1;
+            pkts_acked += 1;
+            let tp = &self.tp;
+            self.rate
+                .skb_delivered(tp, self.q.get_mut(seq), seq, &mut self.scratch);
+            flag |= FLAG_DATA_ACKED;
+            self.q.pop_front();
+        }
+        if self.q.is_empty() {
+            self.q.reset_base(self.tp.snd_nxt);
+        }
+        self.retransmit_hint = self.retransmit_hint.max(self.tp.snd_una);
+
+        let mut seq_rtt_us: i64 = -1;
+        let mut ca_rtt_us: i64 = -1;
+        let mut sack_rtt_us: i64 = -1;
+        if let Some(first) = first_ackt {
+            if flag & FLAG_RETRANS_DATA_ACKED == 0 {
+                seq_rtt_us = (now.saturating_since(first).ns() / 1000) as i64;
+                ca_rtt_us = (now.saturating_since(last_ackt).ns() / 1000) as i64;
+                // FLAG_ACK_MAYBE_DELAYED needs a sub-MSS advance of snd_una: never for full-sized segments.
+            }
+        }
+        if let (Some(first), Some(last)) = (st.first_sackt, st.last_sackt) {
+            sack_rtt_us = (now.saturating_since(first).ns() / 1000) as i64;
+            ca_rtt_us = (now.saturating_since(last).ns() / 1000) as i64;
+        }
+        let rtt_update = self.ack_update_rtt(flag, seq_rtt_us, sack_rtt_us, ca_rtt_us, ack.tsecr_ms);
+
+        if flag & FLAG_ACKED != 0 {
+            flag |= FLAG_SET_XMIT_TIMER;
+            if reord < prior_fack {
+                self.check_sack_reordering(reord);
+            }
+        } else if !self.q.is_empty() && rtt_update && sack_rtt_us >= 0 {
+            let head = self.q.get(self.q.head_seq()).xmit_time;
+            if sack_rtt_us > (now.saturating_since(head).ns() / 1000) as i64 {
+                // Do not re-arm from a SACK RTT measured on data sent after the head was last sent.
+                flag |= FLAG_SET_XMIT_TIMER;
+            }
+        }
+
+        let in_flight_bytes = self.tp.mss * self.tp.delivered.wrapping_sub(self.scratch.rs.prior_delivered);
+        let sample = AckSample {
+            pkts_acked,
+            rtt_us: self.scratch.rs.rtt_us,
+            in_flight: in_flight_bytes,
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
+        let _ = (prior_sacked, prior_snd_una);
+        flag
+    }
+
+    /// `tcp_ack_update_rtt`. Returns whether the estimator took a sample.
+    fn ack_update_rtt(
+        &mut self,
+        flag: u32,
+        mut seq_rtt_us: i64,
+        sack_rtt_us: i64,
+        mut ca_rtt_us: i64,
+        tsecr_ms: u32,
+    ) -> bool {
+        if seq_rtt_us < 0 {
+            seq_rtt_us = sack_rtt_us;
+        }
+        // RFC 7323 RTTM: with only retransmitted data acknowledged, time it with the timestamp echo.
+        if seq_rtt_us < 0 && tsecr_ms != 0 && flag & FLAG_ACKED != 0 {
+            let delta_ms = super::ts_clock_ms(self.tp.now).wrapping_sub(tsecr_ms).max(1);
+            seq_rtt_us = delta_ms as i64 * 1000;
+            ca_rtt_us = seq_rtt_us;
+        }
+        self.scratch.rs.rtt_us = ca_rtt_us;
+        if seq_rtt_us < 0 {
+            return false;
+        }
+        let maybe_delayed = flag & FLAG_ACK_MAYBE_DELAYED != 0;
+        self.rtt.update_min(self.tp.now, ca_rtt_us as u32, maybe_delayed);
+        self.rtt
+            .sample(seq_rtt_us as u32, self.tp.snd_una, self.tp.snd_nxt);
+        self.rtt.clear_backoff();
+        self.tp.srtt_us = self.rtt.srtt_us();
+        self.tp.min_rtt_us = self.rtt.min_rtt_us();
+        self.last_rtt_us = ca_rtt_us;
+        true
+    }
+
+    /// Current ssthresh for display: `None` while infinite.
+    pub fn ssthresh(&self) -> Option<u32> {
+        (self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH).then_some(self.tp.snd_ssthresh)
+    }
+
+    /// Checks the scoreboard counters against the queue (tests and debug builds).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let (mut sacked, mut lost, mut retrans) = (0u32, 0u32, 0u32);
+        for seq in self.q.head_seq()..self.q.end_seq() {
+            let f = self.q.get(seq).flags;
+            sacked += (f & SACKED_ACKED != 0) as u32;
+            lost += (f & LOST != 0) as u32;
+            retrans += (f & SACKED_RETRANS != 0) as u32;
+            let _ = EVER_RETRANS;
+        }
+        let tp = &self.tp;
+        if tp.packets_out != self.q.len() {
+            return Err(format!(
+                "packets_out {} != queue {}",
+                tp.packets_out,
+                self.q.len()
+            ));
+        }
+        if tp.packets_out != tp.snd_nxt - tp.snd_una {
+            return Err(format!(
+                "packets_out {} != snd_nxt - snd_una {}",
+                tp.packets_out,
+                tp.snd_nxt - tp.snd_una
+            ));
+        }
+        if (sacked, lost, retrans) != (tp.sacked_out, tp.lost_out, tp.retrans_out) {
+            return Err(format!(
+                "scoreboard (S,L,R) counted {:?} vs kept {:?}",
+                (sacked, lost, retrans),
+                (tp.sacked_out, tp.lost_out, tp.retrans_out)
+            ));
+        }
+        if tp.sacked_out + tp.lost_out > tp.packets_out {
+            return Err("sacked_out + lost_out > packets_out".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,379 @@
+//! Transmission and timers: `tcp_write_xmit` (cwnd test, pacing check, TSO-sized bursts for paced flows),
+//! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`:
+//! the first 10 segments are not paced, half of any lateness is credited), congestion-window validation
+//! (`tcp_cwnd_validate`), the tail loss probe (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`), and the
+//! retransmission timer (`tcp_rearm_rto`, `tcp_retransmit_timer` with exponential backoff).
+//!
+//! Linux multiplexes RTO, TLP and RACK's reordering timer on one timer; so does this sender (`xmit_timer`).
+//! Timer values are whole jiffies (1 ms, HZ=1000) as in the kernel.
+
+use ccfair_cc::{CaEvent, CaState};
+use ccfair_core::{Dur, Time};
+
+use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
+use super::sender::{Sender, XmitTimer};
+use super::{GSO_MAX_SIZE, MIN_TSO_SEGS, PACING_SHIFT, Segment, TSO_RTT_LOG, ts_clock_ms};
+
+impl Sender {
+    /// The application has data the sender has not sent yet.
+    #[inline]
+    pub(super) fn has_unsent(&self) -> bool {
+        self.tp.snd_nxt < self.app_end_seq
+    }
+
+    /// `tcp_cwnd_test`: how many segments the window allows now (at most half the window per burst).
+    #[inline]
+    fn cwnd_test(&self) -> u32 {
+        let in_flight = self.tp.in_flight();
+        let cwnd = self.tp.snd_cwnd;
+        if in_flight >= cwnd {
+            return 0;
+        }
+        (cwnd >> 1).max(1).min(cwnd - in_flight)
+    }
+
+    /// `tcp_tso_segs` / `tcp_tso_autosize`: segments per burst for a paced sender (about 1 ms at the pacing
+    /// rate, plus a bonus for tiny RTTs, at most 64 KB). Unpaced senders send segment by segment, which with
+    /// an infinitely fast access link is the same as Linux's back-to-back TSO bursts.
+    fn tso_segs(&self) -> u32 {
+        if !self.tp.internal_pacing {
+            return 1;
+        }
+        let mut bytes = self.tp.pacing_rate >> PACING_SHIFT;
+        let r = self.rtt.min_rtt_us() >> TSO_RTT_LOG;
+        if r < 32 {
+            bytes += GSO_MAX_SIZE >> r;
+        }
+        bytes = bytes.min(GSO_MAX_SIZE);
+        ((bytes / self.tp.mss as u64) as u32).max(MIN_TSO_SEGS)
+    }
+
+    /// `tcp_pacing_check`: true (and the pacing timer armed) if the next departure time is in the future.
+    #[inline]
+    fn pacing_check(&mut self) -> bool {
+        if !self.tp.internal_pacing || self.wstamp <= self.tp.now {
+            return false;
+        }
+        self.pacing_timer = Some(self.wstamp);
+        true
+    }
+
+    /// `tcp_write_xmit`: sends new data as the window and pacing allow. `push_one` = 2 forces one segment
+    /// out regardless of cwnd (a loss probe). Returns the number of segments sent.
+    pub(super) fn write_xmit(&mut self, push_one: u8, out: &mut Vec<Segment>) -> u32 {
+        let mut sent = 0;
+        let max_segs = self.tso_segs();
+        while self.has_unsent() {
+            if self.pacing_check() {
+                break;
+            }
+            let mut quota = self.cwnd_test();
+            if quota == 0 {
+                if push_one == 2 {
+                    quota = 1;
+                } else {
+                    break;
+                }
+            }
+            let segs = quota.min(max_segs).min(self.app_end_seq - self.tp.snd_nxt);
+            self.transmit_new(segs, out);
+            sent += segs;
+            if push_one != 0 {
+                break;
+            }
+        }
+        let is_cwnd_limited = self.tp.in_flight() >= self.tp.snd_cwnd;
+        if sent > 0 || is_cwnd_limited {
+            self.cwnd_validate(is_cwnd_limited);
+        }
+        if sent > 0 {
+            if self.tp.in_cwnd_reduction() {
+                self.prr_out += sent;
+            }
+            if push_one != 2 {
+                self.schedule_loss_probe(false);
+            }
+        }
+        sent
+    }
+
+    /// `tcp_cwnd_validate` (the cwnd-usage tracking behind `tcp_is_cwnd_limited`).
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        if self.tp.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.is_cwnd_limited && self.tp.packets_out > self.max_packets_out)
+        {
+            self.is_cwnd_limited = is_cwnd_limited;
+            self.max_packets_out = self.tp.packets_out;
+            self.cwnd_usage_seq = self.tp.snd_nxt;
+        }
+    }
+
+    /// Common part of every transmission (`__tcp_transmit_skb` + `tcp_update_skb_after_send`): returns the
+    /// departure time. `segs` segments of one burst share it; pacing advances by their payload.
+    fn departure(&mut self, segs: u32) -> (Time, Time) {
+        if self.tp.in_flight() == 0 {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        let prior_wstamp = self.wstamp;
+        self.wstamp = self.wstamp.max(self.tp.now);
+        self.data_segs_out += segs as u64;
+        (self.wstamp, prior_wstamp)
+    }
+
+    /// Advances the earliest departure time after a burst of `segs` segments (`tcp_update_skb_after_send`).
+    fn advance_pacing(&mut self, segs: u32, prior_wstamp: Time) {
+        let rate = self.tp.pacing_rate;
+        // sch_fq historically does not pace the first 10 segments of a flow.
+        if !self.tp.internal_pacing || rate == 0 || rate == u64::MAX || self.data_segs_out < 10 {
+            return;
+        }
+        let len = segs as u64 * self.tp.mss as u64;
+        let mut len_ns = (len as u128 * 1_000_000_000 / rate as u128) as u64;
+        // Credit OS lateness, at most half of this burst's time.
+        let credit = self.wstamp.saturating_since(prior_wstamp).ns();
+        len_ns -= (len_ns / 2).min(credit);
+        self.wstamp += Dur::from_ns(len_ns);
+    }
+
+    fn make_segment(&mut self, seq: u32, retransmit: bool) -> Segment {
+        let cwr = std::mem::take(&mut self.ecn_queue_cwr) && self.tp.ecn_ok;
+        self.stats.sent_segments += 1;
+        Segment {
+            flow: self.flow,
+            seq,
+            wire_len: self.wire_len,
+            tsval_ms: ts_clock_ms(self.tp.now),
+            enqueue_ts: Time::ZERO,
+            ecn: if self.tp.ecn_ok {
+                ccfair_core::Ecn::Ect0
+            } else {
+                ccfair_core::Ecn::NotEct
+            },
+            cwr,
+            retransmit,
+        }
+    }
+
+    /// Sends `segs` new segments as one burst (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
+    fn transmit_new(&mut self, segs: u32, out: &mut Vec<Segment>) {
+        let (xmit_time, prior_wstamp) = self.departure(segs);
+        let prior_packets = self.tp.packets_out;
+        let in_flight_after = self.tp.in_flight() + segs;
+        let snapshot = self.rate.skb_sent(&mut self.tp, xmit_time, in_flight_after);
+        for _ in 0..segs {
+            let seq = self.tp.snd_nxt;
+            self.tp.snd_nxt += 1;
+            self.tp.packets_out += 1;
+            self.q.push_back(seq, xmit_time, snapshot);
+            let seg = self.make_segment(seq, false);
+            out.push(seg);
+        }
+        self.advance_pacing(segs, prior_wstamp);
+        if prior_packets == 0 || self.xmit_timer_kind() == Some(XmitTimer::LossProbe) {
+            self.rearm_rto();
+        }
+    }
+
+    /// `__tcp_retransmit_skb`: sends segment `seq` again (tags it EVER_RETRANS).
+    fn retransmit_raw(&mut self, seq: u32, out: &mut Vec<Segment>) {
+        let (xmit_time, prior_wstamp) = self.departure(1);
+        let in_flight_after = self.tp.in_flight() + 1;
+        let snapshot = self.rate.skb_sent(&mut self.tp, xmit_time, in_flight_after);
+        let s = self.q.get_mut(seq);
+        s.xmit_time = xmit_time;
+        s.tx = snapshot;
+        s.flags |= EVER_RETRANS;
+        self.q.move_to_tail(seq);
+        self.stats.retransmitted_segments += 1;
+        let seg = self.make_segment(seq, true);
+        out.push(seg);
+        self.advance_pacing(1, prior_wstamp);
+    }
+
+    /// `tcp_retransmit_skb`: a retransmission counted in `retrans_out`.
+    fn retransmit(&mut self, seq: u32, out: &mut Vec<Segment>) {
+        self.retransmit_raw(seq, out);
+        self.q.get_mut(seq).flags |= RETRANS;
+        self.tp.retrans_out += 1;
+    }
+
+    /// `tcp_xmit_retransmit_queue`: retransmits segments marked lost, in sequence order, as cwnd allows.
+    pub(super) fn xmit_retransmit_queue(&mut self, out: &mut Vec<Segment>) {
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        let head = self.q.head_seq();
+        let mut rearm = false;
+        let mut seq = self.retransmit_hint.max(head);
+        while seq < self.q.end_seq() {
+            if self.pacing_check() {
+                break;
+            }
+            if self.tp.snd_cwnd <= self.tp.in_flight() {
+                break;
+            }
+            if self.tp.retrans_out >= self.tp.lost_out {
+                break;
+            }
+            let f = self.q.get(seq).flags;
+            if f & LOST == 0 || f & (SACKED_ACKED | SACKED_RETRANS) != 0 {
+                seq += 1;
+                continue;
+            }
+            self.retransmit(seq, out);
+            if self.tp.in_cwnd_reduction() {
+                self.prr_out += 1;
+            }
+            if seq == head && self.xmit_timer_kind() != Some(XmitTimer::ReoTimeout) {
+                rearm = true;
+            }
+            seq += 1;
+        }
+        self.retransmit_hint = seq;
+        if rearm {
+            let when = self.tp.now + Dur::from_ms(self.rtt.rto_ms as u64);
+            self.reset_xmit_timer(XmitTimer::Retrans, when);
+        }
+    }
+
+    pub(super) fn reset_xmit_timer(&mut self, kind: XmitTimer, when: Time) {
+        self.xmit_timer = Some((when, kind));
+    }
+
+    /// `tcp_rto_delta_us`: time left until the head segment's RTO (negative if overdue), µs.
+    fn rto_delta_us(&self) -> i64 {
+        let Some(head) = self.q.front() else { return 0 };
+        let rto_at = head.xmit_time + Dur::from_ms(self.rtt.rto_ms as u64);
+        (rto_at.ns() as i64 - self.tp.now.ns() as i64) / 1000
+    }
+
+    /// `tcp_rearm_rto`.
+    pub(super) fn rearm_rto(&mut self) {
+        if self.tp.packets_out == 0 {
+            self.xmit_timer = None;
+            return;
+        }
+        let mut rto_ms = self.rtt.rto_ms as u64;
+        if matches!(
+            self.xmit_timer_kind(),
+            Some(XmitTimer::ReoTimeout | XmitTimer::LossProbe)
+        ) {
+            // Keep the RTO relative to the head's transmission rather than restarting it.
+            rto_ms = (self.rto_delta_us().max(1) as u64).div_ceil(1000);
+        }
+        let when = self.tp.now + Dur::from_ms(rto_ms);
+        self.reset_xmit_timer(XmitTimer::Retrans, when);
+    }
+
+    /// `tcp_set_xmit_timer`: a loss probe if allowed, else the RTO.
+    pub(super) fn set_xmit_timer(&mut self) {
+        if !self.schedule_loss_probe(true) {
+            self.rearm_rto();
+        }
+    }
+
+    /// `tcp_schedule_loss_probe` (`tcp_early_retrans` = 3): arm a probe 2·srtt ahead (+2 ms, or +RTO_MIN with a
+    /// single segment out, to cover a delayed ACK), never after the RTO would fire.
+    pub(super) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
+        if self.tp.packets_out == 0 || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let mut timeout_ms: u64 = if self.rtt.srtt_us8 != 0 {
+            let mut us = (self.rtt.srtt_us8 >> 2) as u64;
+            us += if self.tp.packets_out == 1 {
+                super::RTO_MIN_MS as u64 * 1000
+            } else {
+                super::TIMEOUT_MIN_US
+            };
+            us.div_ceil(1000)
+        } else {
+            super::TIMEOUT_INIT_MS as u64
+        };
+        let rto_delta_us = if advancing_rto {
+            self.rtt.rto_ms as i64 * 1000
+        } else {
+            self.rto_delta_us()
+        };
+        if rto_delta_us > 0 {
+            timeout_ms = timeout_ms.min((rto_delta_us as u64).div_ceil(1000));
+        }
+        let when = self.tp.now + Dur::from_ms(timeout_ms);
+        self.reset_xmit_timer(XmitTimer::LossProbe, when);
+        true
+    }
+
+    /// `tcp_send_loss_probe`: new data if there is any, else the last segment again.
+    fn send_loss_probe(&mut self, out: &mut Vec<Segment>) {
+        if self.tlp_high_seq.is_none() {
+            self.tlp_retrans = false;
+            let mut probe_sent = false;
+            if self.has_unsent() {
+                let before = self.tp.packets_out;
+                self.write_xmit(2, out);
+                probe_sent = self.tp.packets_out > before;
+            } else if !self.q.is_empty() {
+                let last = self.q.end_seq() - 1;
+                self.retransmit_raw(last, out);
+                self.tlp_retrans = true;
+                probe_sent = true;
+            }
+            if probe_sent {
+                self.stats.tlp_probes += 1;
+                self.tlp_high_seq = Some(self.tp.snd_nxt);
+                // Restart the RTO from now.
+                self.xmit_timer = None;
+            }
+        }
+        self.rearm_rto();
+    }
+
+    /// `tcp_retransmit_timer`: the RTO fired.
+    fn retransmit_timer(&mut self, out: &mut Vec<Segment>) {
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_events += 1;
+        self.enter_loss();
+        self.retransmits += 1;
+        let head = self.q.head_seq();
+        self.retransmit(head, out);
+        self.rtt.back_off();
+        let when = self.tp.now + Dur::from_ms(self.rtt.rto_ms as u64);
+        self.reset_xmit_timer(XmitTimer::Retrans, when);
+    }
+
+    /// The retransmission timer fired at `now` (`tcp_write_timer_handler`), then new data may go out.
+    pub fn on_xmit_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let Some((when, kind)) = self.xmit_timer else {
+            return;
+        };
+        if when > now {
+            return;
+        }
+        self.tp.now = now;
+        self.last_rtt_us = -1;
+        match kind {
+            XmitTimer::ReoTimeout => self.rack_reo_timeout(out),
+            XmitTimer::LossProbe => self.send_loss_probe(out),
+            XmitTimer::Retrans => {
+                self.xmit_timer = None;
+                self.retransmit_timer(out);
+            }
+        }
+    }
+
+    /// The pacing timer fired (`tcp_pace_kick` → `tcp_tsq_write`).
+    pub fn on_pacing_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        match self.pacing_timer {
+            Some(t) if t <= now => self.pacing_timer = None,
+            _ => return,
+        }
+        self.tp.now = now;
+        self.last_rtt_us = -1;
+        if self.tp.lost_out > self.tp.retrans_out && self.tp.snd_cwnd > self.tp.in_flight() {
+            self.xmit_retransmit_queue(out);
+        }
+        self.write_xmit(0, out);
+    }
+}
