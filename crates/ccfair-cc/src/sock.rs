@@ -199,6 +199,9 @@ pub struct TcpSock {
     pub ecn_ok: bool,
     /// Segments of payload the application still has to send (`u32::MAX` for a bulk source).
     pub unsent_segments: u32,
+    /// When data was last transmitted (`tp->lsndtime`). The stack updates it after each data transmission, so
+    /// during `cwnd_event(TxStart)` it still holds the previous one (Cubic measures the idle time from it).
+    pub lsndtime: Time,
 }
 
 impl TcpSock {
@@ -233,6 +236,7 @@ impl TcpSock {
             internal_pacing: false,
             ecn_ok: false,
             unsent_segments: u32::MAX,
+            lsndtime: Time::ZERO,
         }
     }
 
