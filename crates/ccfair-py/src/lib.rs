@@ -36,7 +36,7 @@ column!(u8, "|u1");
 column!(f64, "<f8");
 
 fn col<'py, T: Column>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, v: &[T]) -> PyResult<()> {
-    let mut bytes = Vec::with_capacity(v.len() * std::mem::size_of::<T>());
+    let mut bytes = Vec::with_capacity(std::mem::size_of_val(v));
     for x in v {
         x.put(&mut bytes);
     }
@@ -46,7 +46,8 @@ fn col<'py, T: Column>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, v: &
 fn parse_spec(spec_json: &str) -> PyResult<ScenarioSpec> {
     let spec: ScenarioSpec =
         serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
-    spec.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    spec.validate()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(spec)
 }
 
@@ -61,7 +62,8 @@ fn validate(spec_json: &str) -> PyResult<()> {
 fn check_cc(name: &str, params_json: &str) -> PyResult<String> {
     let params: serde_json::Value =
         serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("cc_params: {e}")))?;
-    let cfg = CcConfig::from_name_and_params(name, &params).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let cfg =
+        CcConfig::from_name_and_params(name, &params).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(serde_json::to_string(&cfg).expect("configs serialize"))
 }
 
@@ -98,28 +100,107 @@ fn catalog() -> String {
 fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyResult<Bound<'py, PyDict>> {
     let flows = PyDict::new(py);
     let f = &out.flows;
-    col(py, &flows, "flow_id", &f.iter().map(|r| r.flow_id).collect::<Vec<_>>())?;
-    col(py, &flows, "group", &f.iter().map(|r| r.group).collect::<Vec<_>>())?;
+    col(
+        py,
+        &flows,
+        "flow_id",
+        &f.iter().map(|r| r.flow_id).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &flows,
+        "group",
+        &f.iter().map(|r| r.group).collect::<Vec<_>>(),
+    )?;
     flows.set_item("cc", PyList::new(py, f.iter().map(|r| r.cc))?)?;
-    col(py, &flows, "rtt_ns", &f.iter().map(|r| r.rtt_ns).collect::<Vec<_>>())?;
-    col(py, &flows, "start_ns", &f.iter().map(|r| r.start_ns).collect::<Vec<_>>())?;
-    col(py, &flows, "stop_ns", &f.iter().map(|r| r.stop_ns).collect::<Vec<_>>())?;
+    col(
+        py,
+        &flows,
+        "rtt_ns",
+        &f.iter().map(|r| r.rtt_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &flows,
+        "start_ns",
+        &f.iter().map(|r| r.start_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &flows,
+        "stop_ns",
+        &f.iter().map(|r| r.stop_ns).collect::<Vec<_>>(),
+    )?;
     macro_rules! counters {
         ($prefix:literal, $field:ident) => {
-            col(py, &flows, concat!($prefix, "delivered_bytes"), &f.iter().map(|r| r.$field.delivered_bytes).collect::<Vec<_>>())?;
-            col(py, &flows, concat!($prefix, "sent_segments"), &f.iter().map(|r| r.$field.sent_segments).collect::<Vec<_>>())?;
-            col(py, &flows, concat!($prefix, "retransmitted_segments"), &f.iter().map(|r| r.$field.retransmitted_segments).collect::<Vec<_>>())?;
-            col(py, &flows, concat!($prefix, "queue_drops"), &f.iter().map(|r| r.$field.queue_drops).collect::<Vec<_>>())?;
-            col(py, &flows, concat!($prefix, "path_drops"), &f.iter().map(|r| r.$field.path_drops).collect::<Vec<_>>())?;
-            col(py, &flows, concat!($prefix, "ce_marks"), &f.iter().map(|r| r.$field.ce_marks).collect::<Vec<_>>())?;
-            col(py, &flows, concat!($prefix, "rto_events"), &f.iter().map(|r| r.$field.rto_events).collect::<Vec<_>>())?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "delivered_bytes"),
+                &f.iter()
+                    .map(|r| r.$field.delivered_bytes)
+                    .collect::<Vec<_>>(),
+            )?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "sent_segments"),
+                &f.iter().map(|r| r.$field.sent_segments).collect::<Vec<_>>(),
+            )?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "retransmitted_segments"),
+                &f.iter()
+                    .map(|r| r.$field.retransmitted_segments)
+                    .collect::<Vec<_>>(),
+            )?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "queue_drops"),
+                &f.iter().map(|r| r.$field.queue_drops).collect::<Vec<_>>(),
+            )?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "path_drops"),
+                &f.iter().map(|r| r.$field.path_drops).collect::<Vec<_>>(),
+            )?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "ce_marks"),
+                &f.iter().map(|r| r.$field.ce_marks).collect::<Vec<_>>(),
+            )?;
+            col(
+                py,
+                &flows,
+                concat!($prefix, "rto_events"),
+                &f.iter().map(|r| r.$field.rto_events).collect::<Vec<_>>(),
+            )?;
         };
     }
     counters!("window_", window);
     counters!("total_", total);
-    col(py, &flows, "rtt_samples", &f.iter().map(|r| r.rtt_samples).collect::<Vec<_>>())?;
-    col(py, &flows, "rtt_mean_ns", &f.iter().map(|r| r.rtt_mean_ns).collect::<Vec<_>>())?;
-    col(py, &flows, "rtt_p99_ns", &f.iter().map(|r| r.rtt_p99_ns).collect::<Vec<_>>())?;
+    col(
+        py,
+        &flows,
+        "rtt_samples",
+        &f.iter().map(|r| r.rtt_samples).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &flows,
+        "rtt_mean_ns",
+        &f.iter().map(|r| r.rtt_mean_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &flows,
+        "rtt_p99_ns",
+        &f.iter().map(|r| r.rtt_p99_ns).collect::<Vec<_>>(),
+    )?;
 
     let ts = PyDict::new(py);
     let s = &out.series;
@@ -190,7 +271,12 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
 /// time; Ctrl-C interrupts between chunks.
 #[pyfunction]
 #[pyo3(signature = (spec_json, seed, progress=None))]
-fn run<'py>(py: Python<'py>, spec_json: &str, seed: u64, progress: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+fn run<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    seed: u64,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let spec = parse_spec(spec_json)?;
     let t0 = Instant::now();
     let mut sim = Simulation::new(spec, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -102,6 +102,13 @@ impl ScenarioSpec {
         if self.groups.is_empty() {
             return err("flows", "at least one flow group is needed");
         }
+        let total: u64 = self.groups.iter().map(|g| g.count as u64).sum();
+        if total > crate::sim::MAX_FLOWS as u64 {
+            return err(
+                "flows",
+                format!("at most {} flows in one run, got {total}", crate::sim::MAX_FLOWS),
+            );
+        }
         for (i, g) in self.groups.iter().enumerate() {
             let f = |name: &str| format!("flows[{i}].{name}");
             g.cc.validate().map_err(|e| SpecError {
@@ -117,10 +124,10 @@ impl ScenarioSpec {
             if g.start_ns >= self.duration_ns {
                 return err(f("start"), "must be before the end of the run");
             }
-            if let Some(stop) = g.stop_ns {
-                if stop <= g.start_ns {
-                    return err(f("stop"), "must be after start");
-                }
+            if let Some(stop) = g.stop_ns
+                && stop <= g.start_ns
+            {
+                return err(f("stop"), "must be after start");
             }
             if g.initial_window == 0 {
                 return err(f("initial_window"), "must be at least 1");

@@ -21,7 +21,7 @@ use crate::recorder::{FlowRecord, FlowSeries, FlowView, QueueSeries, Recorder, T
 use crate::scenario::{ScenarioSpec, SpecError};
 use crate::tcp::{Ack, Receiver, Segment, Sender, SenderConfig};
 
-// Event kinds, packed with a flow index into one u64 code.
+// Event kinds, packed with a flow index into one 24-bit code: 4 bits of kind, 20 bits of flow index.
 const EV_LINK_DONE: u64 = 0;
 const EV_DATA: u64 = 1;
 const EV_ACK: u64 = 2;
@@ -35,9 +35,13 @@ const EV_SAMPLE: u64 = 9;
 const EV_WINDOW_START: u64 = 10;
 const EV_WINDOW_END: u64 = 11;
 
+const FLOW_BITS: u32 = 20;
+/// The most flows a run may have (2^20).
+pub const MAX_FLOWS: u32 = 1 << FLOW_BITS;
+
 #[inline]
 fn code(kind: u64, flow: u32) -> u64 {
-    (kind << 32) | flow as u64
+    (kind << FLOW_BITS) | flow as u64
 }
 
 struct Flow {
@@ -262,8 +266,8 @@ impl<O: Observer> Simulation<O> {
     }
 
     fn dispatch(&mut self, c: u64) {
-        let kind = c >> 32;
-        let f = (c & 0xffff_ffff) as u32;
+        let kind = c >> FLOW_BITS;
+        let f = (c & (MAX_FLOWS as u64 - 1)) as u32;
         match kind {
             EV_LINK_DONE => self.on_link_done(),
             EV_DATA => self.on_data(f),

@@ -31,7 +31,11 @@ fn spec(rate_bps: u64, limit: QueueLimit, duration_s: u64, groups: Vec<GroupSpec
         interval_ns: 100 * MS,
         measure_start_ns: duration_s * S / 5,
         measure_end_ns: duration_s * S,
-        link: LinkSpec { rate_bps, mtu_bytes: 1500, aqm: AqmConfig::Fifo { limit } },
+        link: LinkSpec {
+            rate_bps,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::Fifo { limit },
+        },
         groups,
     }
 }
@@ -55,7 +59,8 @@ impl Observer for InOrder {
             self.next.resize(f + 1, 0);
         }
         if first_seq != self.next[f] {
-            self.violations.push(format!("flow {flow}: got {first_seq}, expected {}", self.next[f]));
+            self.violations
+                .push(format!("flow {flow}: got {first_seq}, expected {}", self.next[f]));
         }
         self.next[f] = first_seq + segments;
     }
@@ -89,7 +94,10 @@ mod invariants {
     fn arb_spec() -> impl Strategy<Value = ScenarioSpec> {
         (
             1_000_000u64..200_000_000,
-            prop_oneof![(2u32..300).prop_map(QueueLimit::Packets), (3000u64..400_000).prop_map(QueueLimit::Bytes)],
+            prop_oneof![
+                (2u32..300).prop_map(QueueLimit::Packets),
+                (3000u64..400_000).prop_map(QueueLimit::Bytes)
+            ],
             prop::collection::vec(arb_group(), 1..4),
             4u64..8,
         )
@@ -148,12 +156,23 @@ mod invariants {
     fn same_seed_same_results_different_seed_different_loss_pattern() {
         let mut g = group("cubic", 2, 40);
         g.loss = 0.002;
-        let sp = spec(20_000_000, QueueLimit::Packets(60), 8, vec![g, group("reno", 1, 80)]);
+        let sp = spec(
+            20_000_000,
+            QueueLimit::Packets(60),
+            8,
+            vec![g, group("reno", 1, 80)],
+        );
         let run = |seed| {
             let mut sim = Simulation::new(sp.clone(), seed).unwrap();
             sim.run();
             let o = sim.output();
-            (o.flows, o.series.cwnd, o.series.srtt_ns, o.queue.backlog_bytes, o.totals.events)
+            (
+                o.flows,
+                o.series.cwnd,
+                o.series.srtt_ns,
+                o.queue.backlog_bytes,
+                o.totals.events,
+            )
         };
         let a = run(7);
         let b = run(7);
@@ -168,7 +187,11 @@ mod invariants {
 
     impl Observer for Drops {
         fn segment_dropped(&mut self, _now: Time, _flow: u32, _seq: u32, reason: DropReason) {
-            if reason == DropReason::PathLoss { self.1 += 1 } else { self.0 += 1 }
+            if reason == DropReason::PathLoss {
+                self.1 += 1
+            } else {
+                self.0 += 1
+            }
         }
     }
 
@@ -185,7 +208,10 @@ mod invariants {
         assert_eq!(queue, 0);
         let p = path as f64 / sent;
         let sd = (0.01 * 0.99 / sent).sqrt();
-        assert!((p - 0.01).abs() < 5.0 * sd, "observed loss rate {p} over {sent} segments");
+        assert!(
+            (p - 0.01).abs() < 5.0 * sd,
+            "observed loss rate {p} over {sent} segments"
+        );
     }
 }
 
@@ -199,11 +225,17 @@ mod theory {
     #[test]
     fn one_reno_flow_with_a_one_bdp_buffer_keeps_the_link_busy() {
         for (rate, rtt) in [(10_000_000u64, 50u64), (100_000_000, 20), (100_000_000, 100)] {
-            let sp = spec(rate, QueueLimit::Packets(bdp_packets(rate, rtt)), 60, vec![group("reno", 1, rtt)]);
+            let sp = spec(
+                rate,
+                QueueLimit::Packets(bdp_packets(rate, rtt)),
+                60,
+                vec![group("reno", 1, rtt)],
+            );
             let mut sim = Simulation::new(sp, 1).unwrap();
             sim.run();
             let out = sim.output();
-            let util = out.totals.window_link_tx_bytes as f64 * 8.0 / (rate as f64 * out.totals.window_ns as f64 * 1e-9);
+            let util = out.totals.window_link_tx_bytes as f64 * 8.0
+                / (rate as f64 * out.totals.window_ns as f64 * 1e-9);
             assert!(util >= 0.98, "{rate} bit/s, {rtt} ms: utilization {util}");
             assert!(util <= 1.0 + 1e-9);
         }
@@ -213,11 +245,17 @@ mod theory {
     fn half_bdp_buffer_cannot_keep_a_single_reno_flow_busy() {
         // The classic buffer-sizing result: below one BDP a lone Reno flow idles the link after each halving.
         let (rate, rtt) = (100_000_000u64, 50u64);
-        let sp = spec(rate, QueueLimit::Packets(bdp_packets(rate, rtt) / 4), 60, vec![group("reno", 1, rtt)]);
+        let sp = spec(
+            rate,
+            QueueLimit::Packets(bdp_packets(rate, rtt) / 4),
+            60,
+            vec![group("reno", 1, rtt)],
+        );
         let mut sim = Simulation::new(sp, 1).unwrap();
         sim.run();
         let out = sim.output();
-        let util = out.totals.window_link_tx_bytes as f64 * 8.0 / (rate as f64 * out.totals.window_ns as f64 * 1e-9);
+        let util =
+            out.totals.window_link_tx_bytes as f64 * 8.0 / (rate as f64 * out.totals.window_ns as f64 * 1e-9);
         // With buffer B = BDP/4 the window oscillates between (BDP+B)/2 and BDP+B, so the link is idle for part
         // of each cycle: utilization ≈ 1 − ((BDP − (BDP+B)/2)²)/(...) ≈ 0.9; certainly well below 0.98.
         assert!(util < 0.97 && util > 0.8, "utilization {util}");
@@ -234,7 +272,12 @@ mod theory {
         for (p, duration_s) in [(1e-4, 600u64), (1e-3, 200), (1e-2, 100)] {
             let mut g = group("reno", flows, rtt_ms);
             g.loss = p;
-            let sp = spec(10_000_000_000, QueueLimit::Packets(1_000_000), duration_s, vec![g]);
+            let sp = spec(
+                10_000_000_000,
+                QueueLimit::Packets(1_000_000),
+                duration_s,
+                vec![g],
+            );
             let mut sim = Simulation::new(sp, 11).unwrap();
             sim.run();
             let out = sim.output();
@@ -243,7 +286,11 @@ mod theory {
             let model = 1448.0 * 8.0 / (rtt_ms as f64 / 1000.0) * (1.5f64).sqrt() / p.sqrt();
             let err = (got - model).abs() / model;
             eprintln!("p={p}: goodput {got:.0} vs Mathis {model:.0}");
-            assert!(err < 0.2, "p={p}: goodput {got:.0} vs Mathis {model:.0} ({:.1} % off)", err * 100.0);
+            assert!(
+                err < 0.2,
+                "p={p}: goodput {got:.0} vs Mathis {model:.0} ({:.1} % off)",
+                err * 100.0
+            );
         }
     }
 
@@ -251,15 +298,26 @@ mod theory {
     fn rtt_includes_queueing_and_one_serialization() {
         // Bufferbloat: a 1-BDP buffer adds up to one base RTT of queueing; the mean RTT lies in between.
         let (rate, rtt) = (10_000_000u64, 40u64);
-        let sp = spec(rate, QueueLimit::Packets(bdp_packets(rate, rtt)), 30, vec![group("reno", 1, rtt)]);
+        let sp = spec(
+            rate,
+            QueueLimit::Packets(bdp_packets(rate, rtt)),
+            30,
+            vec![group("reno", 1, rtt)],
+        );
         let mut sim = Simulation::new(sp, 1).unwrap();
         sim.run();
         let out = sim.output();
         let ser_ms = 1500.0 * 8.0 / rate as f64 * 1000.0;
         let mean_ms = out.flows[0].rtt_mean_ns / 1e6;
-        assert!(mean_ms > rtt as f64 + ser_ms && mean_ms < 2.0 * rtt as f64 + 2.0 * ser_ms, "mean RTT {mean_ms} ms");
+        assert!(
+            mean_ms > rtt as f64 + ser_ms && mean_ms < 2.0 * rtt as f64 + 2.0 * ser_ms,
+            "mean RTT {mean_ms} ms"
+        );
         let min_srtt = *out.series.srtt_ns.iter().filter(|&&x| x > 0).min().unwrap() as f64 / 1e6;
-        assert!(min_srtt >= rtt as f64, "srtt {min_srtt} below the propagation RTT");
+        assert!(
+            min_srtt >= rtt as f64,
+            "srtt {min_srtt} below the propagation RTT"
+        );
         let _ = Dur::ZERO;
     }
 }

@@ -31,12 +31,10 @@ impl Sender {
         // D. Leave CWR or Recovery once high_seq is acknowledged.
         if self.tp.ca_state != CaState::Open && self.tp.snd_una >= self.tp.high_seq {
             match self.tp.ca_state {
-                CaState::Cwr => {
-                    // Hold CWR until something above high_seq is acknowledged, so CWR reached the peer.
-                    if self.tp.snd_una != self.tp.high_seq {
-                        self.end_cwnd_reduction();
-                        self.set_ca_state(CaState::Open);
-                    }
+                // Hold CWR until something above high_seq is acknowledged, so CWR reached the peer.
+                CaState::Cwr if self.tp.snd_una != self.tp.high_seq => {
+                    self.end_cwnd_reduction();
+                    self.set_ca_state(CaState::Open);
                 }
                 CaState::Recovery => {
                     // tcp_try_undo_recovery: without DSACK/timestamps nothing can be undone; reopen.

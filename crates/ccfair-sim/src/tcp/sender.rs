@@ -1,9 +1,9 @@
 //! The TCP sender, modelled on Linux's ACK processing (`tcp_ack()` in `tcp_input.c`).
 //!
 //! Per ACK, in the kernel's order: SACK tagging of the retransmission queue (`tcp_sacktag_write_queue`, with
-//! the previous ACK's blocks used to skip work as `recv_sack_cache` does), the `in_ack_event` hook, removal of
-//! cumulatively acknowledged segments with RTT sampling (`tcp_clean_rtx_queue`: Karn's rule, SACK RTT, the
-//! timestamp fallback) and the `pkts_acked` hook, TLP episode accounting, the loss-recovery state machine
+//! the previous ACK's blocks used to skip work as `recv_sack_cache` does), removal of cumulatively
+//! acknowledged segments with RTT sampling (`tcp_clean_rtx_queue`: Karn's rule, SACK RTT, the timestamp
+//! fallback) and the `pkts_acked` hook, the `in_ack_event` hook, TLP episode accounting, the loss-recovery state machine
 //! (`tcp_fastretrans_alert`, in `recovery.rs`), TLP/RTO re-arming, the delivery-rate sample (`tcp_rate_gen`),
 //! the congestion control (`cong_control`, or PRR during CWR/Recovery, or `cong_avoid`), pacing-rate update,
 //! and finally retransmissions and new data (`xmit.rs`).
@@ -327,13 +327,6 @@ impl Sender {
             // Pure forward advance: the header-prediction fast path.
             self.tp.snd_una = ack.ack;
             flag |= FLAG_WIN_UPDATE;
-            self.cc.in_ack_event(
-                &mut self.tp,
-                AckEventFlags {
-                    win_update: true,
-                    ..Default::default()
-                },
-            );
         } else {
             if flag & FLAG_SND_UNA_ADVANCED != 0 {
                 flag |= FLAG_WIN_UPDATE;
@@ -348,15 +341,17 @@ impl Sender {
             if sack.sack_delivered > 0 {
                 self.count_delivered(sack.sack_delivered, ece);
             }
-            let ev = AckEventFlags {
-                slowpath: true,
-                win_update: flag & FLAG_WIN_UPDATE != 0,
-                ece,
-            };
-            self.cc.in_ack_event(&mut self.tp, ev);
         }
+        // Current mainline calls in_ack_event after the queue is cleaned, so the algorithm sees this ACK's
+        // deliveries (the AccECN preparation moved it; older kernels called it before).
+        let ev = AckEventFlags {
+            slowpath,
+            win_update: flag & FLAG_WIN_UPDATE != 0,
+            ece: slowpath && ece,
+        };
 
         if prior_packets == 0 {
+            self.cc.in_ack_event(&mut self.tp, ev);
             if let Some(high) = self.tlp_high_seq {
                 self.process_tlp_ack(ack.ack, high, flag);
             }
@@ -364,6 +359,7 @@ impl Sender {
         }
 
         flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut sack, ece);
+        self.cc.in_ack_event(&mut self.tp, ev);
 
         if let Some(high) = self.tlp_high_seq {
             self.process_tlp_ack(ack.ack, high, flag);
@@ -469,14 +465,13 @@ impl Sender {
         for b in &blocks[..n] {
             let mut seq = b.start.max(self.tp.snd_una);
             while seq < b.end {
-                if use_cache {
-                    if let Some(c) = self.sack_cache[..self.sack_cache_len]
+                if use_cache
+                    && let Some(c) = self.sack_cache[..self.sack_cache_len]
                         .iter()
                         .find(|c| c.start <= seq && seq < c.end)
-                    {
-                        seq = c.end;
-                        continue;
-                    }
+                {
+                    seq = c.end;
+                    continue;
                 }
                 self.sacktag_one(seq, st);
                 seq += 1;
@@ -618,12 +613,12 @@ impl Sender {
         let mut seq_rtt_us: i64 = -1;
         let mut ca_rtt_us: i64 = -1;
         let mut sack_rtt_us: i64 = -1;
-        if let Some(first) = first_ackt {
-            if flag & FLAG_RETRANS_DATA_ACKED == 0 {
-                seq_rtt_us = (now.saturating_since(first).ns() / 1000) as i64;
-                ca_rtt_us = (now.saturating_since(last_ackt).ns() / 1000) as i64;
-                // FLAG_ACK_MAYBE_DELAYED needs a sub-MSS advance of snd_una: never for full-sized segments.
-            }
+        if let Some(first) = first_ackt
+            && flag & FLAG_RETRANS_DATA_ACKED == 0
+        {
+            seq_rtt_us = (now.saturating_since(first).ns() / 1000) as i64;
+            ca_rtt_us = (now.saturating_since(last_ackt).ns() / 1000) as i64;
+            // FLAG_ACK_MAYBE_DELAYED needs a sub-MSS advance of snd_una: never for full-sized segments.
         }
         if let (Some(first), Some(last)) = (st.first_sackt, st.last_sackt) {
             sack_rtt_us = (now.saturating_since(first).ns() / 1000) as i64;

@@ -1,0 +1,49 @@
+# ccfair: the README's two commands are `make demo` and `make test`. Both set up everything they need on a
+# fresh machine: a virtualenv with the Python dependencies from PyPI, the Rust crates from crates.io, and the
+# extension module built in release mode.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.ccfair-built
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
+PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
+
+.PHONY: setup demo test test-rust test-python lint bench clean
+
+setup: $(STAMP)
+
+$(BIN)/maturin:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "maturin>=1.7,<2"
+
+$(STAMP): $(BIN)/maturin $(RUST_SOURCES) $(PY_SOURCES)
+	@command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet --extras dev
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/ccfair run scenarios/default.toml
+
+lint: setup
+	-rustup component add rustfmt clippy 2>/dev/null
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(BIN)/ruff check python tests
+	$(BIN)/ruff format --check python tests
+
+test-rust:
+	cargo test --workspace --exclude ccfair-py --quiet
+
+test-python: setup
+	$(BIN)/pytest -q
+
+test: lint test-rust test-python
+
+bench: setup
+	$(BIN)/ccfair bench
+
+clean:
+	cargo clean
+	rm -rf $(VENV) .pytest_cache .ruff_cache
