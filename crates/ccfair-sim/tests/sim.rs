@@ -320,4 +320,56 @@ mod theory {
         );
         let _ = Dur::ZERO;
     }
+
+    #[test]
+    fn cubic_window_follows_the_cubic_function_over_an_epoch() {
+        // One Cubic flow, long RTT and a 1-BDP buffer: losses are rare, so each epoch is dominated by the cubic
+        // region. After each reduction W(t) = W_max + C(t + d − K)³ with K = ∛((W_max − cwnd₀)/C), where cwnd₀
+        // is the window at the epoch's start, d the minimum RTT (Linux evaluates one min-RTT ahead) and W_max
+        // Cubic's (fast-convergence adjusted) previous maximum, which the time series exports as cc_aux.
+        let (rate, rtt) = (100_000_000u64, 100u64);
+        let sp = spec(rate, QueueLimit::Packets(bdp_packets(rate, rtt)), 120, vec![group("cubic", 1, rtt)]);
+        let mut sim = Simulation::new(sp, 1).unwrap();
+        sim.run();
+        let s = &sim.output().series;
+        let c = 410.0 / 1024.0;
+        let d = rtt as f64 / 1000.0;
+        let t: Vec<f64> = s.t_ns.iter().map(|&x| x as f64 * 1e-9).collect();
+        // Epoch starts: back in Open after a recovery.
+        let starts: Vec<usize> = (1..t.len())
+            .filter(|&i| s.ca_state[i] == 0 && s.ca_state[i - 1] == 3 && s.ssthresh[i] > 0)
+            .collect();
+        assert!(starts.len() >= 3, "expected several congestion epochs, got {}", starts.len());
+        let (mut checked, mut plateaus) = (0, 0);
+        for w in starts.windows(2) {
+            let (i, j) = (w[0], w[1]);
+            let wmax = s.cc_aux[i];
+            let cwnd0 = s.ssthresh[i] as f64;
+            assert!(wmax > cwnd0, "W_max {wmax} should exceed the reduced window {cwnd0}");
+            let k = ((wmax - cwnd0) / c).cbrt();
+            let model = |t0: f64, tk: f64| wmax + c * (tk - t0 + d - k).powi(3);
+            // Up to the next loss (the window leaves Open when recovery starts).
+            let open_end = (i + 1..j).take_while(|&m| s.ca_state[m] == 0).last().unwrap_or(i);
+            let worst = |t0: f64| {
+                (i + 1..=open_end)
+                    .map(|m| ((s.cwnd[m] as f64 - model(t0, t[m])) / model(t0, t[m])).abs())
+                    .fold(0.0, f64::max)
+            };
+            // The epoch began within the 100 ms before sample i: try offsets on a 10 ms grid.
+            let best = (0..=10).map(|g| worst(t[i] - 0.01 * g as f64)).fold(f64::INFINITY, f64::min);
+            assert!(best < 0.05, "epoch at {:.1} s: worst deviation from W(t) {:.1} %", t[i], best * 100.0);
+            // The plateau: at t ≈ K the window sits at W_max (when the epoch lasts that long; with fast
+            // convergence W_max is below what the path holds, so later epochs do).
+            if t[open_end] - t[i] + d > k + 1.0 {
+                let at_k = (i..=open_end)
+                    .min_by(|&a, &b| (t[a] - t[i] + d - k).abs().total_cmp(&(t[b] - t[i] + d - k).abs()))
+                    .unwrap();
+                let dev = (s.cwnd[at_k] as f64 - wmax).abs() / wmax;
+                assert!(dev < 0.02, "plateau {} vs W_max {wmax}", s.cwnd[at_k]);
+                plateaus += 1;
+            }
+            checked += 1;
+        }
+        assert!(checked >= 3 && plateaus >= 2, "{checked} epochs checked, {plateaus} plateaus");
+    }
 }
