@@ -1,0 +1,38 @@
+"""ccfair: a congestion-control fairness lab.
+
+A deterministic packet-level simulator of TCP flows sharing a bottleneck, with scenarios in TOML::
+
+    import ccfair
+    result = ccfair.run("scenarios/default.toml", seed=1)
+    result.flows, result.classes, result.timeseries, result.queue  # pandas DataFrames
+    result.summary                                                  # dict
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ccfair import _native
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Scenario
+
+if TYPE_CHECKING:
+    from ccfair.result import RunResult, load_run
+    from ccfair.runner import run
+
+__version__: str = _native.__version__
+
+__all__ = ["RunResult", "Scenario", "ScenarioError", "__version__", "load_run", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    # The result side needs pandas, which takes a while to import; load it only when used.
+    if name == "run":
+        from ccfair.runner import run
+
+        return run
+    if name in ("RunResult", "load_run"):
+        from ccfair import result
+
+        return getattr(result, name)
+    raise AttributeError(f"module 'ccfair' has no attribute {name!r}")

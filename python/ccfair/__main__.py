@@ -1,0 +1,7 @@
+"""``python -m ccfair``: the command-line interface."""
+
+import sys
+
+from ccfair.cli import main
+
+sys.exit(main())

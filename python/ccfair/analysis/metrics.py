@@ -1,0 +1,191 @@
+"""Tables and the summary of one run, from the native output and the scenario.
+
+The measurement window is [measure_start, measure_end]. A flow is *active* if its [start, stop) overlaps
+the window; shares, classes and fairness consider active flows only.
+
+Per flow (``flows`` table):
+
+- ``goodput_bps``: window delivered bytes (in-order payload) x 8 / window length in seconds
+- ``share``: goodput / total goodput of the active flows (NaN for inactive flows)
+- ``retransmissions``: retransmitted segments in the window
+- ``drops``: the flow's packets dropped in the window, at the bottleneck queue plus on its own path
+- ``rtt_mean_ms``, ``rtt_p99_ms``: mean and 99th percentile of the RTT samples taken in the window
+  (NaN without samples)
+
+Per class (``classes`` table), a class being the active flows with the same (cc, rtt_ns):
+
+- ``flows``: number of flows
+- ``goodput_bps``: mean goodput per flow of the class
+- ``relative_goodput``: class mean / (link rate / number of active flows); see
+  :func:`~ccfair.analysis.fairness.relative_goodput`
+- ``share``: class total goodput / total goodput of the active flows
+- ``jain_index``: Jain's index over the class's flows
+
+Summary (plain JSON types; None where a value is undefined):
+
+- ``jain_index``: over the active flows' goodput
+- ``utilization``: wire bytes the bottleneck sent in the window x 8 / (link rate x window seconds), at most 1
+- ``total_goodput_bps``: sum of the active flows' goodput
+- ``queue_sojourn_p50_ns``, ``queue_sojourn_p99_ns``: bottleneck queue sojourn times of the packets that left
+  it in the window
+- ``drops``: packets dropped in the window (queue plus path), ``retransmissions``: segments retransmitted
+  in the window
+- ``fness``: only when the run has exactly two flows: :func:`~ccfair.analysis.fairness.fness` of flow 0
+  against flow 1 on window delivered bytes (0 fair, -1 flow 0 takes everything, +1 flow 1 does)
+- ``events``: simulator events processed, ``wall_seconds``: wall-clock time of the simulation
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ccfair.analysis.fairness import fness, jain_index, relative_goodput
+from ccfair.scenario import Scenario
+
+FLOW_COLUMNS = (
+    "flow_id",
+    "group",
+    "label",
+    "cc",
+    "rtt_ns",
+    "start_ns",
+    "stop_ns",
+    "active",
+    "goodput_bps",
+    "share",
+    "retransmissions",
+    "drops",
+    "rtt_mean_ms",
+    "rtt_p99_ms",
+)
+CLASS_COLUMNS = ("cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index")
+SUMMARY_KEYS = (
+    "jain_index",
+    "utilization",
+    "total_goodput_bps",
+    "queue_sojourn_p50_ns",
+    "queue_sojourn_p99_ns",
+    "drops",
+    "retransmissions",
+    "fness",
+    "events",
+    "wall_seconds",
+)
+
+
+def columns_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
+    """A DataFrame from native columns: ``(dtype, bytes)`` pairs become NumPy columns, lists stay lists."""
+    data: dict[str, Any] = {}
+    for name, value in columns.items():
+        if isinstance(value, tuple):
+            dtype, raw = value
+            data[name] = np.frombuffer(raw, dtype=np.dtype(dtype)).copy()
+        else:
+            data[name] = pd.array(list(value), dtype="str")
+    return pd.DataFrame(data)
+
+
+def flow_table(native_flows: Mapping[str, Any], scenario: Scenario) -> pd.DataFrame:
+    """The per-flow table: the documented columns first, then every native counter (``window_*``,
+    ``total_*``, ``rtt_samples``, ``rtt_mean_ns``, ``rtt_p99_ns``)."""
+    raw = columns_frame(native_flows)
+    start_ns, end_ns = scenario.measure_window_ns()
+    window_s = (end_ns - start_ns) / 1e9
+    labels = [g.label for g in scenario.flows]
+    out = pd.DataFrame(
+        {
+            "flow_id": raw["flow_id"],
+            "group": raw["group"],
+            "label": pd.array([labels[int(g)] for g in raw["group"]], dtype="str"),
+            "cc": raw["cc"],
+            "rtt_ns": raw["rtt_ns"],
+            "start_ns": raw["start_ns"],
+            "stop_ns": raw["stop_ns"],
+        }
+    )
+    out["active"] = (raw["start_ns"] < end_ns) & (raw["stop_ns"] > start_ns)
+    out["goodput_bps"] = raw["window_delivered_bytes"].astype("float64") * 8.0 / window_s
+    active_total = float(out.loc[out["active"], "goodput_bps"].sum())
+    share = out["goodput_bps"] / active_total if active_total > 0 else pd.Series(np.nan, index=out.index)
+    out["share"] = share.where(out["active"], np.nan)
+    out["retransmissions"] = raw["window_retransmitted_segments"]
+    out["drops"] = raw["window_queue_drops"] + raw["window_path_drops"]
+    out["rtt_mean_ms"] = raw["rtt_mean_ns"] / 1e6
+    out["rtt_p99_ms"] = raw["rtt_p99_ns"] / 1e6
+    extra = [c for c in raw.columns if c not in out.columns]
+    return pd.concat([out, raw[extra]], axis=1)
+
+
+def class_table(flows: pd.DataFrame, link_rate_bps: int) -> pd.DataFrame:
+    """Per (cc, rtt_ns) class of active flows, in order of first flow id."""
+    active = flows[flows["active"]]
+    n_active = len(active)
+    total = float(active["goodput_bps"].sum())
+    rows = []
+    for (cc, rtt_ns), members in active.groupby(["cc", "rtt_ns"], sort=False):
+        goodputs = members["goodput_bps"].to_numpy(dtype="float64")
+        mean = float(goodputs.mean())
+        rows.append(
+            {
+                "cc": str(cc),
+                "rtt_ns": int(rtt_ns),
+                "flows": len(members),
+                "goodput_bps": mean,
+                "relative_goodput": relative_goodput(mean, link_rate_bps, n_active),
+                "share": float(goodputs.sum()) / total if total > 0 else math.nan,
+                "jain_index": jain_index(goodputs),
+            }
+        )
+    table = pd.DataFrame(rows, columns=list(CLASS_COLUMNS))
+    return table.astype(
+        {
+            "cc": "str",
+            "rtt_ns": "uint64",
+            "flows": "int64",
+            "goodput_bps": "float64",
+            "relative_goodput": "float64",
+            "share": "float64",
+            "jain_index": "float64",
+        }
+    )
+
+
+def json_number(x: Any) -> float | int | None:
+    """A plain JSON number: NumPy scalars become Python ones, NaN and infinities become None."""
+    if x is None:
+        return None
+    if isinstance(x, bool | np.bool_):
+        raise TypeError("not a number: a boolean")
+    if isinstance(x, int | np.integer):
+        return int(x)
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def run_summary(flows: pd.DataFrame, totals: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
+    """The summary dict (keys :data:`SUMMARY_KEYS`; ``fness`` only for two-flow runs)."""
+    start_ns, end_ns = scenario.measure_window_ns()
+    window_s = (end_ns - start_ns) / 1e9
+    active = flows[flows["active"]]
+    summary: dict[str, Any] = {
+        "jain_index": json_number(jain_index(active["goodput_bps"])),
+        "utilization": json_number(
+            int(totals["window_link_tx_bytes"]) * 8 / (scenario.link.rate_bps * window_s)
+        ),
+        "total_goodput_bps": float(active["goodput_bps"].sum()),
+        "queue_sojourn_p50_ns": json_number(totals["window_sojourn_p50_ns"]),
+        "queue_sojourn_p99_ns": json_number(totals["window_sojourn_p99_ns"]),
+        "drops": int(totals["window_queue_drops"]) + int(totals["window_path_drops"]),
+        "retransmissions": int(flows["retransmissions"].sum()),
+    }
+    if len(flows) == 2:
+        delivered = flows.sort_values("flow_id")["window_delivered_bytes"].to_numpy()
+        summary["fness"] = json_number(fness(float(delivered[0]), float(delivered[1])))
+    summary["events"] = int(totals["events"])
+    summary["wall_seconds"] = float(totals["wall_seconds"])
+    return summary

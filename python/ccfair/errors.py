@@ -1,0 +1,19 @@
+"""The one error type for bad input: a field (dotted path into the scenario) and what is wrong with it."""
+
+from __future__ import annotations
+
+
+class ScenarioError(Exception):
+    """Bad user input. ``field`` is a dotted path such as ``flows[1].rtt`` or ``link.buffer``;
+    ``str(err)`` is ``"field: message"``."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(field, message)
+        self.field = field
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, str]]:
+        return (ScenarioError, (self.field, self.message))

@@ -1,0 +1,126 @@
+"""Readable text for the command line: a run's tables and summary, and the catalog of algorithms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ccfair.result import RunResult
+from ccfair.tables import MISSING, Column, fixed, integer, is_missing, render, render_pairs, text
+from ccfair.units import format_duration, format_rate
+
+MAX_FLOW_ROWS = 50
+
+
+def _flow_columns(with_labels: bool) -> list[Column]:
+    columns = [Column("flow", "flow_id", integer), Column("group", "group", integer)]
+    if with_labels:
+        columns.append(Column("label", "label", text, "left"))
+    columns += [
+        Column("cc", "cc", text, "left"),
+        Column("rtt ms", "rtt_ns", fixed(1, 1e6)),
+        Column("goodput Mbps", "goodput_bps", fixed(3, 1e6)),
+        Column("share", "share", fixed(3)),
+        Column("retrans", "retransmissions", integer),
+        Column("drops", "drops", integer),
+        Column("rtt mean ms", "rtt_mean_ms", fixed(1)),
+        Column("rtt p99 ms", "rtt_p99_ms", fixed(1)),
+    ]
+    return columns
+
+
+CLASS_COLUMNS = [
+    Column("cc", "cc", text, "left"),
+    Column("rtt ms", "rtt_ns", fixed(1, 1e6)),
+    Column("flows", "flows", integer),
+    Column("goodput Mbps", "goodput_bps", fixed(3, 1e6)),
+    Column("rel goodput", "relative_goodput", fixed(3)),
+    Column("share", "share", fixed(3)),
+    Column("jain", "jain_index", fixed(3)),
+]
+
+
+def _summary_pairs(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def num(key: str, digits: int, scale: float = 1.0, unit: str = "") -> str:
+        value = summary.get(key)
+        return MISSING if is_missing(value) else fixed(digits, scale)(value) + unit
+
+    pairs = [
+        ("jain index", num("jain_index", 3)),
+        ("utilization", num("utilization", 2, 0.01, " %")),
+        ("total goodput", num("total_goodput_bps", 3, 1e6, " Mbps")),
+        ("queue sojourn p50", num("queue_sojourn_p50_ns", 2, 1e6, " ms")),
+        ("queue sojourn p99", num("queue_sojourn_p99_ns", 2, 1e6, " ms")),
+        ("drops", integer(summary.get("drops"))),
+        ("retransmissions", integer(summary.get("retransmissions"))),
+    ]
+    if "fness" in summary:
+        pairs.append(("fness (flow 0 vs 1)", num("fness", 3)))
+    events, wall = summary.get("events"), summary.get("wall_seconds")
+    pairs.append(("events", integer(events)))
+    rate = ""
+    if not is_missing(events) and not is_missing(wall) and wall > 0:
+        rate = f"  ({events / wall / 1e6:.2f} M events/s)"
+    pairs.append(("wall time", num("wall_seconds", 3, 1.0, " s") + rate))
+    return pairs
+
+
+def run_report(result: RunResult) -> str:
+    """Flows, classes and summary of a run as aligned text tables."""
+    sc = result.scenario
+    start_ns, end_ns = sc.measure_window_ns()
+    flows = result.flows
+    with_labels = bool(flows["label"].notna().any())
+    rows = flows.head(MAX_FLOW_ROWS).to_dict("records")
+    parts = [
+        f"Link {format_rate(sc.link.rate_bps)}, buffer {sc.link.buffer} "
+        f"({_limit_text(sc.buffer_limit())}), {sc.link.aqm.name}; {sc.flow_count()} flows; "
+        f"{format_duration(sc.duration_ns)} simulated, seed {result.seed}",
+        f"Measurement window {format_duration(start_ns)} to {format_duration(end_ns)}",
+        "",
+        "Flows",
+        render(rows, _flow_columns(with_labels)),
+    ]
+    if len(flows) > MAX_FLOW_ROWS:
+        parts.append(f"  ... {len(flows) - MAX_FLOW_ROWS} more flows (all of them with --json or --out)")
+    parts += [
+        "",
+        "Classes (active flows by cc and rtt)",
+        render(result.classes.to_dict("records"), CLASS_COLUMNS),
+    ]
+    parts += ["", "Summary", render_pairs(_summary_pairs(result.summary))]
+    return "\n".join(parts) + "\n"
+
+
+def _limit_text(limit: Mapping[str, int]) -> str:
+    if "packets" in limit:
+        return f"{limit['packets']:,} packets"
+    return f"{limit['bytes']:,} bytes"
+
+
+def _default_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return MISSING if value is None else str(value)
+
+
+def catalog_report(catalog: Mapping[str, Any]) -> str:
+    """The congestion controls and queue disciplines with their parameters, allowed values and defaults."""
+    param_columns = [
+        Column("parameter", "name", text, "left"),
+        Column("default", "default", text, "left"),
+        Column("allowed", "allowed", text, "left"),
+        Column("meaning", "doc", text, "left"),
+    ]
+    parts = ["Congestion controls (flows[].cc, parameters in flows[].cc_params)"]
+    for cc in catalog["congestion_controls"]:
+        aliases = f" (aliases: {', '.join(cc['aliases'])})" if cc["aliases"] else ""
+        parts += ["", f"  {cc['name']}{aliases}: {cc['summary']}", f"    source: {cc['source']}"]
+        params = [{**p, "default": _default_text(cc["defaults"].get(p["name"]))} for p in cc["params"]]
+        parts.append(render(params, param_columns, indent="    ") if params else "    no parameters")
+    parts += ["", "Queue disciplines (link.aqm)"]
+    for q in catalog["queue_disciplines"]:
+        parts += ["", f"  {q['name']}: {q['summary']}", f"    source: {q['source']}"]
+        params = [{**p, "default": _default_text(q.get("defaults", {}).get(p["name"]))} for p in q["params"]]
+        parts.append(render(params, param_columns, indent="    ") if params else "    no parameters")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,175 @@
+"""The result of one run: DataFrames, the summary, the scenario and seed; saving and loading them."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ccfair.analysis.metrics import class_table, columns_frame, flow_table, json_number, run_summary
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Scenario
+
+SCENARIO_FILE = "scenario.toml"
+SUMMARY_FILE = "summary.json"
+TABLE_FILES = {
+    "flows": "flows.parquet",
+    "classes": "classes.parquet",
+    "timeseries": "timeseries.parquet",
+    "queue": "queue.parquet",
+}
+JSON_FLOW_KEYS = ("flow_id", "group", "cc", "rtt_ns", "goodput_bps", "share", "retransmissions", "drops")
+JSON_CLASS_KEYS = ("cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index")
+
+
+def _json_value(x: Any) -> Any:
+    if isinstance(x, str):
+        return x
+    return json_number(x)
+
+
+def _records(frame: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    columns = {k: frame[k].tolist() for k in keys}
+    return [{k: _json_value(columns[k][i]) for k in keys} for i in range(len(frame))]
+
+
+@dataclass
+class RunResult:
+    """One run.
+
+    - ``flows``: one row per flow, ``classes``: one row per (cc, rtt_ns) class of active flows (definitions
+      in :mod:`ccfair.analysis.metrics`)
+    - ``timeseries``: one row per active flow per interval (``t_ns`` = interval end), native columns
+    - ``queue``: one row per interval for the bottleneck queue, native columns
+    - ``summary``: run-level metrics, plain JSON types
+    - ``scenario``: the scenario run, with ``seed`` set to the seed used
+    """
+
+    scenario: Scenario
+    seed: int
+    summary: dict[str, Any]
+    flows: pd.DataFrame
+    classes: pd.DataFrame
+    timeseries: pd.DataFrame
+    queue: pd.DataFrame
+
+    @classmethod
+    def from_native(cls, output: Mapping[str, Any], scenario: Scenario, seed: int) -> RunResult:
+        """Builds the tables from ``_native.run``'s output for ``scenario`` run with ``seed``."""
+        flows = flow_table(output["flows"], scenario)
+        return cls(
+            scenario=scenario.with_seed(seed),
+            seed=seed,
+            summary=run_summary(flows, output["totals"], scenario),
+            flows=flows,
+            classes=class_table(flows, scenario.link.rate_bps),
+            timeseries=columns_frame(output["timeseries"]),
+            queue=columns_frame(output["queue"]),
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The machine-readable document: ``summary``, ``flows``, ``classes``, ``scenario`` (all defaults
+        written out, ``seed`` included). Plain JSON types, None for undefined values."""
+        scenario = self.scenario.with_seed(self.seed).to_dict(explicit=True)
+        return {
+            "summary": {k: _json_value(v) for k, v in self.summary.items()},
+            "flows": _records(self.flows, JSON_FLOW_KEYS),
+            "classes": _records(self.classes, JSON_CLASS_KEYS),
+            "scenario": scenario,
+        }
+
+    def save(self, directory: str | Path) -> Path:
+        """Writes ``scenario.toml``, ``summary.json`` and the tables as Parquet into ``directory``.
+
+        Atomic: everything goes into a temporary sibling directory, is fsynced, and is renamed into place; an
+        existing ``directory`` is replaced only once the new one is complete. Returns the directory."""
+        target = Path(directory).absolute()
+        if target.exists() and not target.is_dir():
+            raise NotADirectoryError(f"{target} exists and is not a directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _new_sibling(target, "tmp")
+        try:
+            toml = "# The scenario of this run, every default written out.\n" + self.scenario.with_seed(
+                self.seed
+            ).to_toml(explicit=True)
+            _write_synced(tmp / SCENARIO_FILE, toml.encode())
+            document = json.dumps(self.to_json_dict(), indent=2, allow_nan=False) + "\n"
+            _write_synced(tmp / SUMMARY_FILE, document.encode())
+            for name, file_name in TABLE_FILES.items():
+                frame: pd.DataFrame = getattr(self, name)
+                with open(tmp / file_name, "wb") as f:
+                    frame.to_parquet(f, index=False)
+                    f.flush()
+                    os.fsync(f.fileno())
+            _fsync_dir(tmp)
+            _replace_dir(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return target
+
+    @classmethod
+    def load(cls, directory: str | Path) -> RunResult:
+        """Reads a directory written by :meth:`save`."""
+        d = Path(directory)
+        if not d.is_dir():
+            raise ScenarioError(str(d), "no such run directory")
+        scenario = Scenario.from_toml(d / SCENARIO_FILE)
+        document = json.loads((d / SUMMARY_FILE).read_text())
+        frames = {name: pd.read_parquet(d / file_name) for name, file_name in TABLE_FILES.items()}
+        seed = int(document["scenario"]["seed"])
+        return cls(scenario=scenario.with_seed(seed), seed=seed, summary=document["summary"], **frames)
+
+
+def load_run(directory: str | Path) -> RunResult:
+    """A run saved with :meth:`RunResult.save`."""
+    return RunResult.load(directory)
+
+
+def _new_sibling(target: Path, kind: str) -> Path:
+    """A new empty hidden directory next to ``target`` (created with the usual permissions)."""
+    while True:
+        path = target.parent / f".{target.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            path.mkdir()
+        except FileExistsError:  # pragma: no cover - 32 random bits
+            continue
+        return path
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Renames ``new`` to ``target``, replacing an existing directory only if the rename succeeds."""
+    if not target.exists():
+        os.rename(new, target)
+    else:
+        old = _new_sibling(target, "old")
+        os.rename(target, old / "run")
+        try:
+            os.rename(new, target)
+        except BaseException:
+            os.rename(old / "run", target)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    _fsync_dir(target.parent)

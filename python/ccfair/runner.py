@@ -1,0 +1,32 @@
+"""Running a scenario: validation, the native simulation, and the result tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ccfair import _native
+from ccfair.result import RunResult
+from ccfair.scenario import Scenario, check_seed, load_scenario, native_error
+
+
+def run(
+    scenario: Scenario | Mapping[str, Any] | str | Path,
+    seed: int | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> RunResult:
+    """Runs ``scenario`` (a Scenario, a user-level dict, or a TOML file path) and returns its result.
+
+    The seed is ``seed`` if given, else the scenario's ``seed``, else 1. ``progress(fraction)`` is called
+    about every 1 % of simulated time. Bad input raises :class:`ScenarioError` before anything runs; Ctrl-C
+    raises KeyboardInterrupt."""
+    sc = load_scenario(scenario)
+    spec = sc.resolve()
+    effective = check_seed(sc.effective_seed(seed))
+    try:
+        output = _native.run(json.dumps(spec), effective, progress)
+    except ValueError as e:
+        raise native_error(e) from None
+    return RunResult.from_native(output, sc, effective)
