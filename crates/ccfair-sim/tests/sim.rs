@@ -328,7 +328,12 @@ mod theory {
         // is the window at the epoch's start, d the minimum RTT (Linux evaluates one min-RTT ahead) and W_max
         // Cubic's (fast-convergence adjusted) previous maximum, which the time series exports as cc_aux.
         let (rate, rtt) = (100_000_000u64, 100u64);
-        let sp = spec(rate, QueueLimit::Packets(bdp_packets(rate, rtt)), 120, vec![group("cubic", 1, rtt)]);
+        let sp = spec(
+            rate,
+            QueueLimit::Packets(bdp_packets(rate, rtt)),
+            120,
+            vec![group("cubic", 1, rtt)],
+        );
         let mut sim = Simulation::new(sp, 1).unwrap();
         sim.run();
         let s = &sim.output().series;
@@ -339,13 +344,20 @@ mod theory {
         let starts: Vec<usize> = (1..t.len())
             .filter(|&i| s.ca_state[i] == 0 && s.ca_state[i - 1] == 3 && s.ssthresh[i] > 0)
             .collect();
-        assert!(starts.len() >= 3, "expected several congestion epochs, got {}", starts.len());
+        assert!(
+            starts.len() >= 3,
+            "expected several congestion epochs, got {}",
+            starts.len()
+        );
         let (mut checked, mut plateaus) = (0, 0);
         for w in starts.windows(2) {
             let (i, j) = (w[0], w[1]);
             let wmax = s.cc_aux[i];
             let cwnd0 = s.ssthresh[i] as f64;
-            assert!(wmax > cwnd0, "W_max {wmax} should exceed the reduced window {cwnd0}");
+            assert!(
+                wmax > cwnd0,
+                "W_max {wmax} should exceed the reduced window {cwnd0}"
+            );
             let k = ((wmax - cwnd0) / c).cbrt();
             let model = |t0: f64, tk: f64| wmax + c * (tk - t0 + d - k).powi(3);
             // Up to the next loss (the window leaves Open when recovery starts).
@@ -356,13 +368,24 @@ mod theory {
                     .fold(0.0, f64::max)
             };
             // The epoch began within the 100 ms before sample i: try offsets on a 10 ms grid.
-            let best = (0..=10).map(|g| worst(t[i] - 0.01 * g as f64)).fold(f64::INFINITY, f64::min);
-            assert!(best < 0.05, "epoch at {:.1} s: worst deviation from W(t) {:.1} %", t[i], best * 100.0);
+            let best = (0..=10)
+                .map(|g| worst(t[i] - 0.01 * g as f64))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                best < 0.05,
+                "epoch at {:.1} s: worst deviation from W(t) {:.1} %",
+                t[i],
+                best * 100.0
+            );
             // The plateau: at t ≈ K the window sits at W_max (when the epoch lasts that long; with fast
             // convergence W_max is below what the path holds, so later epochs do).
             if t[open_end] - t[i] + d > k + 1.0 {
                 let at_k = (i..=open_end)
-                    .min_by(|&a, &b| (t[a] - t[i] + d - k).abs().total_cmp(&(t[b] - t[i] + d - k).abs()))
+                    .min_by(|&a, &b| {
+                        (t[a] - t[i] + d - k)
+                            .abs()
+                            .total_cmp(&(t[b] - t[i] + d - k).abs())
+                    })
                     .unwrap();
                 let dev = (s.cwnd[at_k] as f64 - wmax).abs() / wmax;
                 assert!(dev < 0.02, "plateau {} vs W_max {wmax}", s.cwnd[at_k]);
@@ -370,6 +393,197 @@ mod theory {
             }
             checked += 1;
         }
-        assert!(checked >= 3 && plateaus >= 2, "{checked} epochs checked, {plateaus} plateaus");
+        assert!(
+            checked >= 3 && plateaus >= 2,
+            "{checked} epochs checked, {plateaus} plateaus"
+        );
+    }
+}
+
+/// The TCP sender driven by hand-made ACKs: loss detection, recovery, timers, pacing.
+mod stack {
+    use ccfair_cc::CaState;
+    use ccfair_sim::tcp::{Ack, SackBlock, Segment, Sender, SenderConfig, XmitTimer};
+
+    use super::*;
+
+    fn sender(cc: &str, pacing: bool) -> Sender {
+        let cfg = SenderConfig {
+            flow: 0,
+            mss: 1448,
+            initial_cwnd: 10,
+            pacing,
+            ecn: false,
+        };
+        let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
+        Sender::new(
+            &cfg,
+            cc.build(ccfair_core::Rng::stream(1, ccfair_core::rng::StreamId::Cc(0))),
+        )
+    }
+
+    fn ms(x: u64) -> Time {
+        Time::from_ns(x * MS)
+    }
+
+    fn ack(cum: u32, sacks: &[(u32, u32)]) -> Ack {
+        let mut a = Ack {
+            ack: cum,
+            tsecr_ms: 1,
+            ..Ack::default()
+        };
+        for (i, &(start, end)) in sacks.iter().enumerate() {
+            a.sacks[i] = SackBlock { start, end };
+        }
+        a.num_sacks = sacks.len() as u8;
+        a
+    }
+
+    fn seqs(out: &[Segment]) -> Vec<(u32, bool)> {
+        out.iter().map(|s| (s.seq, s.retransmit)).collect()
+    }
+
+    /// Starts a Reno sender and grows it to a known state: 10 segments out, all ACKed one by one at 50 ms,
+    /// so cwnd is 20 with 20 segments (10..30) in flight.
+    fn warmed_up() -> (Sender, Vec<Segment>) {
+        let mut s = sender("reno", false);
+        let mut out = Vec::new();
+        s.start(ms(0), &mut out);
+        assert_eq!(out.len(), 10, "initial window");
+        out.clear();
+        for i in 1..=10 {
+            s.on_ack(ms(50), &ack(i, &[]), &mut out);
+        }
+        assert_eq!(s.tp.snd_cwnd, 20);
+        assert_eq!(s.tp.packets_out, 20);
+        out.clear();
+        (s, out)
+    }
+
+    #[test]
+    fn three_sacks_trigger_fast_retransmit_and_prr_reduction() {
+        let (mut s, mut out) = warmed_up();
+        // Segment 10 is lost; 11, 12 arrive: RACK waits (reordering window min_rtt/4)...
+        s.on_ack(ms(100), &ack(10, &[(11, 12)]), &mut out);
+        s.on_ack(ms(100), &ack(10, &[(11, 13)]), &mut out);
+        assert_eq!(s.tp.lost_out, 0);
+        assert!(out.iter().all(|x| !x.retransmit));
+        // ...until the third SACKed segment (dupthresh): 10 is marked lost and retransmitted first.
+        out.clear();
+        s.on_ack(ms(100), &ack(10, &[(11, 14)]), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!(s.tp.snd_ssthresh, 10, "Reno halves cwnd 20");
+        assert_eq!(s.tp.prior_cwnd, 20);
+        assert_eq!(seqs(&out).first(), Some(&(10, true)));
+        s.check_invariants().unwrap();
+        // PRR: while in flight exceeds ssthresh, it sends ssthresh/prior_cwnd (here one half) of what is
+        // delivered: one new segment on every second SACK. (Two new segments went out in Disorder, when the
+        // first two SACKs shrank the flight, so the flight is 18 after this round's first SACK.)
+        let mut sent_in_recovery = out.len() as u32;
+        let mut sent_on = Vec::new();
+        for k in 14..30 {
+            out.clear();
+            s.on_ack(ms(101), &ack(10, &[(11, k + 1)]), &mut out);
+            sent_in_recovery += out.len() as u32;
+            if !out.is_empty() {
+                sent_on.push(k);
+            }
+            s.check_invariants().unwrap();
+        }
+        assert_eq!(sent_on, vec![15, 17, 19, 21, 23, 25, 27]);
+        // By the end of the round the flight has come down to ssthresh, and PRR never exceeded its bound
+        // ⌈ssthresh · delivered / prior_cwnd⌉ with 17 segments delivered in recovery.
+        assert_eq!(s.tp.in_flight(), 10);
+        assert!(sent_in_recovery <= (10 * 17u32).div_ceil(20));
+        // The retransmission arrives: recovery ends at high_seq and cwnd = ssthresh.
+        out.clear();
+        let high = s.tp.high_seq;
+        s.on_ack(ms(150), &ack(high, &[]), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.snd_cwnd, 10);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_silent_tail_first_gets_a_loss_probe_then_an_rto_with_backoff() {
+        let (mut s, mut out) = warmed_up();
+        s.stop_app(ms(50)); // nothing new to send: the probe must retransmit
+        // The TLP is armed 2·srtt (+2 ms) after the last transmission, before the RTO.
+        assert_eq!(s.xmit_timer_kind(), Some(XmitTimer::LossProbe));
+        let pto = s.xmit_deadline().unwrap();
+        assert!(pto > ms(50) && pto <= ms(50 + 2 * 50 + 2), "probe at {pto}");
+        s.on_xmit_timer(pto, &mut out);
+        assert_eq!(
+            seqs(&out),
+            vec![(29, true)],
+            "the probe retransmits the last segment"
+        );
+        assert_eq!(s.tp.retrans_out, 0, "a probe is not counted in retrans_out");
+        // No answer: the RTO fires (srtt + max(rttvar, 200 ms)), everything is lost, cwnd = 1, backoff doubles.
+        assert_eq!(s.xmit_timer_kind(), Some(XmitTimer::Retrans));
+        let rto_at = s.xmit_deadline().unwrap();
+        let rto_before = s.rtt.rto_ms;
+        out.clear();
+        s.on_xmit_timer(rto_at, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!(s.tp.snd_cwnd, 1);
+        assert_eq!(s.tp.lost_out, 20);
+        assert_eq!(seqs(&out), vec![(10, true)]);
+        assert_eq!(s.stats.rto_events, 1);
+        let next = s.xmit_deadline().unwrap();
+        assert_eq!(s.rtt.rto_ms, 2 * rto_before, "the RTO doubles");
+        assert_eq!(next - rto_at, Dur::from_ms(2 * rto_before as u64));
+        s.check_invariants().unwrap();
+        // The retransmission is ACKed: slow start from 1 resumes, F-RTO first sends... nothing new (app
+        // stopped), so it falls back to retransmitting the lost segments.
+        out.clear();
+        s.on_ack(next - Dur::from_ms(100), &ack(11, &[]), &mut out);
+        assert_eq!(s.tp.snd_cwnd, 2);
+        assert_eq!(seqs(&out), vec![(11, true), (12, true)]);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn pacing_spaces_segments_at_the_pacing_rate() {
+        let mut s = sender("reno", true);
+        let mut out = Vec::new();
+        s.start(ms(0), &mut out);
+        // The first 10 segments are not paced.
+        assert_eq!(out.len(), 10);
+        out.clear();
+        // An RTT sample of 100 ms and one ACK per segment open the window well beyond what pacing allows.
+        let mut sent_at = Vec::new();
+        for i in 1..=10 {
+            s.on_ack(ms(100), &ack(i, &[]), &mut out);
+        }
+        let rate = s.tp.pacing_rate as f64; // bytes/s
+        // In slow start (cwnd < ssthresh/2) the rate is 200 % of cwnd·mss/srtt.
+        let expect = 2.0 * s.tp.snd_cwnd.max(s.tp.packets_out) as f64 * 1448.0 / 0.1;
+        assert!((rate - expect).abs() / expect < 0.01, "{rate} vs {expect}");
+        sent_at.extend(out.iter().map(|_| ms(100)));
+        let burst = out.len();
+        assert!(
+            burst < 20,
+            "pacing must hold back part of the window, sent {burst}"
+        );
+        // Drive the pacing timer: bursts leave at the pacing rate.
+        let mut now = ms(100);
+        let mut total = burst;
+        while let Some(t) = s.pacing_deadline() {
+            now = t;
+            out.clear();
+            s.on_pacing_timer(now, &mut out);
+            total += out.len();
+            if total >= 20 {
+                break;
+            }
+        }
+        let elapsed = (now - ms(100)).secs_f64();
+        let bytes = (total - burst) as f64 * 1448.0;
+        assert!(
+            elapsed > 0.0 && (bytes / elapsed) <= rate * 1.05,
+            "paced at {} B/s > {rate}",
+            bytes / elapsed
+        );
     }
 }
