@@ -44,7 +44,7 @@ class ProgressBar:
             return
         self._last_draw = now
         elapsed = now - self._start
-        filled = round(fraction * self._width)
+        filled = int(fraction * self._width)
         bar = "#" * filled + "." * (self._width - filled)
         eta = format_clock(elapsed / fraction * (1.0 - fraction)) if fraction > 0 else "?"
         prefix = f"{self._label} " if self._label else ""

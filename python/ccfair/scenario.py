@@ -32,8 +32,8 @@ Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem
 
 Buffer resolution: ``Npkt`` is a packet limit of N. ``bdp`` and duration forms are first converted to bytes,
 rate x time / 8 (the bdp form uses ``base_rtt`` x the multiple), then to a packet limit of
-round(bytes / mtu) (halves up). Byte forms (``B``, ``KB``, ``KiB``, ...) are a byte limit. A buffer that does
-not hold one packet is rejected.
+round(bytes / mtu) (halves up). Byte forms (``B``, ``KB``, ``KiB``, ...) are a byte limit. A buffer smaller
+than one packet (fewer bytes than the MTU) is rejected.
 """
 
 from __future__ import annotations
@@ -182,7 +182,9 @@ class Scenario:
         if buf.kind == "bytes":
             n_bytes = int(buf.value)
             if n_bytes < mtu:
-                raise ScenarioError("link.buffer", f"{text} is less than one {mtu}-byte packet")
+                raise ScenarioError(
+                    "link.buffer", f"{text} ({n_bytes} bytes) is less than one {mtu}-byte packet"
+                )
             return {"bytes": n_bytes}
         if buf.kind == "bdp":
             rtt = self.base_rtt_ns()
@@ -194,7 +196,7 @@ class Scenario:
         else:  # pragma: no cover - Buffer.kind is a closed set
             raise ScenarioError("link.buffer", f"unknown buffer kind {buf.kind!r}")
         packets = math.floor(n_bytes / mtu + Fraction(1, 2))
-        if packets < 1:
+        if n_bytes < mtu:
             raise ScenarioError(
                 "link.buffer",
                 f"{text} is {float(n_bytes):.0f} bytes ({how} / 8), less than one {mtu}-byte packet",

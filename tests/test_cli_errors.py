@@ -1,0 +1,88 @@
+"""Bad input on the command line: exit code 2, the field on stderr, nothing on stdout, nothing written."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import SMALL_TOML, run_cli
+
+BAD_FILES = {
+    "toml-syntax": ('duration = "10s"\n[link\nrate = "1Mbps"\n', "line 2, column"),
+    "unknown-key": (SMALL_TOML.replace('duration = "10s"', 'duration = "10s"\nspeed = 3'), "speed"),
+    "bad-unit": (SMALL_TOML.replace('rate = "10Mbps"', 'rate = "10MBit"'), "link.rate"),
+    "missing-unit": (SMALL_TOML.replace('rate = "10Mbps"', "rate = 10"), "link.rate"),
+    "tiny-buffer": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "100B"'), "link.buffer"),
+    "unknown-cc": (SMALL_TOML.replace('cc = "reno"', 'cc = "vegas"'), "flows[0].cc"),
+    "bad-cc-param": (SMALL_TOML + "cc_params = { bta = 0.5 }\n", "flows[1].cc_params"),
+    "unknown-aqm": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = "red"'), "link.aqm"),
+    "measure": (SMALL_TOML + '[measure]\nend = "20s"\n', "measure.end"),
+    "stop-before-start": (SMALL_TOML + 'start = "5s"\nstop = "4s"\n', "flows[1].stop"),
+    "start-after-end": (SMALL_TOML + 'start = "10s"\n', "flows[1].start"),
+    "loss": (SMALL_TOML + "loss = 1.0\n", "flows[1].loss"),
+    "mtu": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\nmtu = 100'), "link.mtu"),
+    "count": (SMALL_TOML + "count = 0\n", "flows[1].count"),
+    "no-flows": ('duration = "10s"\nflows = []\n[link]\nrate = "1Mbps"\nbuffer = "10pkt"\n', "flows"),
+    "seed-in-file": (SMALL_TOML.replace("seed = 3", "seed = -3"), "seed"),
+    "interval": (SMALL_TOML.replace("seed = 3", 'seed = 3\ninterval = "0ms"'), "interval"),
+}
+
+
+def assert_bad_input(result, field, out: Path):
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert field in result.stderr
+    assert "error: " in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_scenario_files(tmp_path, case):
+    text, field = BAD_FILES[case]
+    path = tmp_path / f"{case}.toml"
+    path.write_text(text)
+    out = tmp_path / "out"
+    result = run_cli("run", str(path), "--out", str(out))
+    assert_bad_input(result, field, out)
+    assert result.stderr.startswith("error: ")
+
+
+def test_stderr_format_is_field_then_message(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(BAD_FILES["stop-before-start"][0])
+    result = run_cli("run", str(path))
+    assert result.stderr == "error: flows[1].stop: must be after start (5s)\n"
+
+
+def test_missing_file(tmp_path):
+    out = tmp_path / "out"
+    result = run_cli("run", str(tmp_path / "nope.toml"), "--out", str(out))
+    assert_bad_input(result, "nope.toml", out)
+    assert "no such file" in result.stderr
+
+
+def test_directory_instead_of_file(tmp_path):
+    out = tmp_path / "out"
+    assert_bad_input(run_cli("run", str(tmp_path), "--out", str(out)), str(tmp_path), out)
+
+
+@pytest.mark.parametrize("seed", ["-1", "abc", str(2**64)])
+def test_bad_seed(small_toml, tmp_path, seed):
+    out = tmp_path / "out"
+    assert_bad_input(run_cli("run", str(small_toml), "--seed", seed, "--out", str(out)), "--seed", out)
+
+
+def test_out_is_a_file(small_toml, tmp_path):
+    out = tmp_path / "taken"
+    out.write_text("keep me")
+    result = run_cli("run", str(small_toml), "--out", str(out))
+    assert result.returncode == 2 and result.stdout == "" and "--out" in result.stderr
+    assert out.read_text() == "keep me"
+
+
+def test_usage_errors_exit_2():
+    for args in ([], ["frobnicate"], ["run"], ["run", "a.toml", "--colour"]):
+        result = run_cli(*args)
+        assert result.returncode == 2, args
+        assert result.stdout == ""
+        assert "error: " in result.stderr

@@ -1,0 +1,307 @@
+"""Small real runs through the library and the command line."""
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+
+import pandas as pd
+import pytest
+
+import ccfair
+from ccfair import _native
+from ccfair.analysis.metrics import CLASS_COLUMNS, FLOW_COLUMNS
+from ccfair.result import TABLE_FILES
+from conftest import SMALL_TOML, run_cli, small
+
+SUMMARY_KEYS = {
+    "jain_index",
+    "utilization",
+    "total_goodput_bps",
+    "queue_sojourn_p50_ns",
+    "queue_sojourn_p99_ns",
+    "drops",
+    "retransmissions",
+    "fness",
+    "events",
+    "wall_seconds",
+}
+FLOW_KEYS = {"flow_id", "group", "cc", "rtt_ns", "goodput_bps", "share", "retransmissions", "drops"}
+CLASS_KEYS = {"cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index"}
+TIMESERIES_COLUMNS = {
+    "t_ns",
+    "flow_id",
+    "delivered_bytes",
+    "goodput_bps",
+    "cwnd",
+    "ssthresh",
+    "srtt_ns",
+    "ca_state",
+}
+QUEUE_COLUMNS = {
+    "t_ns",
+    "backlog_bytes",
+    "backlog_packets",
+    "sojourn_p50_ns",
+    "sojourn_p99_ns",
+    "drops",
+    "tx_bytes",
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    return ccfair.run(small(), seed=1)
+
+
+def test_run_returns_documented_tables(result):
+    assert isinstance(result, ccfair.RunResult)
+    assert list(result.flows.columns[: len(FLOW_COLUMNS)]) == list(FLOW_COLUMNS)
+    assert list(result.classes.columns) == list(CLASS_COLUMNS)
+    assert TIMESERIES_COLUMNS <= set(result.timeseries.columns)
+    assert QUEUE_COLUMNS <= set(result.queue.columns)
+    assert all(
+        isinstance(f, pd.DataFrame) for f in (result.flows, result.classes, result.timeseries, result.queue)
+    )
+    assert set(result.summary) == SUMMARY_KEYS
+    assert result.seed == 1 and result.scenario.seed == 1
+    assert len(result.flows) == 2 and result.flows["cc"].tolist() == ["reno", "cubic"]
+    assert len(result.queue) == 100  # 10 s in 100 ms intervals
+
+
+def test_run_physics_bounds(result):
+    rate = 10_000_000
+    flows = result.flows
+    assert (flows["goodput_bps"] <= rate).all()
+    assert flows["goodput_bps"].sum() <= rate
+    assert flows["goodput_bps"].sum() == pytest.approx(result.summary["total_goodput_bps"])
+    assert flows["share"].sum() == pytest.approx(1.0)
+    assert result.classes["share"].sum() == pytest.approx(1.0)
+    assert 0 < result.summary["utilization"] <= 1.0
+    assert 0.5 <= result.summary["jain_index"] <= 1.0  # two flows
+    assert -1.0 <= result.summary["fness"] <= 1.0
+    assert result.summary["events"] > 0
+    # per interval, in-order goodput may exceed the link rate (a retransmission releases buffered data at
+    # once), but not over the whole run
+    assert result.timeseries["delivered_bytes"].sum() <= rate * 10 / 8
+    assert result.flows["total_delivered_bytes"].sum() == result.timeseries["delivered_bytes"].sum()
+
+
+def test_progress_and_seed_precedence():
+    seen = []
+    r = ccfair.run(small(seed=7), progress=seen.append)
+    assert r.seed == 7
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) >= 50
+    assert ccfair.run(small(seed=7), seed=0).seed == 0
+    assert ccfair.run(small()).seed == 1
+
+
+def test_seed_changes_random_runs():
+    lossy = small()
+    lossy["flows"][0]["loss"] = 0.01
+    a, b = ccfair.run(lossy, seed=1), ccfair.run(lossy, seed=2)
+    assert a.flows["window_delivered_bytes"].tolist() != b.flows["window_delivered_bytes"].tolist()
+
+
+def test_run_accepts_paths_and_scenarios(small_toml):
+    by_path = ccfair.run(small_toml)
+    by_str = ccfair.run(str(small_toml))
+    by_obj = ccfair.run(ccfair.Scenario.from_toml(small_toml))
+    assert by_path.seed == 3  # from the file
+    docs = [r.to_json_dict() for r in (by_path, by_str, by_obj)]
+    for d in docs:
+        d["summary"].pop("wall_seconds")
+    assert docs[0] == docs[1] == docs[2]
+
+
+def test_run_rejects_bad_input_before_running():
+    with pytest.raises(ccfair.ScenarioError) as info:
+        ccfair.run(small(duration="-1s"))
+    assert info.value.field == "duration"
+    with pytest.raises(ccfair.ScenarioError) as info:
+        ccfair.run(small(), seed=-1)
+    assert info.value.field == "seed"
+
+
+def test_cli_json_document(small_toml):
+    result = run_cli("run", str(small_toml), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)  # exactly one document
+    assert set(doc) == {"summary", "flows", "classes", "scenario"}
+    assert set(doc["summary"]) == SUMMARY_KEYS
+    assert all(set(f) == FLOW_KEYS for f in doc["flows"]) and len(doc["flows"]) == 2
+    assert all(set(c) == CLASS_KEYS for c in doc["classes"])
+    assert doc["scenario"]["seed"] == 3
+    assert (
+        ccfair.Scenario.from_dict(doc["scenario"]).resolve()
+        == ccfair.Scenario.from_toml(small_toml).resolve()
+    )
+    assert "NaN" not in result.stdout and "Infinity" not in result.stdout
+
+
+def test_cli_same_seed_same_document(small_toml):
+    docs = []
+    for _ in range(2):
+        result = run_cli("run", str(small_toml), "--json", "--seed", "11")
+        assert result.returncode == 0, result.stderr
+        doc = json.loads(result.stdout)
+        assert doc["scenario"]["seed"] == 11
+        assert isinstance(doc["summary"].pop("wall_seconds"), float)
+        docs.append(doc)
+    assert docs[0] == docs[1]
+
+
+def test_cli_tables(small_toml):
+    result = run_cli("run", str(small_toml))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for heading in ("Flows", "Classes", "Summary", "goodput Mbps", "rtt ms", "jain index", "fness"):
+        assert heading in out
+    assert result.stderr == ""  # no progress bar when stderr is not a terminal
+    lines = [line for line in out.splitlines() if line.strip().startswith(("0 ", "1 "))]
+    assert len(lines) == 2
+
+
+def test_cli_out_and_load_round_trip(small_toml, tmp_path):
+    out = tmp_path / "runs" / "one"
+    result = run_cli("run", str(small_toml), "--out", str(out), "--json", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    files = {p.name for p in out.iterdir()}
+    assert files == {"scenario.toml", "summary.json", *TABLE_FILES.values()}
+    assert [p.name for p in out.parent.iterdir()] == ["one"]  # no temporary siblings left
+    stdout_doc = json.loads(result.stdout)
+    assert json.loads((out / "summary.json").read_text()) == stdout_doc
+    assert tomllib.loads((out / "scenario.toml").read_text())["seed"] == 3
+
+    loaded = ccfair.load_run(out)
+    assert loaded.to_json_dict() == stdout_doc
+    assert loaded.seed == 3
+    fresh = ccfair.run(small_toml)
+    for name in TABLE_FILES:
+        pd.testing.assert_frame_equal(getattr(loaded, name), getattr(fresh, name))
+
+
+def test_save_replaces_only_on_success(result, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    result.save(out)
+    before = (out / "summary.json").read_text()
+    (out / "marker").write_text("old run")
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", fail)
+    with pytest.raises(OSError, match="disk full"):
+        result.save(out)
+    assert (out / "marker").read_text() == "old run"  # the old run is intact
+    assert (out / "summary.json").read_text() == before
+    with pytest.raises(OSError):
+        result.save(tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+    monkeypatch.undo()
+    result.save(out)
+    assert not (out / "marker").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_cli_list():
+    result = run_cli("list")
+    assert result.returncode == 0, result.stderr
+    beta = json.loads(_native.check_cc("cubic", "{}"))["beta"]
+    assert "reno" in result.stdout and "cubic" in result.stdout and "fifo" in result.stdout
+    beta_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("beta "))
+    assert str(beta) in beta_line
+    as_json = run_cli("list", "--json")
+    assert as_json.returncode == 0
+    assert json.loads(as_json.stdout) == json.loads(_native.catalog())
+
+
+def test_cli_bench_quick():
+    result = run_cli("bench", "--quick", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["benchmarks"]
+    assert [r["name"] for r in rows] == ["A", "B"]
+    for r in rows:
+        assert r["events"] > 0 and r["wall_seconds"] > 0
+        assert r["events_per_second"] == pytest.approx(r["events"] / r["wall_seconds"])
+        assert r["wall_seconds_per_sim_second"] == pytest.approx(r["wall_seconds"] / r["sim_seconds"])
+
+
+LONG_TOML = """\
+duration = "600s"
+[link]
+rate = "1Gbps"
+buffer = "1bdp"
+[[flows]]
+cc = "cubic"
+rtt = "10ms"
+count = 10
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="needs a pseudo-terminal")
+def test_ctrl_c_exits_130_with_progress_on_a_terminal(tmp_path):
+    path = tmp_path / "long.toml"
+    path.write_text(LONG_TOML)
+    out = tmp_path / "out"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccfair", "run", str(path), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        text=True,
+    )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 60
+    try:
+        while b"ETA" not in seen and time.monotonic() < deadline:  # the progress bar is running
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                seen += os.read(master, 4096)
+        assert b"ETA" in seen, seen
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=30)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert proc.returncode == 130
+    assert stdout == ""
+    assert b"interrupted" in seen and b"Traceback" not in seen
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_module_and_entry_point_agree(small_toml):
+    entry = os.path.join(os.path.dirname(sys.executable), "ccfair")
+    if not os.path.exists(entry):
+        pytest.skip("console script not installed")
+    result = subprocess.run(
+        [entry, "run", str(small_toml), "--json"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["scenario"]["seed"] == 3
+
+
+def test_small_toml_matches_small_dict():
+    assert (
+        ccfair.Scenario.from_dict(tomllib.loads(SMALL_TOML)).resolve()
+        == ccfair.Scenario.from_dict(small()).resolve()
+    )

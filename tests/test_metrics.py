@@ -1,0 +1,193 @@
+"""The tables and summary, from hand-made native output (no simulation)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ccfair.analysis.metrics import (
+    CLASS_COLUMNS,
+    FLOW_COLUMNS,
+    class_table,
+    columns_frame,
+    flow_table,
+    run_summary,
+)
+from ccfair.scenario import Scenario
+
+COUNTERS = ("delivered_bytes", "sent_segments", "retransmitted_segments", "queue_drops", "path_drops")
+
+
+def native_flows(rows):
+    """Native-shaped flow columns from dicts with cc, group, rtt_ns, start_ns, stop_ns and window counters."""
+    n = len(rows)
+    cols = {
+        "flow_id": ("<u4", np.arange(n, dtype="<u4").tobytes()),
+        "group": ("<u4", np.array([r["group"] for r in rows], dtype="<u4").tobytes()),
+        "cc": [r["cc"] for r in rows],
+    }
+    for name in ("rtt_ns", "start_ns", "stop_ns"):
+        cols[name] = ("<u8", np.array([r[name] for r in rows], dtype="<u8").tobytes())
+    for prefix in ("window_", "total_"):
+        for c in (*COUNTERS, "ce_marks", "rto_events"):
+            values = [r.get(c, 0) for r in rows]
+            cols[prefix + c] = ("<u8", np.array(values, dtype="<u8").tobytes())
+    cols["rtt_samples"] = ("<u8", np.array([r.get("rtt_samples", 0) for r in rows], dtype="<u8").tobytes())
+    cols["rtt_mean_ns"] = (
+        "<f8",
+        np.array([r.get("rtt_mean_ns", np.nan) for r in rows], dtype="<f8").tobytes(),
+    )
+    cols["rtt_p99_ns"] = ("<f8", np.array([r.get("rtt_p99_ns", np.nan) for r in rows], dtype="<f8").tobytes())
+    return cols
+
+
+SCENARIO = Scenario.from_dict(
+    {
+        "duration": "10s",
+        "measure": {"start": "2s", "end": "10s"},  # an 8 s window
+        "link": {"rate": "10Mbps", "buffer": "1bdp"},
+        "flows": [
+            {"cc": "cubic", "rtt": "20ms", "count": 2, "label": "short"},
+            {"cc": "reno", "rtt": "80ms"},
+            {"cc": "reno", "rtt": "80ms", "start": "9.5s"},
+            {"cc": "reno", "rtt": "80ms", "stop": "1s"},
+        ],
+    }
+)
+S = 10**9
+
+
+def row(group, cc, rtt_ns, delivered_bytes, start_ns=0, stop_ns=10 * S, **counters):
+    return dict(
+        group=group,
+        cc=cc,
+        rtt_ns=rtt_ns,
+        start_ns=start_ns,
+        stop_ns=stop_ns,
+        delivered_bytes=delivered_bytes,
+        **counters,
+    )
+
+
+ROWS = [
+    row(
+        0,
+        "cubic",
+        20_000_000,
+        3_000_000,
+        retransmitted_segments=4,
+        queue_drops=3,
+        path_drops=1,
+        rtt_mean_ns=25e6,
+        rtt_p99_ns=40e6,
+    ),
+    row(0, "cubic", 20_000_000, 1_000_000, retransmitted_segments=2, queue_drops=2),
+    row(1, "reno", 80_000_000, 2_000_000),
+    row(2, "reno", 80_000_000, 0, start_ns=9_500_000_000),
+    row(3, "reno", 80_000_000, 0, stop_ns=1 * S),
+]
+TOTALS = {
+    "events": 1234,
+    "window_link_tx_bytes": 9_000_000,
+    "window_queue_drops": 5,
+    "window_path_drops": 1,
+    "window_sojourn_p50_ns": 1.5e6,
+    "window_sojourn_p99_ns": float("nan"),
+    "wall_seconds": 0.25,
+}
+
+
+@pytest.fixture
+def flows():
+    return flow_table(native_flows(ROWS), SCENARIO)
+
+
+def test_columns_frame_decodes_native_columns():
+    frame = columns_frame({"a": ("<u8", np.array([1, 2], dtype="<u8").tobytes()), "s": ["x", "y"]})
+    assert frame["a"].dtype == np.uint64 and frame["a"].tolist() == [1, 2]
+    assert frame["s"].tolist() == ["x", "y"]
+    frame.loc[0, "a"] = 5  # writable, not a view of immutable bytes
+    assert frame["a"].tolist() == [5, 2]
+
+
+def test_flow_table(flows):
+    assert list(flows.columns[: len(FLOW_COLUMNS)]) == list(FLOW_COLUMNS)
+    assert "window_delivered_bytes" in flows.columns and "total_sent_segments" in flows.columns
+    # active: [start, stop) overlaps [2 s, 10 s]; the flow stopping at 1 s is not
+    assert flows["active"].tolist() == [True, True, True, True, False]
+    assert flows["goodput_bps"].tolist() == pytest.approx([3e6, 1e6, 2e6, 0.0, 0.0])  # bytes x 8 / 8 s
+    assert flows.loc[flows["active"], "share"].sum() == pytest.approx(1.0)
+    assert flows["share"].tolist()[:4] == pytest.approx([0.5, 1 / 6, 1 / 3, 0.0])
+    assert math.isnan(flows["share"].iloc[4])
+    assert flows["drops"].tolist() == [4, 2, 0, 0, 0]
+    assert flows["retransmissions"].tolist() == [4, 2, 0, 0, 0]
+    assert flows["rtt_mean_ms"].iloc[0] == pytest.approx(25.0) and flows["rtt_p99_ms"].iloc[
+        0
+    ] == pytest.approx(40.0)
+    assert math.isnan(flows["rtt_mean_ms"].iloc[1])
+    assert (
+        flows["label"].tolist()[:2] == ["short", "short"] and flows["label"].isna().tolist()[2:] == [True] * 3
+    )
+
+
+def test_class_table(flows):
+    classes = class_table(flows, 10_000_000)
+    assert list(classes.columns) == list(CLASS_COLUMNS)
+    assert classes[["cc", "rtt_ns", "flows"]].values.tolist() == [
+        ["cubic", 20_000_000, 2],
+        ["reno", 80_000_000, 2],
+    ]
+    cubic, reno = classes.iloc[0], classes.iloc[1]
+    assert cubic["goodput_bps"] == pytest.approx(2e6) and reno["goodput_bps"] == pytest.approx(1e6)
+    # 4 active flows on 10 Mbps: a fair share is 2.5 Mbps
+    assert cubic["relative_goodput"] == pytest.approx(2e6 / 2.5e6)
+    assert reno["relative_goodput"] == pytest.approx(1e6 / 2.5e6)
+    assert cubic["share"] == pytest.approx(4 / 6) and reno["share"] == pytest.approx(2 / 6)
+    assert classes["share"].sum() == pytest.approx(1.0)
+    assert cubic["jain_index"] == pytest.approx((3 + 1) ** 2 / (2 * (9 + 1)))
+    assert reno["jain_index"] == pytest.approx(0.5)  # one of two flows got everything
+
+
+def test_class_table_without_active_flows(flows):
+    classes = class_table(flows.assign(active=False), 10_000_000)
+    assert len(classes) == 0 and list(classes.columns) == list(CLASS_COLUMNS)
+
+
+def test_summary(flows):
+    summary = run_summary(flows, TOTALS, SCENARIO)
+    assert "fness" not in summary  # five flows
+    assert summary["utilization"] == pytest.approx(9e6 * 8 / (10e6 * 8))
+    assert summary["total_goodput_bps"] == pytest.approx(6e6)
+    assert summary["jain_index"] == pytest.approx((3 + 1 + 2 + 0) ** 2 / (4 * (9 + 1 + 4 + 0)))
+    assert summary["drops"] == 6 and summary["retransmissions"] == 6
+    assert summary["queue_sojourn_p50_ns"] == 1.5e6 and summary["queue_sojourn_p99_ns"] is None
+    assert summary["events"] == 1234 and summary["wall_seconds"] == 0.25
+
+
+def test_summary_fness_for_two_flows():
+    scenario = Scenario.from_dict(
+        {
+            "duration": "10s",
+            "link": {"rate": "10Mbps", "buffer": "1bdp"},
+            "flows": [{"cc": "reno", "rtt": "20ms"}, {"cc": "cubic", "rtt": "20ms"}],
+        }
+    )
+    rows = [
+        {**ROWS[2], "group": 0, "delivered_bytes": 300},
+        {**ROWS[2], "group": 1, "cc": "cubic", "delivered_bytes": 700},
+    ]
+    flows = flow_table(native_flows(rows), scenario)
+    summary = run_summary(flows, TOTALS, scenario)
+    assert summary["fness"] == pytest.approx(1 - 300 / 700)
+    assert list(summary) == [
+        "jain_index",
+        "utilization",
+        "total_goodput_bps",
+        "queue_sojourn_p50_ns",
+        "queue_sojourn_p99_ns",
+        "drops",
+        "retransmissions",
+        "fness",
+        "events",
+        "wall_seconds",
+    ]
