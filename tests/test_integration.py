@@ -305,3 +305,11 @@ def test_small_toml_matches_small_dict():
         ccfair.Scenario.from_dict(tomllib.loads(SMALL_TOML)).resolve()
         == ccfair.Scenario.from_dict(small()).resolve()
     )
+
+
+def test_importing_the_package_does_not_load_pandas():
+    code = (
+        "import sys, ccfair; ccfair.Scenario; assert 'pandas' not in sys.modules; "
+        "ccfair.run; assert 'pandas' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -314,7 +314,7 @@ class Scenario:
         interval = DEFAULT_INTERVAL_NS
         if "interval" in top:
             interval = parse_duration_ns(top["interval"], "interval")
-        seed = _int(top["seed"], "seed", 0, U64_MAX) if "seed" in top else None
+        seed = _check_range("seed", top["seed"], 0, U64_MAX) if "seed" in top else None
         measure = Measure()
         if "measure" in top:
             m = _table(top["measure"], "measure", _MEASURE_KEYS)
@@ -392,13 +392,15 @@ def native_error(e: ValueError) -> ScenarioError:
 # ------------------------------------------------------------------------------------------------ resolution
 
 
-def _check_range(name: str, value: int, low: int, high: int) -> None:
+def _check_range(name: str, value: object, low: int, high: int) -> int:
+    """``value`` if it is an integer (not a boolean) in [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ScenarioError(name, f"expected an integer, got {_kind(value)} {value!r}")
     if value < low:
         raise ScenarioError(name, f"must be at least {low}, got {value}")
     if value > high:
         raise ScenarioError(name, f"must be at most {high}, got {value}")
+    return value
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -537,13 +539,6 @@ def _required(table: Mapping[str, Any], key: str, path: str) -> Any:
     return table[key]
 
 
-def _int(value: object, path: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(path, f"expected an integer, got {_kind(value)} {value!r}")
-    _check_range(path, value, low, high)
-    return value
-
-
 def _bool(value: object, path: str) -> bool:
     if not isinstance(value, bool):
         raise ScenarioError(path, f"expected true or false, got {_kind(value)} {value!r}")
@@ -580,7 +575,7 @@ def _link_from_dict(value: object) -> Link:
             aqm = Aqm(name=name, params={str(k): v for k, v in raw.items() if k != "name"})
         else:
             raise ScenarioError("link.aqm", f"expected a name or a table, got {_kind(raw)} {raw!r}")
-    mtu = _int(t["mtu"], "link.mtu", 1, U32_MAX) if "mtu" in t else 1500
+    mtu = _check_range("link.mtu", t["mtu"], 1, U32_MAX) if "mtu" in t else 1500
     return Link(rate_bps=rate, buffer=buffer, base_rtt_ns=base_rtt, aqm=aqm, mtu_bytes=mtu)
 
 
@@ -597,10 +592,10 @@ def _group_from_dict(value: object, f: str) -> FlowGroup:
     return FlowGroup(
         cc=cc,
         rtt_ns=rtt,
-        count=_int(t["count"], f"{f}.count", 1, U32_MAX) if "count" in t else 1,
+        count=_check_range(f"{f}.count", t["count"], 1, U32_MAX) if "count" in t else 1,
         start_ns=parse_duration_ns(t["start"], f"{f}.start", allow_zero=True) if "start" in t else 0,
         stop_ns=parse_duration_ns(t["stop"], f"{f}.stop") if "stop" in t else None,
-        initial_window=_int(t["initial_window"], f"{f}.initial_window", 1, U32_MAX)
+        initial_window=_check_range(f"{f}.initial_window", t["initial_window"], 1, U32_MAX)
         if "initial_window" in t
         else 10,
         pacing=_bool(t["pacing"], f"{f}.pacing") if "pacing" in t else False,
