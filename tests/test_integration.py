@@ -96,7 +96,8 @@ def test_progress_and_seed_precedence():
     seen = []
     r = ccfair.run(small(seed=7), progress=seen.append)
     assert r.seed == 7
-    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) >= 50
+    # reported at most ten times a second and once at the end
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) >= 1
     assert ccfair.run(small(seed=7), seed=0).seed == 0
     assert ccfair.run(small()).seed == 1
 

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import _native
-from ccfair.catalog import canonical_cc, queue_discipline, queue_discipline_names
+from ccfair.catalog import canonical_cc, catalog, queue_discipline, queue_discipline_names
 from ccfair.errors import ScenarioError
 from ccfair.toml_text import dumps as toml_dumps
 from ccfair.units import (
@@ -62,9 +62,11 @@ from ccfair.units import (
     parse_rate_bps,
 )
 
-MIN_MTU_BYTES = 576
-MAX_MTU_BYTES = 9000
-HEADER_BYTES = 52
+_LIMITS = catalog()["limits"]
+MIN_MTU_BYTES: int = _LIMITS["min_mtu_bytes"]
+MAX_MTU_BYTES: int = _LIMITS["max_mtu_bytes"]
+HEADER_BYTES: int = _LIMITS["header_bytes"]
+MAX_FLOWS: int = _LIMITS["max_flows"]
 DEFAULT_INTERVAL_NS = 100_000_000
 DEFAULT_SEED = 1
 DEFAULT_MEASURE_START_FRACTION = Fraction(1, 5)
@@ -426,9 +428,9 @@ def _resolve_cc(i: int, g: FlowGroup) -> dict[str, Any]:
             raise ScenarioError(f"flows[{i}].cc", str(e)) from None
         if head == "cc":
             raise ScenarioError(f"flows[{i}].cc", rest) from None
-        if head == "cc_params":
-            raise ScenarioError(f"flows[{i}].cc_params", rest) from None
-        raise ScenarioError(f"flows[{i}].cc_params.{head}", rest) from None
+        if head == "cc_params" or head.startswith("cc_params."):
+            raise ScenarioError(f"flows[{i}].{head}", rest) from None
+        raise ScenarioError(f"flows[{i}].cc", str(e)) from None
 
 
 def _resolve_group(i: int, g: FlowGroup, duration_ns: int) -> dict[str, Any]:

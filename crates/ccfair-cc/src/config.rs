@@ -82,7 +82,10 @@ impl CcConfig {
                 field: "cc_params".into(),
                 message: e.to_string(),
             })?;
-        cfg.validate()?;
+        cfg.validate().map_err(|e| ConfigError {
+            field: format!("cc_params.{}", e.field),
+            message: e.message,
+        })?;
         Ok(cfg)
     }
 
@@ -151,7 +154,7 @@ mod tests {
         let e = CcConfig::from_name_and_params("cubic", &json!({"betta": 0.8})).unwrap_err();
         assert!(e.message.contains("unknown field `betta`"), "{e}");
         let e = CcConfig::from_name_and_params("cubic", &json!({"beta": 1.5})).unwrap_err();
-        assert_eq!(e.field, "beta");
+        assert_eq!(e.field, "cc_params.beta");
         let e = CcConfig::from_name_and_params("vegas", &json!({})).unwrap_err();
         assert!(e.message.contains("available: reno, cubic"), "{e}");
         let e = CcConfig::from_name_and_params("reno", &json!({"x": 1})).unwrap_err();

@@ -94,7 +94,13 @@ fn catalog() -> String {
             })
         })
         .collect();
-    serde_json::json!({"congestion_controls": ccs, "queue_disciplines": qdiscs}).to_string()
+    let limits = serde_json::json!({
+        "header_bytes": ccfair_sim::tcp::HEADER_BYTES,
+        "min_mtu_bytes": ccfair_sim::scenario::MIN_MTU,
+        "max_mtu_bytes": ccfair_sim::scenario::MAX_MTU,
+        "max_flows": ccfair_sim::sim::MAX_FLOWS,
+    });
+    serde_json::json!({"congestion_controls": ccs, "queue_disciplines": qdiscs, "limits": limits}).to_string()
 }
 
 fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyResult<Bound<'py, PyDict>> {
@@ -267,8 +273,8 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
     Ok(result)
 }
 
-/// Runs a resolved scenario (JSON) with `seed`. `progress(fraction)` is called about every 1 % of simulated
-/// time; Ctrl-C interrupts between chunks.
+/// Runs a resolved scenario (JSON) with `seed`. `progress(fraction)` is called at most ten times a second and
+/// once at the end; Ctrl-C interrupts within about 50 ms.
 #[pyfunction]
 #[pyo3(signature = (spec_json, seed, progress=None))]
 fn run<'py>(
@@ -281,21 +287,34 @@ fn run<'py>(
     let t0 = Instant::now();
     let mut sim = Simulation::new(spec, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let end = sim.end();
-    let chunk = (end.ns() / 100).max(1);
-    let mut next = chunk;
+    // Advance in chunks of simulated time sized to take about 50 ms of wall time each, so that progress is
+    // smooth and Ctrl-C is honoured quickly whatever the scenario's speed.
+    let mut chunk_ns = (end.ns() / 1000).max(1);
+    let mut last_report = Instant::now();
     loop {
-        let target = ccfair_core::Time::from_ns(next.min(end.ns()));
+        let target = ccfair_core::Time::from_ns(sim.now().ns().saturating_add(chunk_ns).min(end.ns()));
+        let started = Instant::now();
         let done = py.detach(|| sim.run_until(target));
-        if let Some(cb) = &progress {
-            cb.call1((target.ns() as f64 / end.ns() as f64,))?;
-        }
+        let took = started.elapsed().as_secs_f64();
+        // Aim for 50 ms per chunk, changing the size by at most 4x per step.
+        let factor = if took > 0.0 {
+            (0.05 / took).clamp(0.25, 4.0)
+        } else {
+            4.0
+        };
+        chunk_ns = ((chunk_ns as f64 * factor) as u64).max(1);
         if py.check_signals().is_err() {
             return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
+        }
+        if let Some(cb) = &progress
+            && (done || last_report.elapsed().as_secs_f64() >= 0.1)
+        {
+            cb.call1((target.ns() as f64 / end.ns() as f64,))?;
+            last_report = Instant::now();
         }
         if done {
             break;
         }
-        next += chunk;
     }
     let wall = t0.elapsed().as_secs_f64();
     output_to_py(py, &sim.output(), wall)
