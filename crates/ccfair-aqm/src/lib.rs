@@ -110,13 +110,8 @@ pub(crate) mod test_packet {
         fn ecn(&self) -> Ecn {
             self.ecn
         }
-        fn set_ce(&mut self) -> bool {
-            if self.ecn.is_ect() {
-                self.ecn = Ecn::Ce;
-                true
-            } else {
-                false
-            }
+        fn set_ecn(&mut self, ecn: Ecn) {
+            self.ecn = ecn;
         }
         fn flow_hash(&self) -> u32 {
             self.hash

@@ -10,6 +10,7 @@ pub mod cubic;
 pub mod minmax;
 pub mod reno;
 pub mod sock;
+pub mod stack;
 pub mod testing;
 
 pub use config::{AlgorithmInfo, CcConfig, ConfigError, algorithms};

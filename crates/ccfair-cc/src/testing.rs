@@ -33,7 +33,8 @@ use std::collections::VecDeque;
 
 use ccfair_core::{Dur, Time};
 
-use crate::sock::{TCP_INFINITE_SSTHRESH, TCP_INIT_CWND};
+use crate::sock::TCP_INIT_CWND;
+use crate::stack::{self, CwndReduction, CwndUsage};
 use crate::{
     AckEventFlags, AckSample, CaEvent, CaState, CcFlags, CcVars, CongestionControl, RateSample, TcpSock,
 };
@@ -114,12 +115,9 @@ pub struct Driver {
     /// `tp->first_tx_mstamp`.
     first_tx_mstamp: Time,
     /// `tcp_cwnd_validate` state: cwnd-limited in the current window, max packets out, window end.
-    window_cwnd_limited: bool,
-    max_packets_out: u32,
-    cwnd_usage_seq: u32,
+    cwnd_usage: CwndUsage,
     /// PRR state.
-    prr_delivered: u32,
-    prr_out: u32,
+    prr: CwndReduction,
     /// Undo state (`prior_ssthresh`, `undo_marker`).
     prior_ssthresh: u32,
     undo_marker: bool,
@@ -151,11 +149,8 @@ impl Driver {
             flags,
             out: VecDeque::new(),
             srtt8: 0,
-            window_cwnd_limited: false,
-            max_packets_out: 0,
-            cwnd_usage_seq: 0,
-            prr_delivered: 0,
-            prr_out: 0,
+            cwnd_usage: CwndUsage::default(),
+            prr: CwndReduction::default(),
             prior_ssthresh: 0,
             undo_marker: false,
             app_limited: false,
@@ -223,7 +218,7 @@ impl Driver {
             self.transmit_one();
         }
         if self.tp.in_cwnd_reduction() {
-            self.prr_out = self.prr_out.wrapping_add(n);
+            self.prr.prr_out = self.prr.prr_out.wrapping_add(n);
         }
         let cwnd_full = self.tp.in_flight() >= self.tp.snd_cwnd;
         if n > 0 || cwnd_full {
@@ -605,21 +600,12 @@ impl Driver {
 
     /// `tcp_cwnd_validate`'s bookkeeping of how fully the current window used cwnd.
     fn cwnd_validate(&mut self, cwnd_full: bool) {
-        if !before(self.tp.snd_una, self.cwnd_usage_seq)
-            || cwnd_full
-            || (!self.window_cwnd_limited && self.tp.packets_out > self.max_packets_out)
-        {
-            self.window_cwnd_limited = cwnd_full;
-            self.max_packets_out = self.tp.packets_out;
-            self.cwnd_usage_seq = self.tp.snd_nxt;
-        }
+        self.cwnd_usage.validate(&self.tp, cwnd_full);
     }
 
-    /// `tcp_is_cwnd_limited`: cwnd-limited in this window, or in slow start below twice the window's peak.
+    /// `tcp_is_cwnd_limited`.
     fn refresh_cwnd_limited(&mut self) {
-        let tp = &mut self.tp;
-        tp.is_cwnd_limited = self.window_cwnd_limited
-            || (tp.in_slow_start() && tp.snd_cwnd < self.max_packets_out.saturating_mul(2));
+        self.tp.is_cwnd_limited = self.cwnd_usage.is_cwnd_limited(&self.tp);
     }
 
     fn set_ca_state(&mut self, state: CaState) {
@@ -629,25 +615,17 @@ impl Driver {
 
     /// `tcp_init_cwnd_reduction`.
     fn init_cwnd_reduction(&mut self) {
-        self.tp.high_seq = self.tp.snd_nxt;
-        self.tp.snd_cwnd_cnt = 0;
-        self.tp.prior_cwnd = self.tp.snd_cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
+        self.prr.init(self.cc.as_mut(), &mut self.tp);
     }
 
     /// `tcp_end_cwnd_reduction`.
     fn end_cwnd_reduction(&mut self) {
-        if self.flags.cong_control {
-            return;
-        }
-        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
-            && (self.tp.ca_state == CaState::Cwr || self.undo_marker)
-        {
-            self.tp.snd_cwnd = self.tp.snd_ssthresh;
-        }
-        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        stack::end_cwnd_reduction(
+            self.cc.as_mut(),
+            &mut self.tp,
+            self.flags.cong_control,
+            self.undo_marker,
+        );
     }
 
     /// The state-exit part of `tcp_fastretrans_alert` (no undo is detected).
@@ -663,45 +641,12 @@ impl Driver {
 
     /// `tcp_cwnd_reduction`: proportional rate reduction.
     fn cwnd_reduction(&mut self, newly_acked: u32, newly_lost: u32, una_advanced: bool) {
-        if newly_acked == 0 || self.tp.prior_cwnd == 0 {
-            return;
-        }
-        let in_flight = self.tp.in_flight() as i64;
-        let ssthresh = self.tp.snd_ssthresh as i64;
-        let delta = ssthresh - in_flight;
-        self.prr_delivered = self.prr_delivered.wrapping_add(newly_acked);
-        let prr_delivered = self.prr_delivered as i64;
-        let prr_out = self.prr_out as i64;
-        let mut sndcnt = if delta < 0 {
-            let prior_cwnd = self.tp.prior_cwnd as i64;
-            (ssthresh * prr_delivered + prior_cwnd - 1) / prior_cwnd - prr_out
-        } else {
-            let mut s = (prr_delivered - prr_out).max(newly_acked as i64);
-            if una_advanced && newly_lost == 0 {
-                s += 1;
-            }
-            s.min(delta)
-        };
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        self.tp.snd_cwnd = (in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32;
+        self.prr
+            .reduce(&mut self.tp, newly_acked, newly_lost, una_advanced);
     }
 
     /// `tcp_update_pacing_rate`.
     fn update_pacing_rate(&mut self) {
-        let tp = &mut self.tp;
-        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
-            200
-        } else {
-            120
-        };
-        let mut rate = (tp.mss as u64)
-            .saturating_mul((1_000_000 / 100) << 3)
-            .saturating_mul(ratio)
-            .saturating_mul(tp.snd_cwnd.max(tp.packets_out) as u64);
-        // Without an RTT sample the kernel leaves the product undivided.
-        if let Some(r) = rate.checked_div(self.srtt8) {
-            rate = r;
-        }
-        tp.pacing_rate = rate.min(tp.max_pacing_rate);
+        self.tp.pacing_rate = stack::pacing_rate(&self.tp, self.srtt8);
     }
 }

@@ -32,8 +32,16 @@ pub trait PacketMeta {
     fn enqueue_ts(&self) -> Time;
     fn set_enqueue_ts(&mut self, t: Time);
     fn ecn(&self) -> Ecn;
+    fn set_ecn(&mut self, ecn: Ecn);
     /// Sets CE if the packet is ECN-capable; returns whether it was (a not-ECT packet cannot be marked).
-    fn set_ce(&mut self) -> bool;
+    fn set_ce(&mut self) -> bool {
+        if self.ecn().is_ect() {
+            self.set_ecn(Ecn::Ce);
+            true
+        } else {
+            false
+        }
+    }
     /// A hash of the 5-tuple, as Linux's `skb_get_hash`.
     fn flow_hash(&self) -> u32;
     /// The packet value stamped at the edge for core-stateless AQMs (higher is more valuable); 0 if unset.

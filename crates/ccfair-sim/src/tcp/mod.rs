@@ -50,9 +50,6 @@ pub const MIN_TSO_SEGS: u32 = 2;
 pub const TSO_RTT_LOG: u32 = 9;
 /// Linux `sk_pacing_shift` default: TSO bursts of about 2^-10 s at the pacing rate.
 pub const PACING_SHIFT: u32 = 10;
-/// Linux `sysctl_tcp_pacing_ss_ratio` / `_ca_ratio`, percent.
-pub const PACING_SS_RATIO: u64 = 200;
-pub const PACING_CA_RATIO: u64 = 120;
 /// Linux `sysctl_tcp_comp_sack_nr` and `_delay_ns`: SACK compression limits at the receiver.
 pub const COMP_SACK_NR: u32 = 44;
 pub const COMP_SACK_DELAY_NS: u64 = 1_000_000;
@@ -101,13 +98,8 @@ impl PacketMeta for Segment {
         self.ecn
     }
     #[inline]
-    fn set_ce(&mut self) -> bool {
-        if self.ecn.is_ect() {
-            self.ecn = Ecn::Ce;
-            true
-        } else {
-            false
-        }
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
     }
     #[inline]
     fn flow_hash(&self) -> u32 {

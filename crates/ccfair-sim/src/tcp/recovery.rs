@@ -7,7 +7,8 @@
 //! With RACK on (Linux default `tcp_recovery` = 1) recovery starts only once a segment is marked lost; RACK's
 //! reordering window is zero after three SACKed segments, which reproduces the dupthresh rule.
 
-use ccfair_cc::{CaEvent, CaState, sock::TCP_INFINITE_SSTHRESH};
+use ccfair_cc::stack;
+use ccfair_cc::{CaEvent, CaState};
 use ccfair_core::Dur;
 
 use super::rtx_queue::{LOST, NIL, SACKED_ACKED, SACKED_RETRANS};
@@ -201,55 +202,28 @@ impl Sender {
 
     /// `tcp_init_cwnd_reduction`.
     fn init_cwnd_reduction(&mut self) {
-        self.tp.high_seq = self.tp.snd_nxt;
+        self.prr.init(self.cc.as_mut(), &mut self.tp);
         self.tlp_high_seq = None;
-        self.tp.snd_cwnd_cnt = 0;
-        self.tp.prior_cwnd = self.tp.snd_cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
         if self.tp.ecn_ok {
             self.ecn_queue_cwr = true;
         }
     }
 
-    /// `tcp_cwnd_reduction`: PRR, Linux variant.
+    /// `tcp_cwnd_reduction` (PRR, shared with the scripted driver).
     pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
-        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
-            return;
-        }
-        let in_flight = self.tp.in_flight() as i64;
-        let delta = self.tp.snd_ssthresh as i64 - in_flight;
-        self.prr_delivered += newly_acked_sacked;
-        let mut sndcnt: i64 = if delta < 0 {
-            // Proportional part: spread the reduction over one RTT.
-            let dividend =
-                self.tp.snd_ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
-            (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
-        } else {
-            // Slow-start reduction bound: send what was delivered, +1 if snd_una advanced without new losses.
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
-            if flag & FLAG_SND_UNA_ADVANCED != 0 && newly_lost == 0 {
-                s += 1;
-            }
-            s.min(delta)
-        };
-        // Force the fast retransmit on entering recovery.
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        self.tp.snd_cwnd = (in_flight + sndcnt).max(1) as u32;
+        let una_advanced = flag & FLAG_SND_UNA_ADVANCED != 0;
+        self.prr
+            .reduce(&mut self.tp, newly_acked_sacked, newly_lost, una_advanced);
     }
 
     /// `tcp_end_cwnd_reduction`.
     fn end_cwnd_reduction(&mut self) {
-        if self.cc_flags.cong_control {
-            return;
-        }
-        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
-            && (self.tp.ca_state == CaState::Cwr || self.undo_marker)
-        {
-            self.tp.snd_cwnd = self.tp.snd_ssthresh;
-        }
-        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        stack::end_cwnd_reduction(
+            self.cc.as_mut(),
+            &mut self.tp,
+            self.cc_flags.cong_control,
+            self.undo_marker,
+        );
     }
 
     /// `tcp_enter_cwr`: an ECN-signalled reduction, which is never undone.

@@ -20,6 +20,7 @@
 //! - The application is a bulk source that never idles until it stops, so idle restart
 //!   (`tcp_cwnd_restart`) and application-limited cwnd decay (`tcp_cwnd_application_limited`) never apply.
 
+use ccfair_cc::stack::{self, CwndReduction, CwndUsage};
 use ccfair_cc::{
     AckEventFlags, AckSample, CaState, CcFlags, CcVars, CongestionControl, TcpSock,
     sock::TCP_INFINITE_SSTHRESH,
@@ -111,8 +112,7 @@ pub struct Sender {
     pub(super) scratch: RateScratch,
     pub(super) reordering: u32,
     // Loss recovery.
-    pub(super) prr_delivered: u32,
-    pub(super) prr_out: u32,
+    pub(super) prr: CwndReduction,
     pub(super) prior_ssthresh: u32,
     /// A reduction is in progress that F-RTO may still undo (`undo_marker != 0`).
     pub(super) undo_marker: bool,
@@ -127,10 +127,8 @@ pub struct Sender {
     pub(super) highest_sack_end: u32,
     sack_cache: [SackBlock; NUM_SACKS],
     sack_cache_len: usize,
-    // Congestion window validation (`tcp_cwnd_validate`).
-    pub(super) is_cwnd_limited: bool,
-    pub(super) max_packets_out: u32,
-    pub(super) cwnd_usage_seq: u32,
+    /// Congestion window validation (`tcp_cwnd_validate`).
+    pub(super) cwnd_usage: CwndUsage,
     // Pacing (earliest departure time model).
     pub(super) wstamp: Time,
     pub(super) data_segs_out: u64,
@@ -165,8 +163,7 @@ impl Sender {
             rate: RateState::default(),
             scratch: RateScratch::default(),
             reordering: REORDERING,
-            prr_delivered: 0,
-            prr_out: 0,
+            prr: CwndReduction::default(),
             prior_ssthresh: 0,
             undo_marker: false,
             frto: false,
@@ -177,9 +174,7 @@ impl Sender {
             highest_sack_end: 0,
             sack_cache: [SackBlock::default(); NUM_SACKS],
             sack_cache_len: 0,
-            is_cwnd_limited: false,
-            max_packets_out: 0,
-            cwnd_usage_seq: 0,
+            cwnd_usage: CwndUsage::default(),
             wstamp: Time::ZERO,
             data_segs_out: 0,
             app_end_seq: u32::MAX,
@@ -270,17 +265,6 @@ impl Sender {
         } else {
             self.highest_sack_end
         }
-    }
-
-    /// `tcp_is_cwnd_limited` for the current window.
-    pub(super) fn cwnd_limited_now(&self) -> bool {
-        if self.is_cwnd_limited {
-            return true;
-        }
-        if self.tp.in_slow_start() {
-            return self.tp.snd_cwnd < 2 * self.max_packets_out;
-        }
-        false
     }
 
     /// `tcp_set_ca_state`: the algorithm hears of the change first.
@@ -402,7 +386,7 @@ impl Sender {
     /// `tcp_cong_control`.
     fn cong_control(&mut self, delivered: u32, flag: u32) {
         if self.cc_flags.cong_control {
-            self.tp.is_cwnd_limited = self.cwnd_limited_now();
+            self.tp.is_cwnd_limited = self.cwnd_usage.is_cwnd_limited(&self.tp);
             let rs = self.scratch.rs;
             self.cc.cong_control(&mut self.tp, &rs);
             return;
@@ -410,27 +394,15 @@ impl Sender {
         if self.tp.in_cwnd_reduction() {
             self.cwnd_reduction(delivered, self.scratch.rs.losses, flag);
         } else if self.may_raise_cwnd(flag) {
-            self.tp.is_cwnd_limited = self.cwnd_limited_now();
+            self.tp.is_cwnd_limited = self.cwnd_usage.is_cwnd_limited(&self.tp);
             self.cc.cong_avoid(&mut self.tp, delivered);
         }
         self.update_pacing_rate();
     }
 
-    /// `tcp_update_pacing_rate`: mss·max(cwnd, packets_out)/srtt at 200 % below half ssthresh, else 120 %.
+    /// `tcp_update_pacing_rate`.
     pub(super) fn update_pacing_rate(&mut self) {
-        let tp = &self.tp;
-        // (USEC_PER_SEC / 100) << 3 cancels the ×8 of srtt_us8 and the percent of the ratio.
-        let mut rate = tp.mss as u64 * ((1_000_000u64 / 100) << 3);
-        rate *= if tp.snd_cwnd < tp.snd_ssthresh / 2 {
-            super::PACING_SS_RATIO
-        } else {
-            super::PACING_CA_RATIO
-        };
-        rate *= tp.snd_cwnd.max(tp.packets_out) as u64;
-        if self.rtt.srtt_us8 != 0 {
-            rate /= self.rtt.srtt_us8 as u64;
-        }
-        self.tp.pacing_rate = rate.min(self.tp.max_pacing_rate);
+        self.tp.pacing_rate = stack::pacing_rate(&self.tp, self.rtt.srtt_us8 as u64);
     }
 
     // ------------------------------------------------------------------------------------------------

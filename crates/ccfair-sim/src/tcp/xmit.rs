@@ -84,29 +84,17 @@ impl Sender {
         }
         let is_cwnd_limited = self.tp.in_flight() >= self.tp.snd_cwnd;
         if sent > 0 || is_cwnd_limited {
-            self.cwnd_validate(is_cwnd_limited);
+            self.cwnd_usage.validate(&self.tp, is_cwnd_limited);
         }
         if sent > 0 {
             if self.tp.in_cwnd_reduction() {
-                self.prr_out += sent;
+                self.prr.prr_out += sent;
             }
             if push_one != 2 {
                 self.schedule_loss_probe(false);
             }
         }
         sent
-    }
-
-    /// `tcp_cwnd_validate` (the cwnd-usage tracking behind `tcp_is_cwnd_limited`).
-    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        if self.tp.snd_una >= self.cwnd_usage_seq
-            || is_cwnd_limited
-            || (!self.is_cwnd_limited && self.tp.packets_out > self.max_packets_out)
-        {
-            self.is_cwnd_limited = is_cwnd_limited;
-            self.max_packets_out = self.tp.packets_out;
-            self.cwnd_usage_seq = self.tp.snd_nxt;
-        }
     }
 
     /// Common part of every transmission (`__tcp_transmit_skb` + `tcp_update_skb_after_send`): returns the
@@ -223,7 +211,7 @@ impl Sender {
             }
             self.retransmit(seq, out);
             if self.tp.in_cwnd_reduction() {
-                self.prr_out += 1;
+                self.prr.prr_out += 1;
             }
             if seq == head && self.xmit_timer_kind() != Some(XmitTimer::ReoTimeout) {
                 rearm = true;
