@@ -4,6 +4,7 @@
   document with ``--json``); save the run atomically into DIR with ``--out``
 - ``ccfair list [--json]``: congestion controls and queue disciplines with their parameters
 - ``ccfair bench [--quick] [--json]``: simulator speed on fixed scenarios
+- more commands from the modules of :mod:`ccfair.commands` (each registers its own subparsers)
 
 Exit codes: 0 success, 2 bad input (``error: <field>: <message>`` on stderr, nothing written), 130 Ctrl-C,
 1 unexpected failure. Progress goes to stderr, and only when it is a terminal.
@@ -12,51 +13,38 @@ Exit codes: 0 success, 2 bad input (``error: <field>: <message>`` on stderr, not
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 from ccfair import __version__
+from ccfair.cli_support import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    Parser,
+    check_out_dir,
+    note,
+    print_json,
+    progress_bar,
+    seed_arg,
+)
+from ccfair.commands import register_all
 from ccfair.errors import ScenarioError
-from ccfair.progress import ProgressBar
-from ccfair.scenario import U64_MAX, Scenario, check_seed
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with this tool's error format and exit code for bad usage."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
-
-
-def _seed_arg(text: str) -> int:
-    try:
-        seed = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {text!r}") from None
-    if not 0 <= seed <= U64_MAX:
-        raise argparse.ArgumentTypeError(f"must be in [0, 2^64), got {seed}")
-    return seed
+from ccfair.scenario import Scenario, check_seed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ccfair", description="Congestion-control fairness lab.")
+    parser = Parser(prog="ccfair", description="Congestion-control fairness lab.")
     parser.add_argument("--version", action="version", version=f"ccfair {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
     p = commands.add_parser("run", help="run a scenario file", description="Run a scenario file (TOML).")
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument("--seed", type=_seed_arg, help="master seed (default: the scenario's seed, else 1)")
+    p.add_argument("--seed", type=seed_arg, help="master seed (default: the scenario's seed, else 1)")
     p.add_argument("--out", metavar="DIR", help="save the run into DIR (replaced atomically if it exists)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
@@ -71,49 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=cmd_bench)
+
+    register_all(commands)
     return parser
-
-
-def _progress(label: str, quiet: bool) -> ProgressBar | None:
-    if quiet or not sys.stderr.isatty():
-        return None
-    return ProgressBar(sys.stderr, label=label)
-
-
-def _note(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr)
-
-
-def _check_out_dir(path: str) -> Path:
-    """Fails early (before any simulation) if DIR cannot be written."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise ScenarioError("--out", f"{path} exists and is not a directory")
-    ancestor = out.absolute().parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ScenarioError("--out", f"{ancestor} is not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ScenarioError("--out", f"cannot write in {ancestor}")
-    return out
-
-
-def _print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
-    sys.stdout.flush()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = Scenario.from_toml(args.file)
     seed = check_seed(scenario.effective_seed(args.seed))
-    out = _check_out_dir(args.out) if args.out is not None else None
+    out = check_out_dir(args.out) if args.out is not None else None
 
     from ccfair.report import run_report
     from ccfair.runner import run
 
-    bar = _progress(Path(args.file).name, args.quiet)
+    bar = progress_bar(Path(args.file).name, args.quiet)
     try:
         result = run(scenario, seed=seed, progress=bar)
     finally:
@@ -121,9 +80,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.close()
     if out is not None:
         saved = result.save(out)
-        _note(f"saved to {saved}", args.quiet)
+        note(f"saved to {saved}", args.quiet)
     if args.json:
-        _print_json(result.to_json_dict())
+        print_json(result.to_json_dict())
     else:
         sys.stdout.write(run_report(result))
         sys.stdout.flush()
@@ -135,7 +94,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from ccfair.report import catalog_report
 
     if args.json:
-        _print_json(catalog())
+        print_json(catalog())
     else:
         sys.stdout.write(catalog_report(catalog()))
         sys.stdout.flush()
@@ -147,14 +106,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     results = []
     for mark in benchmarks(quick=args.quick):
-        bar = _progress(f"{mark.name}: {mark.description}", args.quiet)
+        bar = progress_bar(f"{mark.name}: {mark.description}", args.quiet)
         try:
             results.append(run_benchmark(mark, progress=bar))
         finally:
             if bar is not None:
                 bar.close()
     if args.json:
-        _print_json(bench_json(results))
+        print_json(bench_json(results))
     else:
         sys.stdout.write(bench_report(results))
         sys.stdout.flush()

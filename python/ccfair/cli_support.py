@@ -1,0 +1,69 @@
+"""What every ``ccfair`` subcommand shares: exit codes, the argument parser class, seed parsing, progress,
+notes on stderr, early checks of output directories, JSON on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ccfair.errors import ScenarioError
+from ccfair.progress import ProgressBar
+from ccfair.scenario import U64_MAX
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with this tool's error format and exit code for bad usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
+
+
+def seed_arg(text: str) -> int:
+    try:
+        seed = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {text!r}") from None
+    if not 0 <= seed <= U64_MAX:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2^64), got {seed}")
+    return seed
+
+
+def progress_bar(label: str, quiet: bool) -> ProgressBar | None:
+    if quiet or not sys.stderr.isatty():
+        return None
+    return ProgressBar(sys.stderr, label=label)
+
+
+def note(message: str, quiet: bool) -> None:
+    if not quiet:
+        print(message, file=sys.stderr)
+
+
+def check_out_dir(path: str) -> Path:
+    """Fails early (before any simulation) if DIR cannot be written."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ScenarioError("--out", f"{path} exists and is not a directory")
+    ancestor = out.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ScenarioError("--out", f"{ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ScenarioError("--out", f"cannot write in {ancestor}")
+    return out
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+    sys.stdout.flush()
