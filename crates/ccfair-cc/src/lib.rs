@@ -96,6 +96,11 @@ pub trait CongestionControl: Send {
     /// `pkts_acked`: packets were newly acknowledged; carries the RTT sample.
     fn pkts_acked(&mut self, _tp: &mut TcpSock, _sample: &AckSample) {}
 
+    /// `min_tso_segs`: the smallest TSO burst the stack may build; `None` = `sysctl_tcp_min_tso_segs` (2).
+    fn min_tso_segs(&self, _tp: &TcpSock) -> Option<u32> {
+        None
+    }
+
     /// `undo_cwnd`: the cwnd to restore when a reduction is undone. Kernel default: Reno's.
     fn undo_cwnd(&mut self, tp: &mut TcpSock) -> u32 {
         reno::undo_cwnd(tp)

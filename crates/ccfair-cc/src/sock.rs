@@ -202,6 +202,8 @@ pub struct TcpSock {
     /// When data was last transmitted (`tp->lsndtime`). The stack updates it after each data transmission, so
     /// during `cwnd_event(TxStart)` it still holds the previous one (Cubic measures the idle time from it).
     pub lsndtime: Time,
+    /// Earliest departure time of the next paced transmission (`tp->tcp_wstamp_ns`).
+    pub wstamp: Time,
 }
 
 impl TcpSock {
@@ -237,6 +239,7 @@ impl TcpSock {
             ecn_ok: false,
             unsent_segments: u32::MAX,
             lsndtime: Time::ZERO,
+            wstamp: Time::ZERO,
         }
     }
 

@@ -13,6 +13,15 @@
 use crate::CongestionControl;
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH, TcpSock};
 
+/// `sk_gso_max_size` default (`GSO_LEGACY_MAX_SIZE`), bytes.
+pub const GSO_MAX_SIZE: u64 = 65_536;
+/// `sysctl_tcp_min_tso_segs`.
+pub const MIN_TSO_SEGS: u32 = 2;
+/// `sysctl_tcp_tso_rtt_log`: 2^9 µs = 512 µs.
+pub const TSO_RTT_LOG: u32 = 9;
+/// `sk_pacing_shift` default: bursts of about 2^-10 s at the pacing rate.
+pub const PACING_SHIFT: u32 = 10;
+
 /// `sysctl_tcp_pacing_ss_ratio` / `_ca_ratio`, percent.
 pub const PACING_SS_RATIO: u64 = 200;
 pub const PACING_CA_RATIO: u64 = 120;
@@ -107,6 +116,18 @@ pub fn pacing_rate(tp: &TcpSock, srtt_us8: u64) -> u64 {
         rate = r;
     }
     rate.min(tp.max_pacing_rate)
+}
+
+/// `tcp_tso_autosize`: segments per TSO burst: about 1 ms (2^-10 s) at the pacing rate, plus a bonus that
+/// halves for every 512 µs of min RTT (tiny RTTs get bigger bursts), at most 64 KB, at least `min_tso_segs`.
+pub fn tso_autosize(tp: &TcpSock, min_tso_segs: u32) -> u32 {
+    let mut bytes = tp.pacing_rate >> PACING_SHIFT;
+    let r = tp.min_rtt_us >> TSO_RTT_LOG;
+    if r < 32 {
+        bytes += GSO_MAX_SIZE >> r;
+    }
+    bytes = bytes.min(GSO_MAX_SIZE);
+    ((bytes / tp.mss as u64) as u32).max(min_tso_segs)
 }
 
 /// How fully the current window used cwnd (`tcp_cwnd_validate` bookkeeping, Linux ≥ 6.1).

@@ -42,14 +42,6 @@ pub const REORDERING: u32 = 3;
 pub const MAX_REORDERING: u32 = 300;
 /// Linux `sysctl_tcp_min_rtt_wlen`, seconds.
 pub const MIN_RTT_WLEN_S: u32 = 300;
-/// Linux `sk_gso_max_size` default (`GSO_LEGACY_MAX_SIZE`).
-pub const GSO_MAX_SIZE: u64 = 65_536;
-/// Linux `sysctl_tcp_min_tso_segs`.
-pub const MIN_TSO_SEGS: u32 = 2;
-/// Linux `sysctl_tcp_tso_rtt_log` (2^9 µs = 512 µs).
-pub const TSO_RTT_LOG: u32 = 9;
-/// Linux `sk_pacing_shift` default: TSO bursts of about 2^-10 s at the pacing rate.
-pub const PACING_SHIFT: u32 = 10;
 /// Linux `sysctl_tcp_comp_sack_nr` and `_delay_ns`: SACK compression limits at the receiver.
 pub const COMP_SACK_NR: u32 = 44;
 pub const COMP_SACK_DELAY_NS: u64 = 1_000_000;

@@ -7,12 +7,13 @@
 //! Linux multiplexes RTO, TLP and RACK's reordering timer on one timer; so does this sender (`xmit_timer`).
 //! Timer values are whole jiffies (1 ms, HZ=1000) as in the kernel.
 
+use ccfair_cc::stack;
 use ccfair_cc::{CaEvent, CaState};
 use ccfair_core::{Dur, Time};
 
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::sender::{Sender, XmitTimer};
-use super::{GSO_MAX_SIZE, MIN_TSO_SEGS, PACING_SHIFT, Segment, TSO_RTT_LOG, ts_clock_ms};
+use super::{Segment, ts_clock_ms};
 
 impl Sender {
     /// The application has data the sender has not sent yet.
@@ -32,20 +33,15 @@ impl Sender {
         (cwnd >> 1).max(1).min(cwnd - in_flight)
     }
 
-    /// `tcp_tso_segs` / `tcp_tso_autosize`: segments per burst for a paced sender (about 1 ms at the pacing
-    /// rate, plus a bonus for tiny RTTs, at most 64 KB). Unpaced senders send segment by segment, which with
-    /// an infinitely fast access link is the same as Linux's back-to-back TSO bursts.
+    /// `tcp_tso_segs`: segments per burst for a paced sender (`tcp_tso_autosize`, with the algorithm's
+    /// `min_tso_segs`). Unpaced senders send segment by segment, which with an infinitely fast access link is
+    /// the same as Linux's back-to-back TSO bursts.
     fn tso_segs(&self) -> u32 {
         if !self.tp.internal_pacing {
             return 1;
         }
-        let mut bytes = self.tp.pacing_rate >> PACING_SHIFT;
-        let r = self.rtt.min_rtt_us() >> TSO_RTT_LOG;
-        if r < 32 {
-            bytes += GSO_MAX_SIZE >> r;
-        }
-        bytes = bytes.min(GSO_MAX_SIZE);
-        ((bytes / self.tp.mss as u64) as u32).max(MIN_TSO_SEGS)
+        let min = self.cc.min_tso_segs(&self.tp).unwrap_or(stack::MIN_TSO_SEGS);
+        stack::tso_autosize(&self.tp, min)
     }
 
     /// `tcp_pacing_check`: true (and the pacing timer armed) if the next departure time is in the future.
@@ -105,6 +101,7 @@ impl Sender {
         }
         let prior_wstamp = self.wstamp;
         self.wstamp = self.wstamp.max(self.tp.now);
+        self.tp.wstamp = self.wstamp;
         self.data_segs_out += segs as u64;
         (self.wstamp, prior_wstamp)
     }
@@ -122,6 +119,7 @@ impl Sender {
         let credit = self.wstamp.saturating_since(prior_wstamp).ns();
         len_ns -= (len_ns / 2).min(credit);
         self.wstamp += Dur::from_ns(len_ns);
+        self.tp.wstamp = self.wstamp;
     }
 
     fn make_segment(&mut self, seq: u32, retransmit: bool) -> Segment {
