@@ -38,7 +38,7 @@ def test_defaults():
     assert s.link.mtu_bytes == 1500 and s.link.aqm == Aqm("fifo", {}) and s.link.base_rtt_ns is None
     g = s.flows[0]
     assert (g.count, g.start_ns, g.stop_ns, g.initial_window) == (1, 0, None, 10)
-    assert (g.pacing, g.loss, g.ecn, g.cc_params, g.label) == (False, 0.0, False, {}, None)
+    assert (g.pacing, g.loss, g.ecn, g.cc_params, g.label) == (False, 0.0, "off", {}, None)
 
     spec = s.resolve()
     assert spec["duration_ns"] == 10 * 10**9
@@ -78,13 +78,13 @@ def test_group_fields_reach_the_spec():
         initial_window=32,
         pacing=True,
         loss=0.01,
-        ecn=True,
+        ecn="classic",
         cc_params={"beta": 0.5},
         label="bulk",
     )
     g = resolve(d)["groups"][1]
     assert g["count"] == 3 and g["start_ns"] == 10**9 and g["stop_ns"] == 8 * 10**9
-    assert g["initial_window"] == 32 and g["pacing"] is True and g["loss"] == 0.01 and g["ecn"] is True
+    assert g["initial_window"] == 32 and g["pacing"] is True and g["loss"] == 0.01 and g["ecn"] == "classic"
     assert g["cc"]["beta"] == 0.5 and g["cc"]["name"] == "cubic"
 
 
@@ -175,7 +175,7 @@ def rich():
                 "initial_window": 16,
                 "pacing": True,
                 "loss": 0.001,
-                "ecn": True,
+                "ecn": "l4s",
                 "label": 'bulk "quoted" é\n',
             },
         ],
@@ -261,7 +261,8 @@ ERRORS = [
     (with_flow(0, count="2"), "flows[0].count", "expected an integer"),
     (with_flow(0, count=2.0), "flows[0].count", "expected an integer"),
     (with_flow(0, pacing=1), "flows[0].pacing", "expected true or false"),
-    (with_flow(0, ecn="yes"), "flows[0].ecn", "expected true or false"),
+    (with_flow(0, ecn="yes"), "flows[0].ecn", "expected one of 'off', 'classic', 'l4s'"),
+    (with_flow(0, ecn=True), "flows[0].ecn", "expected one of"),
     (with_flow(0, loss="1%"), "flows[0].loss", "expected a number"),
     (with_flow(0, loss=True), "flows[0].loss", "expected a number"),
     (with_flow(0, cc=5), "flows[0].cc", "expected a string"),

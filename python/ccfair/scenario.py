@@ -23,7 +23,7 @@ A scenario file::
     initial_window = 10
     pacing = false
     loss = 0.0                  # Bernoulli loss on this group's own path, [0, 1)
-    ecn = false
+    ecn = "off"                 # "off" | "classic" (RFC 3168, ECT(0)) | "l4s" (ECT(1), Accurate ECN)
     cc_params = { beta = 0.7 }
     label = "bulk"              # free text for tables
 
@@ -68,6 +68,8 @@ MAX_MTU_BYTES: int = _LIMITS["max_mtu_bytes"]
 HEADER_BYTES: int = _LIMITS["header_bytes"]
 MAX_FLOWS: int = _LIMITS["max_flows"]
 DEFAULT_INTERVAL_NS = 100_000_000
+# Per-flow ECN: off; classic = RFC 3168 (ECT(0), ECE until CWR); l4s = RFC 9331 (ECT(1), per-packet feedback).
+ECN_MODES = ("off", "classic", "l4s")
 DEFAULT_SEED = 1
 DEFAULT_MEASURE_START_FRACTION = Fraction(1, 5)
 U32_MAX = 2**32 - 1
@@ -122,7 +124,7 @@ class FlowGroup:
     initial_window: int = 10
     pacing: bool = False
     loss: float = 0.0
-    ecn: bool = False
+    ecn: str = "off"
     cc_params: dict[str, Any] = field(default_factory=dict)
     label: str | None = None
 
@@ -459,7 +461,7 @@ def _resolve_group(i: int, g: FlowGroup, duration_ns: int) -> dict[str, Any]:
         "initial_window": g.initial_window,
         "pacing": bool(g.pacing),
         "loss": float(g.loss),
-        "ecn": bool(g.ecn),
+        "ecn": g.ecn,
     }
 
 
@@ -547,6 +549,12 @@ def _bool(value: object, path: str) -> bool:
     return value
 
 
+def _choice(value: object, path: str, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ScenarioError(path, f"expected one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
+    return value
+
+
 def _str(value: object, path: str) -> str:
     if not isinstance(value, str):
         raise ScenarioError(path, f"expected a string, got {_kind(value)} {value!r}")
@@ -602,7 +610,7 @@ def _group_from_dict(value: object, f: str) -> FlowGroup:
         else 10,
         pacing=_bool(t["pacing"], f"{f}.pacing") if "pacing" in t else False,
         loss=_probability(t["loss"], f"{f}.loss") if "loss" in t else 0.0,
-        ecn=_bool(t["ecn"], f"{f}.ecn") if "ecn" in t else False,
+        ecn=_choice(t["ecn"], f"{f}.ecn", ECN_MODES) if "ecn" in t else "off",
         cc_params=params,
         label=_str(t["label"], f"{f}.label") if "label" in t else None,
     )

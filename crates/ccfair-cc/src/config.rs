@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::CongestionControl;
 use crate::cubic::{Cubic, CubicParams};
+use crate::dctcp::{Dctcp, DctcpParams};
+use crate::prague::{Prague, PragueParams};
 use crate::reno::Reno;
 
 /// Parameters of Reno: none.
@@ -20,6 +22,8 @@ pub struct RenoParams {}
 pub enum CcConfig {
     Reno(RenoParams),
     Cubic(CubicParams),
+    Dctcp(DctcpParams),
+    Prague(PragueParams),
 }
 
 /// A parameter value out of range or otherwise unusable.
@@ -93,6 +97,8 @@ impl CcConfig {
         match self {
             CcConfig::Reno(_) => "reno",
             CcConfig::Cubic(_) => "cubic",
+            CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Prague(_) => "prague",
         }
     }
 
@@ -100,6 +106,8 @@ impl CcConfig {
         match self {
             CcConfig::Reno(_) => Ok(()),
             CcConfig::Cubic(p) => p.validate(),
+            CcConfig::Dctcp(p) => p.validate(),
+            CcConfig::Prague(p) => p.validate(),
         }
     }
 
@@ -108,6 +116,8 @@ impl CcConfig {
         match self {
             CcConfig::Reno(_) => Box::new(Reno),
             CcConfig::Cubic(p) => Box::new(Cubic::new(p.clone())),
+            CcConfig::Dctcp(p) => Box::new(Dctcp::new(p.clone())),
+            CcConfig::Prague(p) => Box::new(Prague::new(p.clone())),
         }
     }
 }
@@ -136,6 +146,22 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
             params: crate::cubic::PARAMS,
             defaults: defaults(CcConfig::Cubic(CubicParams::default())),
         },
+        AlgorithmInfo {
+            name: "dctcp",
+            aliases: &[],
+            summary: "DCTCP: Reno growth, cwnd x (1 - alpha/2) on CE marks, alpha an EWMA of the marked fraction",
+            source: "Linux net/ipv4/tcp_dctcp.c (RFC 8257); needs ECN, ECT(0) or ECT(1) with ecn = \"l4s\"",
+            params: crate::dctcp::PARAMS,
+            defaults: defaults(CcConfig::Dctcp(DctcpParams::default())),
+        },
+        AlgorithmInfo {
+            name: "prague",
+            aliases: &[],
+            summary: "TCP Prague v0.7: L4S scalable control, RTT independence below 25 ms, paced, ECT(1), AccECN",
+            source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
+            params: crate::prague::PARAMS,
+            defaults: defaults(CcConfig::Prague(PragueParams::default())),
+        },
     ]
 }
 
@@ -157,6 +183,12 @@ mod tests {
         assert_eq!(e.field, "cc_params.beta");
         let e = CcConfig::from_name_and_params("vegas", &json!({})).unwrap_err();
         assert!(e.message.contains("available: reno, cubic"), "{e}");
+        assert_eq!(
+            CcConfig::from_name_and_params("prague", &json!({}))
+                .unwrap()
+                .name(),
+            "prague"
+        );
         let e = CcConfig::from_name_and_params("reno", &json!({"x": 1})).unwrap_err();
         assert!(e.message.contains("unknown field"), "{e}");
         assert_eq!(

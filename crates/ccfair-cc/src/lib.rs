@@ -7,7 +7,9 @@
 
 pub mod config;
 pub mod cubic;
+pub mod dctcp;
 pub mod minmax;
+pub mod prague;
 pub mod reno;
 pub mod sock;
 pub mod stack;
@@ -25,6 +27,29 @@ pub struct CcFlags {
     pub needs_ecn: bool,
     /// The algorithm asks for internal pacing (`SK_PACING_NEEDED`: BBR, Prague).
     pub needs_pacing: bool,
+    /// Data goes out as ECT(1), the L4S identifier (`TCP_CONG_WANTS_ECT_1`: Prague).
+    pub wants_ect1: bool,
+    /// The algorithm needs Accurate ECN feedback (`TCP_CONG_NEEDS_ACCECN`: Prague).
+    pub needs_accecn: bool,
+    /// The receiver runs the algorithm's CE state machine, echoing each packet's CE state with an immediate
+    /// ACK on every change (DCTCP's `dctcp_ece_ack_update`) instead of RFC 3168's "ECE until CWR".
+    pub dctcp_echo: bool,
+}
+
+/// The transmit-time snapshot of a packet the stack has just marked lost (`TCP_SKB_CB(skb)->tx` on the
+/// google/bbr branch), handed to [`CongestionControl::skb_marked_lost`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LostSkb {
+    /// Packets in flight right after this packet was (last) sent, itself included (`tx.in_flight`).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when it was sent (`tx.lost`); `tp.lost` already counts this packet.
+    pub tx_lost: u32,
+    /// `tp->delivered_ce` when it was sent (`tx.delivered_ce`).
+    pub tx_delivered_ce: u32,
+    /// It was sent while the connection was application-limited (`tx.is_app_limited`).
+    pub is_app_limited: bool,
+    /// Segments in the packet (`tcp_skb_pcount`); the simulator marks segments one by one, so 1.
+    pub pcount: u32,
 }
 
 /// Algorithm state exported to the time series, so a user can plot a state machine. `f64::NAN` = not used.
@@ -95,6 +120,16 @@ pub trait CongestionControl: Send {
 
     /// `pkts_acked`: packets were newly acknowledged; carries the RTT sample.
     fn pkts_acked(&mut self, _tp: &mut TcpSock, _sample: &AckSample) {}
+
+    /// `skb_marked_lost` (google/bbr branch, BBRv2/v3): the stack just marked a packet lost (newly, or a
+    /// retransmission lost again), after counting it in `tp.lost`.
+    fn skb_marked_lost(&mut self, _tp: &mut TcpSock, _skb: &LostSkb) {}
+
+    /// `tso_segs` (L4S kernels): the algorithm sets the TSO burst size itself; `None` = the stack's
+    /// `tcp_tso_autosize` with `min_tso_segs`.
+    fn tso_segs(&self, _tp: &TcpSock) -> Option<u32> {
+        None
+    }
 
     /// `min_tso_segs`: the smallest TSO burst the stack may build; `None` = `sysctl_tcp_min_tso_segs` (2).
     fn min_tso_segs(&self, _tp: &TcpSock) -> Option<u32> {

@@ -116,6 +116,8 @@ pub struct RateSample {
     pub is_ack_delayed: bool,
     /// The ACK carried ECE (google/bbr `rs->ece`).
     pub ece: bool,
+    /// Packets newly reported CE-marked by this ACK (Accurate ECN `ece_delta`; 0 with classic feedback).
+    pub ece_delta: u32,
 }
 
 impl Default for RateSample {
@@ -139,6 +141,7 @@ impl Default for RateSample {
             is_retrans: false,
             is_ack_delayed: false,
             ece: false,
+            ece_delta: 0,
         }
     }
 }

@@ -4,6 +4,10 @@
 
 use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
+use ccfair_core::Rng;
+use ccfair_core::rng::StreamId;
+
+use crate::tcp::{EcnMode, EcnProfile};
 use serde::{Deserialize, Serialize};
 
 /// A field and what is wrong with it.
@@ -61,7 +65,7 @@ pub struct GroupSpec {
     pub pacing: bool,
     /// Bernoulli loss probability for this group's data segments on their own path.
     pub loss: f64,
-    pub ecn: bool,
+    pub ecn: EcnMode,
 }
 
 /// The largest MTU accepted (jumbo frames).
@@ -135,6 +139,11 @@ impl ScenarioSpec {
             if !(0.0..1.0).contains(&g.loss) {
                 return err(f("loss"), "must be a probability in [0, 1)");
             }
+            let flags = g.cc.build(Rng::stream(0, StreamId::Other(0))).flags();
+            EcnProfile::resolve(g.ecn, &flags).map_err(|m| SpecError {
+                field: f("ecn"),
+                message: m.into(),
+            })?;
         }
         Ok(())
     }

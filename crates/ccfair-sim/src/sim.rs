@@ -19,7 +19,7 @@ use crate::engine::{EventQueue, TimerSlot};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowRecord, FlowSeries, FlowView, QueueSeries, Recorder, Totals};
 use crate::scenario::{ScenarioSpec, SpecError};
-use crate::tcp::{Ack, Receiver, Segment, Sender, SenderConfig};
+use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
 
 // Event kinds, packed with a flow index into one 24-bit code: 4 bits of kind, 20 bits of flow index.
 const EV_LINK_DONE: u64 = 0;
@@ -115,14 +115,15 @@ impl<O: Observer> Simulation<O> {
         for (gi, g) in spec.groups.iter().enumerate() {
             for _ in 0..g.count {
                 let id = flows.len() as u32;
+                let cc = g.cc.build(Rng::stream(seed, StreamId::Cc(id)));
+                let ecn = EcnProfile::resolve(g.ecn, &cc.flags()).expect("validated");
                 let cfg = SenderConfig {
                     flow: id,
                     mss,
                     initial_cwnd: g.initial_window,
                     pacing: g.pacing,
-                    ecn: g.ecn,
+                    ecn,
                 };
-                let cc = g.cc.build(Rng::stream(seed, StreamId::Cc(id)));
                 let rtt = Dur::from_ns(g.rtt_ns);
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
                 let rev = Dur::from_ns(g.rtt_ns - g.rtt_ns / 2);
@@ -130,7 +131,7 @@ impl<O: Observer> Simulation<O> {
                 flows.push(Flow {
                     group: gi as u32,
                     sender: Sender::new(&cfg, cc),
-                    receiver: Receiver::new(rtt),
+                    receiver: Receiver::new(rtt, ecn.echo),
                     data_pipe: Pipe::new(fwd),
                     ack_pipe: Pipe::new(rev),
                     loss: g.loss,

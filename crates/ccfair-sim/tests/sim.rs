@@ -21,7 +21,7 @@ fn group(cc: &str, count: u32, rtt_ms: u64) -> GroupSpec {
         initial_window: 10,
         pacing: false,
         loss: 0.0,
-        ecn: false,
+        ecn: ccfair_sim::tcp::EcnMode::Off,
     }
 }
 
@@ -413,7 +413,7 @@ mod stack {
             mss: 1448,
             initial_cwnd: 10,
             pacing,
-            ecn: false,
+            ecn: ccfair_sim::tcp::EcnProfile::default(),
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(

@@ -11,8 +11,13 @@
 //!   go out at once, later ones are compressed for min(1 ms, RTT/20), at most 44 at a time.
 //! - A duplicate segment re-enters quick-ACK mode (Linux would also send a DSACK; not modelled).
 //! - The timestamp echo is the TSval of the first segment received after the previous ACK (RFC 7323).
-//! - ECN (RFC 3168 receiver): a CE mark sets ECE on every ACK until a segment with CWR arrives; the first CE
-//!   of an episode enters quick-ACK mode for 2 ACKs.
+//! - ECN, in the connection's feedback mode (`__tcp_ecn_check_ce`): RFC 3168 — a CE mark sets ECE on every
+//!   ACK until a segment with CWR arrives, the first CE of an episode enters quick-ACK mode for 2 ACKs, and a
+//!   not-ECT segment after ECT ones (a retransmission) too; DCTCP (`dctcp_ece_ack_update`) — ECE mirrors the
+//!   CE state of the last packet, and on every change of that state a pending delayed ACK is first sent for
+//!   the data before the packet with the old state, then an immediate ACK with the new one; Accurate ECN —
+//!   ACKs carry the count of CE-marked packets received (the ACE field plus option, modelled as an exact
+//!   count without the 3-bit field's wrap-around, which the ACK frequency here never reaches).
 //!
 //! Deviations: the receive window never limits the sender and window-growth quick ACKs
 //! (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK budget is the maximum of 16 (Linux
@@ -22,8 +27,8 @@
 use ccfair_core::{Dur, Ecn, Time};
 
 use super::{
-    ATO_MIN_MS, Ack, COMP_SACK_DELAY_NS, COMP_SACK_NR, DELACK_MAX_MS, MAX_QUICKACKS, MAX_SACK_BLOCKS_SENT,
-    NUM_SACKS, REORDERING, SackBlock, Segment,
+    ATO_MIN_MS, Ack, COMP_SACK_DELAY_NS, COMP_SACK_NR, DELACK_MAX_MS, EcnEcho, MAX_QUICKACKS,
+    MAX_SACK_BLOCKS_SENT, NUM_SACKS, REORDERING, SackBlock, Segment,
 };
 
 pub struct Receiver {
@@ -52,7 +57,16 @@ pub struct Receiver {
     srtt: Dur,
     rto_ms: u32,
     // ECN.
+    echo: EcnEcho,
+    /// ECE is due on outgoing ACKs (`TCP_ECN_DEMAND_CWR`).
     ecn_demand_cwr: bool,
+    /// ECT or CE has been seen on this connection (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// DCTCP's CE state (1 = the last packet was CE) and rcv_nxt before that packet.
+    dctcp_ce_state: bool,
+    dctcp_prior_rcv_nxt: u32,
+    /// Accurate ECN: CE-marked packets received.
+    ce_count: u32,
     /// Segments handed to the application.
     pub delivered_segments: u64,
 }
@@ -66,8 +80,8 @@ pub struct Delivery {
 }
 
 impl Receiver {
-    /// A receiver whose handshake measured `base_rtt`.
-    pub fn new(base_rtt: Dur) -> Receiver {
+    /// A receiver whose handshake measured `base_rtt`, reporting CE marks as `echo` says.
+    pub fn new(base_rtt: Dur, echo: EcnEcho) -> Receiver {
         // RTO after one handshake sample: srtt + max(2·srtt, RTO_MIN), in whole ms.
         let rtt_ms = base_rtt.ns().div_ceil(1_000_000) as u32;
         let rto_ms = rtt_ms + (2 * rtt_ms).max(super::RTO_MIN_MS);
@@ -90,7 +104,12 @@ impl Receiver {
             ts_recent: 0,
             srtt: base_rtt,
             rto_ms,
+            echo,
             ecn_demand_cwr: false,
+            ecn_seen: false,
+            dctcp_ce_state: false,
+            dctcp_prior_rcv_nxt: 0,
+            ce_count: 0,
             delivered_segments: 0,
         }
     }
@@ -117,7 +136,7 @@ impl Receiver {
         if seg.seq <= self.rcv_wup {
             self.ts_recent = seg.tsval_ms;
         }
-        if seg.cwr {
+        if seg.cwr && self.echo != EcnEcho::AccEcn {
             // tcp_ecn_accept_cwr: the sender reacted; stop echoing and ACK at once (its cwnd may be tiny).
             self.ecn_demand_cwr = false;
             self.ack_now = true;
@@ -126,7 +145,7 @@ impl Receiver {
             self.rcv_nxt += 1;
             delivery.first_seq = seg.seq;
             delivery.segments = 1;
-            self.event_data_recv(now, seg.ecn);
+            self.event_data_recv(now, seg.ecn, acks);
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
                 if self.ofo[0].start == self.rcv_nxt {
@@ -148,14 +167,14 @@ impl Receiver {
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else {
-            self.data_queue_ofo(seg.seq, seg.ecn);
+            self.data_queue_ofo(seg.seq, seg.ecn, acks);
         }
         self.ack_snd_check(now, acks);
         delivery
     }
 
     /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
-    fn event_data_recv(&mut self, now: Time, ecn: Ecn) {
+    fn event_data_recv(&mut self, now: Time, ecn: Ecn, acks: &mut Vec<Ack>) {
         self.ack_scheduled = true;
         let now_ms = now.jiffies();
         if self.ato_ms == 0 {
@@ -174,15 +193,62 @@ impl Receiver {
             }
         }
         self.lrcvtime_ms = now_ms;
-        self.check_ce(ecn);
+        self.check_ce(ecn, acks);
     }
 
-    /// `__tcp_ecn_check_ce` for an RFC 3168 receiver.
-    fn check_ce(&mut self, ecn: Ecn) {
-        if ecn == Ecn::Ce && !self.ecn_demand_cwr {
-            self.enter_quickack_mode(2);
-            self.ecn_demand_cwr = true;
+    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving segment.
+    fn check_ce(&mut self, ecn: Ecn, acks: &mut Vec<Ack>) {
+        match self.echo {
+            EcnEcho::None => {}
+            EcnEcho::Rfc3168 => match ecn {
+                Ecn::NotEct => {
+                    // Not-ECT after ECT: probably a retransmission; ACK quickly.
+                    if self.ecn_seen {
+                        self.enter_quickack_mode(2);
+                    }
+                }
+                Ecn::Ce => {
+                    if !self.ecn_demand_cwr {
+                        // The sender may have a tiny window: do not delay ACKs.
+                        self.enter_quickack_mode(2);
+                        self.ecn_demand_cwr = true;
+                    }
+                    self.ecn_seen = true;
+                }
+                Ecn::Ect0 | Ecn::Ect1 => self.ecn_seen = true,
+            },
+            EcnEcho::Dctcp => {
+                if ecn != Ecn::NotEct {
+                    self.dctcp_ece_update(ecn == Ecn::Ce, acks);
+                    self.ecn_seen = true;
+                } else if self.ecn_seen {
+                    self.enter_quickack_mode(2);
+                }
+            }
+            EcnEcho::AccEcn => {
+                if ecn == Ecn::Ce {
+                    self.ce_count += 1;
+                }
+            }
         }
+    }
+
+    /// `dctcp_ece_ack_update`: ECE mirrors the CE state; a change of state is reported at once, after first
+    /// ACKing the data before this packet with the old state if a delayed ACK was pending.
+    fn dctcp_ece_update(&mut self, ce: bool, acks: &mut Vec<Ack>) {
+        if self.dctcp_ce_state != ce {
+            if self.delack_timer.is_some() {
+                // __tcp_send_ack(sk, prior_rcv_nxt): a special ACK that leaves the delayed-ACK state alone.
+                let mut ack = self.ack_template();
+                ack.ack = self.dctcp_prior_rcv_nxt;
+                ack.ece = self.dctcp_ce_state;
+                acks.push(ack);
+            }
+            self.ack_now = true;
+        }
+        self.dctcp_prior_rcv_nxt = self.rcv_nxt;
+        self.dctcp_ce_state = ce;
+        self.ecn_demand_cwr = ce;
     }
 
     fn incr_quickack(&mut self, max: u32) {
@@ -195,8 +261,8 @@ impl Receiver {
     }
 
     /// `tcp_data_queue_ofo` for one segment.
-    fn data_queue_ofo(&mut self, seq: u32, ecn: Ecn) {
-        self.check_ce(ecn);
+    fn data_queue_ofo(&mut self, seq: u32, ecn: Ecn, acks: &mut Vec<Ack>) {
+        self.check_ce(ecn, acks);
         self.ack_scheduled = true;
         let end = seq + 1;
         if self.ofo.is_empty() {
@@ -364,17 +430,24 @@ impl Receiver {
         }
     }
 
-    /// `tcp_send_ack` + `tcp_event_ack_sent`.
-    fn send_ack(&mut self, acks: &mut Vec<Ack>) {
+    /// The fields of an ACK sent now: cumulative ACK, SACK blocks, timestamp echo, ECN feedback.
+    fn ack_template(&self) -> Ack {
         let mut ack = Ack {
             ack: self.rcv_nxt,
             tsecr_ms: self.ts_recent,
             ece: self.ecn_demand_cwr,
+            ce_count: self.ce_count,
             ..Ack::default()
         };
         let n = self.num_sacks.min(MAX_SACK_BLOCKS_SENT);
         ack.sacks[..n].copy_from_slice(&self.sacks[..n]);
         ack.num_sacks = n as u8;
+        ack
+    }
+
+    /// `tcp_send_ack` + `tcp_event_ack_sent`.
+    fn send_ack(&mut self, acks: &mut Vec<Ack>) {
+        let ack = self.ack_template();
         acks.push(ack);
         self.rcv_wup = self.rcv_nxt;
         if self.quick > 0 && self.ack_scheduled {
@@ -414,7 +487,7 @@ mod tests {
 
     #[test]
     fn quickacks_then_every_second_segment_then_delayed() {
-        let mut r = Receiver::new(Dur::from_ms(50));
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::None);
         let mut acks = Vec::new();
         // The first 16 segments are each ACKed at once (quick-ACK mode).
         for s in 0..16 {
@@ -438,7 +511,7 @@ mod tests {
 
     #[test]
     fn sack_blocks_most_recent_first_and_hole_fill_acks_at_once() {
-        let mut r = Receiver::new(Dur::from_ms(50));
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::None);
         let mut acks = Vec::new();
         for s in 0..20 {
             r.on_segment(t(0), &seg(s), &mut acks);

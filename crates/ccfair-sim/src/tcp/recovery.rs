@@ -204,7 +204,7 @@ impl Sender {
     fn init_cwnd_reduction(&mut self) {
         self.prr.init(self.cc.as_mut(), &mut self.tp);
         self.tlp_high_seq = None;
-        if self.tp.ecn_ok {
+        if self.ecn.uses_cwr() {
             self.ecn_queue_cwr = true;
         }
     }
@@ -357,7 +357,7 @@ impl Sender {
         }
         self.set_ca_state(CaState::Loss);
         self.tp.high_seq = self.tp.snd_nxt;
-        if self.tp.ecn_ok {
+        if self.ecn.uses_cwr() {
             self.ecn_queue_cwr = true;
         }
         self.frto = new_recovery || self.retransmits > 0;

@@ -31,7 +31,7 @@ use super::rack::Rack;
 use super::rate::{RateScratch, RateState};
 use super::rtt::RttEstimator;
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, RtxQueue, SACKED_ACKED, SACKED_RETRANS};
-use super::{Ack, HEADER_BYTES, NUM_SACKS, REORDERING, SackBlock, Segment};
+use super::{Ack, EcnEcho, EcnProfile, HEADER_BYTES, NUM_SACKS, REORDERING, SackBlock, Segment};
 
 // The `FLAG_*` bits of tcp_input.c that the modelled paths use.
 pub(super) const FLAG_WIN_UPDATE: u32 = 0x02;
@@ -74,8 +74,8 @@ pub struct SenderConfig {
     pub initial_cwnd: u32,
     /// Enforce the pacing rate (as with the fq qdisc); always on when the algorithm asks for pacing.
     pub pacing: bool,
-    /// Negotiate ECN (RFC 3168).
-    pub ecn: bool,
+    /// ECN codepoint and feedback (see [`EcnProfile::resolve`]).
+    pub ecn: EcnProfile,
 }
 
 /// Counters for the recorder.
@@ -140,6 +140,9 @@ pub struct Sender {
     pub(super) pacing_timer: Option<Time>,
     /// ECN: the CWR flag is due on the next data segment (`TCP_ECN_QUEUE_CWR`).
     pub(super) ecn_queue_cwr: bool,
+    pub(super) ecn: EcnProfile,
+    /// Accurate ECN: the receiver's CE count on the last ACK.
+    ce_count_seen: u32,
     pub stats: SenderStats,
     /// RTT (µs) of the most recently sent segment the last ACK covered, -1 if none (for the recorder).
     pub last_rtt_us: i64,
@@ -150,7 +153,7 @@ impl Sender {
         let cc_flags = cc.flags();
         let mut tp = TcpSock::new(cfg.mss, cfg.initial_cwnd);
         tp.internal_pacing = cfg.pacing || cc_flags.needs_pacing;
-        tp.ecn_ok = cfg.ecn || cc_flags.needs_ecn;
+        tp.ecn_ok = cfg.ecn.enabled();
         Sender {
             tp,
             cc,
@@ -182,6 +185,8 @@ impl Sender {
             xmit_timer: None,
             pacing_timer: None,
             ecn_queue_cwr: false,
+            ecn: cfg.ecn,
+            ce_count_seen: 0,
             stats: SenderStats::default(),
             last_rtt_us: -1,
         }
@@ -305,7 +310,18 @@ impl Sender {
             ..SackState::default()
         };
 
-        let ece = ack.ece && self.tp.ecn_ok;
+        // Classic feedback flags ECE; Accurate ECN reports how many packets were CE-marked.
+        let (ece, ce_delta) = match self.ecn.echo {
+            EcnEcho::None => (false, 0),
+            EcnEcho::Rfc3168 | EcnEcho::Dctcp => (ack.ece, 0),
+            EcnEcho::AccEcn => {
+                let delta = ack.ce_count.wrapping_sub(self.ce_count_seen);
+                self.ce_count_seen = ack.ce_count;
+                (delta > 0, delta)
+            }
+        };
+        // With Accurate ECN, delivered_ce counts the reported marks instead of whole ECE-flagged ACKs.
+        let classic_ece = ece && ce_delta == 0;
         let slowpath = ack.num_sacks > 0 || ece || flag & FLAG_SND_UNA_ADVANCED == 0;
         if !slowpath {
             // Pure forward advance: the header-prediction fast path.
@@ -323,7 +339,7 @@ impl Sender {
                 flag |= FLAG_ECE;
             }
             if sack.sack_delivered > 0 {
-                self.count_delivered(sack.sack_delivered, ece);
+                self.count_delivered(sack.sack_delivered, classic_ece);
             }
         }
         // Current mainline calls in_ack_event after the queue is cleaned, so the algorithm sees this ACK's
@@ -342,7 +358,10 @@ impl Sender {
             return;
         }
 
-        flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut sack, ece);
+        flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut sack, classic_ece);
+        // tcp_accecn_process: the marks this ACK reports.
+        self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(ce_delta);
+        self.scratch.rs.ece_delta = ce_delta;
         self.cc.in_ack_event(&mut self.tp, ev);
 
         if let Some(high) = self.tlp_high_seq {

@@ -9,7 +9,7 @@
 
 use ccfair_cc::stack;
 use ccfair_cc::{CaEvent, CaState};
-use ccfair_core::{Dur, Time};
+use ccfair_core::{Dur, Ecn, Time};
 
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::sender::{Sender, XmitTimer};
@@ -39,6 +39,9 @@ impl Sender {
     fn tso_segs(&self) -> u32 {
         if !self.tp.internal_pacing {
             return 1;
+        }
+        if let Some(segs) = self.cc.tso_segs(&self.tp) {
+            return segs.max(1);
         }
         let min = self.cc.min_tso_segs(&self.tp).unwrap_or(stack::MIN_TSO_SEGS);
         stack::tso_autosize(&self.tp, min)
@@ -122,8 +125,15 @@ impl Sender {
         self.tp.wstamp = self.wstamp;
     }
 
+    /// `tcp_ecn_send` + header fields: new data carries the connection's ECT codepoint and a pending CWR;
+    /// retransmissions are not ECN-capable unless the algorithm needs ECN.
     fn make_segment(&mut self, seq: u32, retransmit: bool) -> Segment {
-        let cwr = std::mem::take(&mut self.ecn_queue_cwr) && self.tp.ecn_ok;
+        let ecn = if !retransmit || self.ecn.ect_on_retransmit {
+            self.ecn.codepoint
+        } else {
+            Ecn::NotEct
+        };
+        let cwr = !retransmit && std::mem::take(&mut self.ecn_queue_cwr);
         self.stats.sent_segments += 1;
         Segment {
             flow: self.flow,
@@ -131,11 +141,7 @@ impl Sender {
             wire_len: self.wire_len,
             tsval_ms: ts_clock_ms(self.tp.now),
             enqueue_ts: Time::ZERO,
-            ecn: if self.tp.ecn_ok {
-                ccfair_core::Ecn::Ect0
-            } else {
-                ccfair_core::Ecn::NotEct
-            },
+            ecn,
             cwr,
             retransmit,
         }
