@@ -78,10 +78,21 @@ ROWS = [
         retransmitted_segments=4,
         queue_drops=3,
         path_drops=1,
+        sent_segments=2000,
+        ce_marks=50,
         rtt_mean_ns=25e6,
         rtt_p99_ns=40e6,
     ),
-    row(0, "cubic", 20_000_000, 1_000_000, retransmitted_segments=2, queue_drops=2),
+    row(
+        0,
+        "cubic",
+        20_000_000,
+        1_000_000,
+        retransmitted_segments=2,
+        queue_drops=2,
+        sent_segments=700,
+        ce_marks=10,
+    ),
     row(1, "reno", 80_000_000, 2_000_000),
     row(2, "reno", 80_000_000, 0, start_ns=9_500_000_000),
     row(3, "reno", 80_000_000, 0, stop_ns=1 * S),
@@ -93,6 +104,9 @@ TOTALS = {
     "window_path_drops": 1,
     "window_sojourn_p50_ns": 1.5e6,
     "window_sojourn_p99_ns": float("nan"),
+    "window_marks": 60,
+    "window_sojourn_l4s_p99_ns": float("nan"),
+    "window_sojourn_classic_p99_ns": 2.5e6,
     "wall_seconds": 0.25,
 }
 
@@ -162,6 +176,16 @@ def test_summary(flows):
     assert summary["drops"] == 6 and summary["retransmissions"] == 6
     assert summary["queue_sojourn_p50_ns"] == 1.5e6 and summary["queue_sojourn_p99_ns"] is None
     assert summary["events"] == 1234 and summary["wall_seconds"] == 0.25
+    assert summary["marks"] == 60 and summary["marking_ratio"] == pytest.approx(60 / 2700)
+    assert summary["queue_sojourn_l4s_p99_ns"] is None and summary["queue_sojourn_classic_p99_ns"] == 2.5e6
+
+
+def test_marking_ratios(flows):
+    assert flows.loc[0, "ce_marks"] == 50 and flows.loc[0, "marking_ratio"] == pytest.approx(50 / 2000)
+    assert np.isnan(flows.loc[2, "marking_ratio"])  # sent nothing
+    classes = class_table(flows, 10_000_000).set_index("cc")
+    assert classes.loc["cubic", "ce_marks"] == 60
+    assert classes.loc["cubic", "marking_ratio"] == pytest.approx(60 / 2700)
 
 
 def test_summary_fness_for_two_flows():
@@ -187,6 +211,10 @@ def test_summary_fness_for_two_flows():
         "queue_sojourn_p99_ns",
         "drops",
         "retransmissions",
+        "marks",
+        "marking_ratio",
+        "queue_sojourn_l4s_p99_ns",
+        "queue_sojourn_classic_p99_ns",
         "fness",
         "events",
         "wall_seconds",

@@ -244,6 +244,8 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
     col(py, &q, "marks", &qs.marks)?;
     col(py, &q, "departures", &qs.departures)?;
     col(py, &q, "tx_bytes", &qs.tx_bytes)?;
+    col(py, &q, "sojourn_l4s_p99_ns", &qs.sojourn_l4s_p99_ns)?;
+    col(py, &q, "sojourn_classic_p99_ns", &qs.sojourn_classic_p99_ns)?;
 
     let t = &out.totals;
     let totals = PyDict::new(py);
@@ -257,6 +259,8 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
     totals.set_item("window_sojourn_p50_ns", t.window_sojourn_p50_ns)?;
     totals.set_item("window_sojourn_p99_ns", t.window_sojourn_p99_ns)?;
     totals.set_item("window_sojourn_mean_ns", t.window_sojourn_mean_ns)?;
+    totals.set_item("window_sojourn_l4s_p99_ns", t.window_sojourn_l4s_p99_ns)?;
+    totals.set_item("window_sojourn_classic_p99_ns", t.window_sojourn_classic_p99_ns)?;
     totals.set_item("window_departures", t.window_departures)?;
     totals.set_item("sent_segments", t.sent_segments)?;
     totals.set_item("arrived_segments", t.arrived_segments)?;

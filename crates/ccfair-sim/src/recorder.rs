@@ -76,6 +76,10 @@ pub struct QueueSeries {
     pub marks: Vec<u64>,
     pub departures: Vec<u64>,
     pub tx_bytes: Vec<u64>,
+    /// Sojourn of L4S flows' packets (ECN mode "l4s") and of the others, per interval (NaN if none): the
+    /// per-queue delays of a DualQ AQM, whose classifier is the same ECT(1) codepoint.
+    pub sojourn_l4s_p99_ns: Vec<f64>,
+    pub sojourn_classic_p99_ns: Vec<f64>,
 }
 
 /// Run-level totals.
@@ -92,6 +96,8 @@ pub struct Totals {
     pub window_sojourn_p50_ns: f64,
     pub window_sojourn_p99_ns: f64,
     pub window_sojourn_mean_ns: f64,
+    pub window_sojourn_l4s_p99_ns: f64,
+    pub window_sojourn_classic_p99_ns: f64,
     pub window_departures: u64,
     pub sent_segments: u64,
     pub arrived_segments: u64,
@@ -127,12 +133,18 @@ pub struct Recorder {
     window_done: bool,
     // Queue, current interval.
     iv_sojourn: LogHistogram,
+    iv_sojourn_l4s: LogHistogram,
+    iv_sojourn_classic: LogHistogram,
+    /// Which flows send L4S traffic (ECT(1)).
+    l4s: Vec<bool>,
     iv_drops: u64,
     iv_marks: u64,
     iv_departures: u64,
     iv_tx_bytes: u64,
     // Queue, window.
     win_sojourn: LogHistogram,
+    win_sojourn_l4s: LogHistogram,
+    win_sojourn_classic: LogHistogram,
     win_tx_bytes: u64,
     win_queue_drops: u64,
     win_path_drops: u64,
@@ -148,7 +160,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(n_flows: usize, interval: Dur) -> Recorder {
+    /// A recorder for `l4s.len()` flows; `l4s[i]` says whether flow i sends L4S (ECT(1)) traffic.
+    pub fn new(l4s: Vec<bool>, interval: Dur) -> Recorder {
+        let n_flows = l4s.len();
         Recorder {
             interval,
             counters: vec![FlowCounters::default(); n_flows],
@@ -157,7 +171,12 @@ impl Recorder {
             at_last_sample: vec![FlowCounters::default(); n_flows],
             rtt_hist: (0..n_flows).map(|_| LogHistogram::new()).collect(),
             iv_sojourn: LogHistogram::new(),
+            iv_sojourn_l4s: LogHistogram::new(),
+            iv_sojourn_classic: LogHistogram::new(),
+            l4s,
             win_sojourn: LogHistogram::new(),
+            win_sojourn_l4s: LogHistogram::new(),
+            win_sojourn_classic: LogHistogram::new(),
             ..Recorder::default()
         }
     }
@@ -234,7 +253,11 @@ impl Recorder {
         q.marks.push(self.iv_marks);
         q.departures.push(self.iv_departures);
         q.tx_bytes.push(self.iv_tx_bytes);
+        q.sojourn_l4s_p99_ns.push(pct(&self.iv_sojourn_l4s, 0.99));
+        q.sojourn_classic_p99_ns.push(pct(&self.iv_sojourn_classic, 0.99));
         self.iv_sojourn.clear();
+        self.iv_sojourn_l4s.clear();
+        self.iv_sojourn_classic.clear();
         self.iv_drops = 0;
         self.iv_marks = 0;
         self.iv_departures = 0;
@@ -303,6 +326,11 @@ impl Recorder {
             window_sojourn_p50_ns: pct(0.5),
             window_sojourn_p99_ns: pct(0.99),
             window_sojourn_mean_ns: self.win_sojourn.mean().unwrap_or(f64::NAN),
+            window_sojourn_l4s_p99_ns: self.win_sojourn_l4s.quantile(0.99).map_or(f64::NAN, |x| x as f64),
+            window_sojourn_classic_p99_ns: self
+                .win_sojourn_classic
+                .quantile(0.99)
+                .map_or(f64::NAN, |x| x as f64),
             window_departures: self.win_departures,
             sent_segments: self.sent_segments,
             arrived_segments: self.arrived_segments,
@@ -351,11 +379,24 @@ impl Observer for Recorder {
     }
 
     #[inline]
-    fn queue_departure(&mut self, _now: Time, _flow: u32, sojourn: Dur, _wire_bytes: u32) {
+    fn queue_departure(&mut self, _now: Time, flow: u32, sojourn: Dur, _wire_bytes: u32) {
+        let l4s = self.l4s[flow as usize];
         self.iv_sojourn.record(sojourn.ns());
+        if l4s {
+            &mut self.iv_sojourn_l4s
+        } else {
+            &mut self.iv_sojourn_classic
+        }
+        .record(sojourn.ns());
         self.iv_departures += 1;
         if self.in_window {
             self.win_sojourn.record(sojourn.ns());
+            if l4s {
+                &mut self.win_sojourn_l4s
+            } else {
+                &mut self.win_sojourn_classic
+            }
+            .record(sojourn.ns());
             self.win_departures += 1;
         }
     }

@@ -149,7 +149,11 @@ impl<O: Observer> Simulation<O> {
         }
         let qdisc = spec.link.aqm.build::<Segment>();
         let bottleneck = Bottleneck::new(qdisc, Rate::from_bps(spec.link.rate_bps));
-        let rec = Recorder::new(flows.len(), Dur::from_ns(spec.interval_ns));
+        let l4s = flows
+            .iter()
+            .map(|f: &Flow| f.sender.ecn_codepoint() == ccfair_core::Ecn::Ect1)
+            .collect();
+        let rec = Recorder::new(l4s, Dur::from_ns(spec.interval_ns));
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             events.push(f.start, code(EV_START, i as u32));

@@ -11,6 +11,8 @@ Per flow (``flows`` table):
 - ``drops``: the flow's packets dropped in the window, at the bottleneck queue plus on its own path
 - ``rtt_mean_ms``, ``rtt_p99_ms``: mean and 99th percentile of the RTT samples taken in the window
   (NaN without samples)
+- ``ce_marks``: the flow's packets CE-marked at the bottleneck in the window; ``marking_ratio``: ce_marks /
+  segments the flow sent in the window (NaN if it sent none)
 
 Per class (``classes`` table), a class being the active flows with the same (cc, rtt_ns):
 
@@ -20,6 +22,7 @@ Per class (``classes`` table), a class being the active flows with the same (cc,
   :func:`~ccfair.analysis.fairness.relative_goodput`
 - ``share``: class total goodput / total goodput of the active flows
 - ``jain_index``: Jain's index over the class's flows
+- ``ce_marks``, ``marking_ratio``: the class's CE marks and marks / segments sent in the window
 
 Summary (plain JSON types; None where a value is undefined):
 
@@ -30,6 +33,11 @@ Summary (plain JSON types; None where a value is undefined):
   it in the window
 - ``drops``: packets dropped in the window (queue plus path), ``retransmissions``: segments retransmitted
   in the window
+- ``marks``: packets CE-marked in the window, ``marking_ratio``: marks / segments sent in the window (drops
+  and marks side by side are how an AQM signals: by loss or by ECN)
+- ``queue_sojourn_l4s_p99_ns``, ``queue_sojourn_classic_p99_ns``: the 99th percentile sojourn of L4S flows'
+  packets (ECN mode "l4s", ECT(1)) and of the other flows' (None if there are none): the two queues' delays
+  under a DualQ AQM such as DualPI2
 - ``fness``: only when the run has exactly two flows: :func:`~ccfair.analysis.fairness.fness` of flow 0
   against flow 1 on window delivered bytes (0 fair, -1 flow 0 takes everything, +1 flow 1 does)
 - ``events``: simulator events processed, ``wall_seconds``: wall-clock time of the simulation
@@ -62,8 +70,20 @@ FLOW_COLUMNS = (
     "drops",
     "rtt_mean_ms",
     "rtt_p99_ms",
+    "ce_marks",
+    "marking_ratio",
 )
-CLASS_COLUMNS = ("cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index")
+CLASS_COLUMNS = (
+    "cc",
+    "rtt_ns",
+    "flows",
+    "goodput_bps",
+    "relative_goodput",
+    "share",
+    "jain_index",
+    "ce_marks",
+    "marking_ratio",
+)
 SUMMARY_KEYS = (
     "jain_index",
     "utilization",
@@ -72,6 +92,10 @@ SUMMARY_KEYS = (
     "queue_sojourn_p99_ns",
     "drops",
     "retransmissions",
+    "marks",
+    "marking_ratio",
+    "queue_sojourn_l4s_p99_ns",
+    "queue_sojourn_classic_p99_ns",
     "fness",
     "events",
     "wall_seconds",
@@ -117,8 +141,16 @@ def flow_table(native_flows: Mapping[str, Any], scenario: Scenario) -> pd.DataFr
     out["drops"] = raw["window_queue_drops"] + raw["window_path_drops"]
     out["rtt_mean_ms"] = raw["rtt_mean_ns"] / 1e6
     out["rtt_p99_ms"] = raw["rtt_p99_ns"] / 1e6
+    out["ce_marks"] = raw["window_ce_marks"]
+    out["marking_ratio"] = _ratio(raw["window_ce_marks"], raw["window_sent_segments"])
     extra = [c for c in raw.columns if c not in out.columns]
     return pd.concat([out, raw[extra]], axis=1)
+
+
+def _ratio(num: pd.Series, den: pd.Series) -> pd.Series:
+    """num / den as floats, NaN where den is 0."""
+    den_f = den.astype("float64")
+    return (num.astype("float64") / den_f).where(den_f > 0, np.nan)
 
 
 def class_table(flows: pd.DataFrame, link_rate_bps: int) -> pd.DataFrame:
@@ -130,6 +162,8 @@ def class_table(flows: pd.DataFrame, link_rate_bps: int) -> pd.DataFrame:
     for (cc, rtt_ns), members in active.groupby(["cc", "rtt_ns"], sort=False):
         goodputs = members["goodput_bps"].to_numpy(dtype="float64")
         mean = float(goodputs.mean())
+        marks = int(members["ce_marks"].sum())
+        sent = int(members["window_sent_segments"].sum())
         rows.append(
             {
                 "cc": str(cc),
@@ -139,6 +173,8 @@ def class_table(flows: pd.DataFrame, link_rate_bps: int) -> pd.DataFrame:
                 "relative_goodput": relative_goodput(mean, link_rate_bps, n_active),
                 "share": float(goodputs.sum()) / total if total > 0 else math.nan,
                 "jain_index": jain_index(goodputs),
+                "ce_marks": marks,
+                "marking_ratio": marks / sent if sent > 0 else math.nan,
             }
         )
     table = pd.DataFrame(rows, columns=list(CLASS_COLUMNS))
@@ -151,6 +187,8 @@ def class_table(flows: pd.DataFrame, link_rate_bps: int) -> pd.DataFrame:
             "relative_goodput": "float64",
             "share": "float64",
             "jain_index": "float64",
+            "ce_marks": "int64",
+            "marking_ratio": "float64",
         }
     )
 
@@ -182,6 +220,12 @@ def run_summary(flows: pd.DataFrame, totals: Mapping[str, Any], scenario: Scenar
         "queue_sojourn_p99_ns": json_number(totals["window_sojourn_p99_ns"]),
         "drops": int(totals["window_queue_drops"]) + int(totals["window_path_drops"]),
         "retransmissions": int(flows["retransmissions"].sum()),
+        "marks": int(totals["window_marks"]),
+        "marking_ratio": json_number(
+            int(totals["window_marks"]) / sent if (sent := int(flows["window_sent_segments"].sum())) else None
+        ),
+        "queue_sojourn_l4s_p99_ns": json_number(totals["window_sojourn_l4s_p99_ns"]),
+        "queue_sojourn_classic_p99_ns": json_number(totals["window_sojourn_classic_p99_ns"]),
     }
     if len(flows) == 2:
         delivered = flows.sort_values("flow_id")["window_delivered_bytes"].to_numpy()

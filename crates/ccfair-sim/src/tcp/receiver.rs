@@ -544,4 +544,85 @@ mod tests {
         assert_eq!(acks.last().unwrap().num_sacks, 0);
         assert_eq!(r.delivered_segments, 26);
     }
+
+    fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {
+        Segment { ecn, ..seg(seq) }
+    }
+
+    /// Feeds in-order segments 0..n with the given codepoints at 1 ms spacing; returns the ACKs.
+    fn feed(r: &mut Receiver, marks: &[Ecn]) -> Vec<Ack> {
+        let mut acks = Vec::new();
+        for (i, &e) in marks.iter().enumerate() {
+            r.on_segment(t(i as u64), &ecn_seg(i as u32, e), &mut acks);
+        }
+        acks
+    }
+
+    #[test]
+    fn rfc3168_echoes_ece_until_cwr() {
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::Rfc3168);
+        let mut marks = vec![Ecn::Ect0; 20];
+        marks[18] = Ecn::Ce;
+        let acks = feed(&mut r, &marks);
+        // Past quick-ACK mode the CE re-enters it for two ACKs: 19 is ACKed at once with ECE.
+        let last = acks.last().unwrap();
+        assert!(last.ece && last.ack >= 19);
+        // ECE stays on ACKs until a segment with CWR arrives.
+        let mut acks = Vec::new();
+        r.on_segment(t(30), &ecn_seg(20, Ecn::Ect0), &mut acks);
+        r.on_segment(t(31), &ecn_seg(21, Ecn::Ect0), &mut acks);
+        assert!(acks.iter().all(|a| a.ece));
+        let mut cwr = ecn_seg(22, Ecn::Ect0);
+        cwr.cwr = true;
+        acks.clear();
+        r.on_segment(t(32), &cwr, &mut acks);
+        assert_eq!(acks.len(), 1, "CWR is ACKed at once");
+        assert!(!acks[0].ece);
+    }
+
+    #[test]
+    fn dctcp_receiver_reports_each_change_of_ce_state_exactly() {
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::Dctcp);
+        // Leave quick-ACK mode (16 ACKs), with an odd count so that one segment waits for a delayed ACK.
+        let mut acks = feed(&mut r, &[Ecn::Ect0; 17]);
+        assert_eq!(acks.len(), 16);
+        assert!(r.delack_deadline().is_some());
+        // A CE packet arrives while segment 16 is waiting: first an ACK for up to 16 with the old state
+        // (no ECE), then an immediate ACK with ECE for the CE packet.
+        acks.clear();
+        r.on_segment(t(20), &ecn_seg(17, Ecn::Ce), &mut acks);
+        assert_eq!(acks.len(), 2);
+        assert_eq!((acks[0].ack, acks[0].ece), (17, false));
+        assert_eq!((acks[1].ack, acks[1].ece), (18, true));
+        // Further CE packets: ordinary ACK policy (every second segment), ECE set.
+        acks.clear();
+        r.on_segment(t(21), &ecn_seg(18, Ecn::Ce), &mut acks);
+        r.on_segment(t(22), &ecn_seg(19, Ecn::Ce), &mut acks);
+        assert_eq!(acks.len(), 1);
+        assert!(acks[0].ece);
+        // Back to not marked: the state change is reported at once, without ECE.
+        acks.clear();
+        r.on_segment(t(23), &ecn_seg(20, Ecn::Ect0), &mut acks);
+        assert!(!acks.is_empty());
+        let last = acks.last().unwrap();
+        assert_eq!((last.ack, last.ece), (21, false));
+    }
+
+    #[test]
+    fn accurate_ecn_counts_every_ce_packet() {
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::AccEcn);
+        let marks: Vec<Ecn> = (0..40)
+            .map(|i| if i % 3 == 0 { Ecn::Ce } else { Ecn::Ect1 })
+            .collect();
+        let acks = feed(&mut r, &marks);
+        let last = acks.last().unwrap();
+        let expect = marks[..last.ack as usize]
+            .iter()
+            .filter(|&&e| e == Ecn::Ce)
+            .count() as u32;
+        assert_eq!(last.ce_count, expect);
+        assert!(acks.iter().all(|a| !a.ece), "no ECE flag with Accurate ECN");
+        // Counts never go backwards.
+        assert!(acks.windows(2).all(|w| w[0].ce_count <= w[1].ce_count));
+    }
 }

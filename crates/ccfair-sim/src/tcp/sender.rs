@@ -234,6 +234,11 @@ impl Sender {
         self.pacing_timer
     }
 
+    /// The ECN codepoint of this connection's new data.
+    pub fn ecn_codepoint(&self) -> ccfair_core::Ecn {
+        self.ecn.codepoint
+    }
+
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }
