@@ -9,8 +9,9 @@
 //! Constants (kernel units): α in [0, 1024] (`DCTCP_MAX_ALPHA`), initialised to `dctcp_alpha_on_init` = 1024
 //! (α = 1, the conservative start of RFC 8257 §4.3); `dctcp_shift_g` = 4 (g = 1/16, RFC 8257 §4.2's
 //! recommendation); counts in packets (`tp->delivered`, `tp->delivered_ce`), not bytes.
-//! Without ECN on the connection Linux swaps in plain Reno ("dctcp-reno"); so does this port.
-//! Deviation: PLB (protective load balancing, a multi-path feature) is not modelled: one path only.
+//! Deviations: PLB (protective load balancing, a multi-path feature) is not modelled: one path only. Linux
+//! swaps in plain Reno ("dctcp-reno") when ECN cannot be negotiated; the simulator always negotiates ECN for
+//! algorithms that need it, so that fallback never arises and is not modelled.
 
 use ccfair_core::ParamDoc;
 use serde::{Deserialize, Serialize};
@@ -73,8 +74,6 @@ impl DctcpParams {
 
 pub struct Dctcp {
     params: DctcpParams,
-    /// Without ECN the connection runs plain Reno ("dctcp-reno").
-    reno_fallback: bool,
     alpha: u32,
     next_seq: u32,
     old_delivered: u32,
@@ -87,7 +86,6 @@ impl Dctcp {
         Dctcp {
             alpha: params.alpha_on_init.min(MAX_ALPHA),
             params,
-            reno_fallback: false,
             next_seq: 0,
             old_delivered: 0,
             old_delivered_ce: 0,
@@ -128,19 +126,13 @@ impl CongestionControl for Dctcp {
     }
 
     fn init(&mut self, tp: &mut TcpSock) {
-        if !tp.ecn_ok {
-            self.reno_fallback = true;
-            return;
-        }
         self.alpha = self.params.alpha_on_init.min(MAX_ALPHA);
         self.loss_cwnd = 0;
         self.reset(tp);
     }
 
+    /// `dctcp_ssthresh`: cwnd × (1 − α/2), at least 2.
     fn ssthresh(&mut self, tp: &mut TcpSock) -> u32 {
-        if self.reno_fallback {
-            return reno::ssthresh(tp);
-        }
         self.loss_cwnd = tp.snd_cwnd;
         let cut = ((tp.snd_cwnd as u64 * self.alpha as u64) >> 11) as u32;
         (tp.snd_cwnd - cut).max(2)
@@ -152,7 +144,7 @@ impl CongestionControl for Dctcp {
 
     /// `dctcp_update_alpha`: once per window, α ← α − α·g + g·(marked/delivered).
     fn in_ack_event(&mut self, tp: &mut TcpSock, _flags: AckEventFlags) {
-        if self.reno_fallback || tp.snd_una < self.next_seq {
+        if tp.snd_una < self.next_seq {
             return;
         }
         let delivered = tp.delivered.wrapping_sub(self.old_delivered);
@@ -171,22 +163,19 @@ impl CongestionControl for Dctcp {
     }
 
     fn set_state(&mut self, tp: &mut TcpSock, new_state: CaState) {
-        if !self.reno_fallback && new_state == CaState::Recovery && new_state != tp.ca_state {
+        if new_state == CaState::Recovery && new_state != tp.ca_state {
             self.react_to_loss(tp);
         }
     }
 
     fn cwnd_event(&mut self, tp: &mut TcpSock, ev: CaEvent) {
         // The receiver-side CE events are handled by the simulator's receiver; only the RTO matters here.
-        if !self.reno_fallback && ev == CaEvent::Loss {
+        if ev == CaEvent::Loss {
             self.react_to_loss(tp);
         }
     }
 
     fn undo_cwnd(&mut self, tp: &mut TcpSock) -> u32 {
-        if self.reno_fallback {
-            return reno::undo_cwnd(tp);
-        }
         tp.snd_cwnd.max(self.loss_cwnd)
     }
 

@@ -5,6 +5,7 @@
 
 mod contract;
 mod cubic;
+mod ecn;
 mod hystart;
 mod reno;
 
