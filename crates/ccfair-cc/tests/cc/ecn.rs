@@ -126,7 +126,7 @@ fn ack(tp: &mut TcpSock, acked: u32, ce: u32) -> RateSample {
     tp.snd_una += acked;
     tp.delivered += acked;
     tp.delivered_ce += ce;
-    tp.now = tp.now + ccfair_core::Dur::from_us(100);
+    tp.now += ccfair_core::Dur::from_us(100);
     tp.is_cwnd_limited = true;
     RateSample {
         acked_sacked: acked,
