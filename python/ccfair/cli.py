@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="save the run into DIR (replaced atomically if it exists)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
+    p.add_argument(
+        "--backend",
+        choices=("sim", "kernel"),
+        default="sim",
+        help="simulator, or Linux TCP (root; see README)",
+    )
     p.set_defaults(handler=cmd_run)
 
     p = commands.add_parser("list", help="list congestion controls and queue disciplines")
@@ -65,7 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    scenario = Scenario.from_toml(args.file)
+    if args.backend == "kernel":
+        from ccfair.emu import kernel_scenario
+
+        scenario: Scenario = kernel_scenario(args.file)
+    else:
+        scenario = Scenario.from_toml(args.file)
     seed = check_seed(scenario.effective_seed(args.seed))
     out = check_out_dir(args.out) if args.out is not None else None
 
@@ -74,7 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     bar = progress_bar(Path(args.file).name, args.quiet)
     try:
-        result = run(scenario, seed=seed, progress=bar)
+        result = run(scenario, seed=seed, progress=bar, backend=args.backend)
     finally:
         if bar is not None:
             bar.close()
@@ -85,6 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_json(result.to_json_dict())
     else:
         sys.stdout.write(run_report(result))
+        if args.backend == "kernel":
+            from ccfair.emu.report import kernel_report
+
+            sys.stdout.write(kernel_report(result))
         sys.stdout.flush()
     return EXIT_OK
 

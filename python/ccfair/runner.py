@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import _native
+from ccfair.errors import ScenarioError
 from ccfair.result import RunResult
 from ccfair.scenario import Scenario, check_seed, load_scenario, native_error
 
@@ -16,12 +17,22 @@ def run(
     scenario: Scenario | Mapping[str, Any] | str | Path,
     seed: int | None = None,
     progress: Callable[[float], None] | None = None,
+    backend: str = "sim",
 ) -> RunResult:
     """Runs ``scenario`` (a Scenario, a user-level dict, or a TOML file path) and returns its result.
 
     The seed is ``seed`` if given, else the scenario's ``seed``, else 1. ``progress(fraction)`` is called
     about every 1 % of simulated time. Bad input raises :class:`ScenarioError` before anything runs; Ctrl-C
-    raises KeyboardInterrupt."""
+    raises KeyboardInterrupt.
+
+    ``backend="kernel"`` runs it against the Linux TCP stack instead (root; see :mod:`ccfair.emu`)."""
+    if backend == "kernel":
+        from ccfair.emu import run_kernel
+
+        result: RunResult = run_kernel(scenario, seed=seed, progress=progress)
+        return result
+    if backend != "sim":
+        raise ScenarioError("backend", f"must be sim or kernel, got {backend!r}")
     sc = load_scenario(scenario)
     spec = sc.resolve()
     effective = check_seed(sc.effective_seed(seed))

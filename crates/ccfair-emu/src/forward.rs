@@ -1,0 +1,366 @@
+//! `ccfair-emu forward`: the bottleneck router. Two AF_PACKET sockets, one on the interface towards the
+//! senders and one towards the receiver; frames of known flows go through the [`Shaper`], everything else
+//! (ARP, stray frames) is passed straight through. Runs from start-up (so handshakes cross the emulated
+//! path), records from the epoch, and writes its results when the run ends.
+//!
+//! The loop: send every frame whose ideal time has come (measuring how late), append due interval rows, read
+//! what has arrived on both sockets (stamped when read), and when nothing is left to do sleep in `ppoll`
+//! until the next deadline or the next frame, whichever is first. Timer slack is set to 1 ns so the sleep
+//! ends on time; `spin_ns` optionally busy-waits the last stretch; `realtime` runs under SCHED_FIFO.
+//!
+//! Why AF_PACKET: on veth it costs one syscall per frame each way and needs no BPF program; AF_XDP on veth
+//! runs in copy (generic) mode, so it would not save the copy, and TUN would put the kernel's IP forwarding
+//! in the path. See the README's "Real kernels" section for the measured rates.
+
+use ccfair_core::{Dur, Rate, Time};
+use serde::Serialize;
+
+use crate::clock::{self, Clock, Command, Control};
+use crate::config::{ForwardConfig, Mark};
+use crate::frame::{self, EmuPacket};
+use crate::pool::Pool;
+use crate::record::{FlowRecord, QueueSeries, Recorder, Spread, Totals};
+use crate::shaper::{Out, Path, Shaper};
+use crate::sys::{self, PacketSocket};
+
+/// Frames read from one socket before the loop checks its deadlines again.
+const RX_BATCH: usize = 64;
+/// Socket buffers: deep enough for a burst of several thousand frames while the loop is busy.
+const SOCKET_BUFFER_BYTES: usize = 32 << 20;
+
+/// The emulator's health, for flagging runs where it (not the bottleneck) was the limit.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Health {
+    /// Frames the kernel dropped on the emulator's sockets because it did not read them in time.
+    pub rx_kernel_drops: u64,
+    /// Frames dropped because the buffer pool was empty.
+    pub pool_exhausted: u64,
+    /// Frames longer than a buffer (offloads left on would cause these).
+    pub oversize_frames: u64,
+    /// Sends the kernel refused.
+    pub tx_errors: u64,
+    /// Frames of no known flow, passed straight through (ARP and the like).
+    pub passthrough_frames: u64,
+    /// Frames still in the queue, on the link or in a delay line when the run ended.
+    pub held_at_end: u64,
+    pub pool_slots: u64,
+    pub realtime: bool,
+}
+
+#[derive(Serialize)]
+struct Output {
+    queue: QueueSeries,
+    flows: Vec<FlowRecord>,
+    totals: Totals,
+    lateness_window: Spread,
+    lateness_run: Spread,
+    health: Health,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Side {
+    Senders,
+    Receiver,
+}
+
+struct Ports {
+    senders: PacketSocket,
+    receiver: PacketSocket,
+}
+
+impl Ports {
+    fn to(&self, out: Out) -> &PacketSocket {
+        match out {
+            Out::ToReceiver => &self.receiver,
+            Out::ToSender => &self.senders,
+        }
+    }
+}
+
+struct Forwarder {
+    clock: Clock,
+    ports: Ports,
+    shaper: Shaper,
+    port_base: u16,
+    n_flows: u32,
+    out: Vec<(EmuPacket, Out, Time)>,
+    scratch: Vec<u8>,
+    health: Health,
+}
+
+/// Pool size: the queue limit plus what the delay lines hold at the link rate (frames of at least 500 bytes
+/// on the data side, one ACK per data frame on the other), plus headroom for bursts and passthrough.
+fn pool_slots(cfg: &ForwardConfig) -> usize {
+    let limit = match cfg.aqm.limit() {
+        ccfair_aqm::QueueLimit::Packets(n) => n as usize,
+        ccfair_aqm::QueueLimit::Bytes(b) => (b / 64) as usize,
+    };
+    let rate = Rate::from_bps(cfg.rate_bps);
+    let max_delay = cfg
+        .flows
+        .iter()
+        .map(|f| f.data_delay_ns.max(f.ack_delay_ns))
+        .max()
+        .unwrap_or(0);
+    let in_flight = rate.bytes_in_ns(max_delay) as usize / 500;
+    (limit + 2 * in_flight + 8192).min(4 << 20)
+}
+
+pub fn run(cfg: ForwardConfig) -> Result<(), String> {
+    cfg.schedule.check()?;
+    if cfg.rate_bps == 0 {
+        return Err("rate_bps must be positive".into());
+    }
+    let _ = sys::set_timer_slack_ns(1);
+    let mut health = Health::default();
+    if cfg.realtime {
+        match sys::set_realtime(50) {
+            Ok(()) => health.realtime = true,
+            Err(e) => eprintln!("ccfair-emu: warning: SCHED_FIFO not available ({e}); running without"),
+        }
+    }
+    let ports = Ports {
+        senders: PacketSocket::open(&cfg.sender_if, SOCKET_BUFFER_BYTES)
+            .map_err(|e| format!("AF_PACKET: {e}"))?,
+        receiver: PacketSocket::open(&cfg.receiver_if, SOCKET_BUFFER_BYTES)
+            .map_err(|e| format!("AF_PACKET: {e}"))?,
+    };
+    let slot_bytes = (cfg.mtu_bytes as usize + frame::ETH_HEADER + 4).next_multiple_of(64);
+    let slots = pool_slots(&cfg);
+    health.pool_slots = slots as u64;
+    let paths = cfg
+        .flows
+        .iter()
+        .map(|f| Path {
+            data_delay: Dur::from_ns(f.data_delay_ns),
+            ack_delay: Dur::from_ns(f.ack_delay_ns),
+            loss: f.loss,
+        })
+        .collect();
+    let shaper = Shaper::new(
+        &cfg.aqm,
+        Rate::from_bps(cfg.rate_bps),
+        paths,
+        cfg.seed,
+        Pool::new(slots, slot_bytes),
+        Recorder::new(cfg.flows.len(), cfg.schedule.interval_ns),
+    );
+    let mut fw = Forwarder {
+        clock: Clock::new(),
+        ports,
+        shaper,
+        port_base: cfg.port_base,
+        n_flows: cfg.flows.len() as u32,
+        out: Vec::with_capacity(1024),
+        scratch: vec![0; 65536],
+        health,
+    };
+    clock::announce_ready();
+    fw.run_loop(&cfg)?;
+    fw.finish(&cfg)
+}
+
+impl Forwarder {
+    fn run_loop(&mut self, cfg: &ForwardConfig) -> Result<(), String> {
+        let mut control = Control::new();
+        let fds = [
+            self.ports.senders.raw_fd(),
+            self.ports.receiver.raw_fd(),
+            control.fd(),
+        ];
+        let mut ready = [false; 3];
+        let mut epoch: Option<Time> = None;
+        let mut marks: Vec<(Time, Mark)> = Vec::new();
+        let mut next_mark = 0usize;
+        let mut end = Time::MAX;
+        loop {
+            let now = self.clock.now();
+            if now >= end && next_mark == marks.len() {
+                return Ok(());
+            }
+            self.send_due(now);
+            while let Some(&(t, mark)) = marks.get(next_mark).filter(|(t, _)| *t <= now) {
+                let (bytes, packets) = (self.shaper.backlog_bytes(), self.shaper.backlog_packets());
+                let rec = &mut self.shaper.rec;
+                match mark {
+                    Mark::Sample => rec.sample(t, bytes, packets),
+                    Mark::WindowStart => rec.window_start(),
+                    Mark::WindowEnd => rec.window_end(),
+                }
+                next_mark += 1;
+            }
+            let got = self.receive(Side::Senders)? + self.receive(Side::Receiver)?;
+            if got > 0 {
+                continue;
+            }
+            let deadline = [
+                self.shaper.next_deadline(),
+                marks.get(next_mark).map(|m| m.0),
+                epoch.map(|_| end),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let now = self.clock.now();
+            let wait = deadline.map(|d| d.saturating_since(now).ns());
+            if wait.is_some_and(|w| w <= cfg.spin_ns) {
+                continue; // busy-wait the last stretch (the receive calls above are the polling)
+            }
+            sys::poll_readable(&fds, wait.map(|w| w - cfg.spin_ns), &mut ready)
+                .map_err(|e| format!("ppoll: {e}"))?;
+            if ready[2] {
+                match control.read()? {
+                    Some(Command::Go(at)) if epoch.is_none() => {
+                        let e = self.clock.at(at)?;
+                        epoch = Some(e);
+                        end = e + Dur::from_ns(cfg.schedule.duration_ns);
+                        marks = cfg
+                            .schedule
+                            .marks()
+                            .into_iter()
+                            .map(|(t, m)| (e + Dur::from_ns(t), m))
+                            .collect();
+                        self.shaper.rec.start(e);
+                    }
+                    Some(Command::Go(_)) => return Err("second go".into()),
+                    Some(Command::Gone) => return Err("the orchestrator went away; run abandoned".into()),
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// Sends everything due by `now`, recording lateness and RTT samples.
+    fn send_due(&mut self, now: Time) {
+        self.shaper.advance(now, &mut self.out);
+        for i in 0..self.out.len() {
+            let (pkt, dir, ideal) = self.out[i];
+            let len = pkt.frame_len as usize;
+            if pkt.ecn != pkt.wire_ecn {
+                frame::write_ecn(&mut self.shaper.pool.buf_mut(pkt.slot)[..len], pkt.ecn);
+            }
+            let sent = self.ports.to(dir).send(&self.shaper.pool.buf(pkt.slot)[..len]);
+            let t = self.clock.now();
+            let rec = &mut self.shaper.rec;
+            match sent {
+                Ok(()) => {
+                    rec.lateness(t.saturating_since(ideal).ns());
+                    rec.frame_sent();
+                    if dir == Out::ToSender && pkt.is_tcp {
+                        rec.ack_departed(t, pkt.flow, pkt.ack);
+                    }
+                }
+                Err(_) => self.health.tx_errors += 1,
+            }
+            self.shaper.pool.release(pkt.slot);
+        }
+        self.out.clear();
+    }
+
+    /// Reads up to a batch of frames from one side; returns how many.
+    fn receive(&mut self, side: Side) -> Result<usize, String> {
+        let (from, to) = match side {
+            Side::Senders => (&self.ports.senders, &self.ports.receiver),
+            Side::Receiver => (&self.ports.receiver, &self.ports.senders),
+        };
+        let mut got = 0;
+        while got < RX_BATCH {
+            let Some(slot) = self.shaper.pool.alloc() else {
+                // No buffer: read the frame into scratch and drop it (counted by the pool).
+                match from.recv(&mut self.scratch) {
+                    Ok(Some(_)) => {
+                        got += 1;
+                        continue;
+                    }
+                    Ok(None) => break,
+                    Err(e) => return Err(format!("recv: {e}")),
+                }
+            };
+            let cap = self.shaper.pool.slot_bytes();
+            let n = match from.recv(self.shaper.pool.buf_mut(slot)) {
+                Ok(Some(n)) => n,
+                Ok(None) => {
+                    self.shaper.pool.release(slot);
+                    break;
+                }
+                Err(e) => {
+                    self.shaper.pool.release(slot);
+                    return Err(format!("recv: {e}"));
+                }
+            };
+            got += 1;
+            if n > cap {
+                self.health.oversize_frames += 1;
+                self.shaper.pool.release(slot);
+                continue;
+            }
+            let now = self.clock.now();
+            let p = frame::parse(&self.shaper.pool.buf(slot)[..n]);
+            let flow = self.classify(side, &p);
+            let Some(flow) = flow else {
+                self.health.passthrough_frames += 1;
+                if to.send(&self.shaper.pool.buf(slot)[..n]).is_err() {
+                    self.health.tx_errors += 1;
+                }
+                self.shaper.rec.frame_sent();
+                self.shaper.pool.release(slot);
+                continue;
+            };
+            let pkt = EmuPacket {
+                slot,
+                frame_len: n as u16,
+                flow,
+                ip_len: p.ip_len,
+                enqueue_ts: now,
+                ecn: p.ecn,
+                wire_ecn: p.ecn,
+                hash: p.hash,
+                ack: p.ack,
+                is_tcp: p.proto == 6,
+            };
+            match side {
+                Side::Senders => self.shaper.from_sender(now, pkt, p.payload, p.seq),
+                Side::Receiver => self.shaper.from_receiver(now, pkt),
+            }
+        }
+        Ok(got)
+    }
+
+    /// The flow a frame belongs to: by the receiver's port for TCP, by the identifier for ICMP echo.
+    fn classify(&self, side: Side, p: &frame::Parsed) -> Option<u32> {
+        if !p.is_ipv4 {
+            return None;
+        }
+        let index = if let Some(id) = p.echo_id {
+            (p.is_echo_request == (side == Side::Senders)).then_some(id as u32)?
+        } else if p.proto == 6 {
+            let port = if side == Side::Senders {
+                p.dst_port
+            } else {
+                p.src_port
+            };
+            port.checked_sub(self.port_base)? as u32
+        } else {
+            return None;
+        };
+        (index < self.n_flows).then_some(index)
+    }
+
+    fn finish(&mut self, cfg: &ForwardConfig) -> Result<(), String> {
+        for port in [&self.ports.senders, &self.ports.receiver] {
+            self.health.rx_kernel_drops += port.stats().map(|s| s.drops).unwrap_or(0);
+        }
+        self.health.pool_exhausted = self.shaper.pool.exhausted;
+        self.health.held_at_end = self.shaper.held_frames();
+        let (lateness_window, lateness_run) = self.shaper.rec.lateness_spread();
+        let output = Output {
+            queue: std::mem::take(&mut self.shaper.rec.queue),
+            flows: self.shaper.rec.flow_records(),
+            totals: self.shaper.rec.final_totals(),
+            lateness_window,
+            lateness_run,
+            health: self.health.clone(),
+        };
+        clock::write_json(&cfg.out, &output)
+    }
+}

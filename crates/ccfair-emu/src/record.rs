@@ -1,0 +1,464 @@
+//! What the emulator measures, in the simulator's recorder format: per interval the queue (backlog at the
+//! interval's end, sojourn p50/p99/max of the packets that left it, drops, marks, departures, wire bytes sent);
+//! per flow its drops and CE marks (per interval and over the window) and the RTT samples of the window;
+//! run totals over the measurement window; and the emulator's own health: how late it sent each frame against
+//! its ideal departure time (p50/p99/max), frames the kernel dropped before the emulator could read them, and
+//! frames dropped for want of a buffer.
+//!
+//! RTT samples are taken passively at the bottleneck, which sits next to the senders: a data segment is timed
+//! from its arrival at the emulator to the moment the first ACK covering it leaves towards the sender (the RTT
+//! of the most recently sent segment each ACK covers, as the simulator samples it; retransmitted ranges are
+//! not timed, Karn's rule). The veth hop between sender and emulator (a few µs) is not included.
+//!
+//! Times are emulator times (ns since the emulator started); series are reported relative to the run epoch.
+//! Nothing here allocates per packet: counters are preallocated per flow; rows are appended per interval.
+
+use ccfair_core::{LogHistogram, Time};
+use serde::Serialize;
+
+/// Segments timed at once per flow; beyond that the oldest timing is forgotten (no bias: the sample of an
+/// ACK is always the newest segment it covers).
+const RTT_RING: usize = 4096;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FlowCounters {
+    /// Data segments that reached the emulator from the sender (before path loss).
+    pub sent_segments: u64,
+    pub queue_drops: u64,
+    pub path_drops: u64,
+    pub ce_marks: u64,
+}
+
+impl FlowCounters {
+    fn minus(self, o: FlowCounters) -> FlowCounters {
+        FlowCounters {
+            sent_segments: self.sent_segments - o.sent_segments,
+            queue_drops: self.queue_drops - o.queue_drops,
+            path_drops: self.path_drops - o.path_drops,
+            ce_marks: self.ce_marks - o.ce_marks,
+        }
+    }
+}
+
+/// The queue time series (one row per interval), same columns as the simulator's.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueSeries {
+    pub t_ns: Vec<u64>,
+    pub backlog_bytes: Vec<u64>,
+    pub backlog_packets: Vec<u32>,
+    pub sojourn_p50_ns: Vec<f64>,
+    pub sojourn_p99_ns: Vec<f64>,
+    pub sojourn_max_ns: Vec<f64>,
+    pub drops: Vec<u64>,
+    pub marks: Vec<u64>,
+    pub departures: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    /// Emulator health per interval: p99 of how late frames left (ns), NaN when none did.
+    pub lateness_p99_ns: Vec<f64>,
+}
+
+/// Times the segments of one flow (see the module header).
+struct RttTimer {
+    ring: Box<[(u32, Time)]>,
+    head: usize,
+    len: usize,
+    highest_end: Option<u32>,
+}
+
+/// `a` after `b` in sequence space.
+fn seq_after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+impl RttTimer {
+    fn new() -> RttTimer {
+        RttTimer {
+            ring: vec![(0, Time::ZERO); RTT_RING].into_boxed_slice(),
+            head: 0,
+            len: 0,
+            highest_end: None,
+        }
+    }
+
+    fn on_data(&mut self, now: Time, seq: u32, payload: u32) {
+        let end = seq.wrapping_add(payload);
+        if let Some(h) = self.highest_end
+            && !seq_after(end, h)
+        {
+            // A retransmission: whatever is still timed may be acknowledged by either copy (Karn).
+            self.len = 0;
+            return;
+        }
+        self.highest_end = Some(end);
+        if self.len == RTT_RING {
+            self.head = (self.head + 1) % RTT_RING;
+            self.len -= 1;
+        }
+        self.ring[(self.head + self.len) % RTT_RING] = (end, now);
+        self.len += 1;
+    }
+
+    fn on_ack(&mut self, now: Time, ack: u32) -> Option<u64> {
+        let mut newest = None;
+        while self.len > 0 {
+            let (end, sent) = self.ring[self.head];
+            if seq_after(end, ack) {
+                break;
+            }
+            newest = Some(sent);
+            self.head = (self.head + 1) % RTT_RING;
+            self.len -= 1;
+        }
+        newest.map(|t| now.saturating_since(t).ns())
+    }
+}
+
+fn pct(h: &LogHistogram, q: f64) -> f64 {
+    h.quantile(q).map_or(f64::NAN, |x| x as f64)
+}
+
+/// Quantiles of a histogram, for the report.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Spread {
+    pub count: u64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: f64,
+    pub mean_ns: f64,
+}
+
+impl Spread {
+    fn of(h: &LogHistogram) -> Spread {
+        Spread {
+            count: h.count(),
+            p50_ns: pct(h, 0.5),
+            p99_ns: pct(h, 0.99),
+            max_ns: h.max().map_or(f64::NAN, |x| x as f64),
+            mean_ns: h.mean().unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// One flow's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRecord {
+    pub window: FlowCounters,
+    pub total: FlowCounters,
+    pub rtt_samples: u64,
+    pub rtt_mean_ns: f64,
+    pub rtt_p99_ns: f64,
+    /// Queue plus path drops per interval (the time series' `drops` column).
+    pub interval_drops: Vec<u64>,
+}
+
+/// Run totals, as the simulator names them where they mean the same.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    pub window_link_tx_bytes: u64,
+    pub window_queue_drops: u64,
+    pub window_path_drops: u64,
+    pub window_marks: u64,
+    pub window_sojourn_p50_ns: f64,
+    pub window_sojourn_p99_ns: f64,
+    pub window_sojourn_mean_ns: f64,
+    pub window_departures: u64,
+    pub sent_segments: u64,
+    pub queue_drops: u64,
+    pub path_drops: u64,
+    /// Frames the emulator forwarded (shaped, delayed or passed through), the kernel run's "events".
+    pub frames: u64,
+}
+
+#[derive(Default)]
+pub struct Recorder {
+    epoch: Time,
+    interval_ns: u64,
+    counters: Vec<FlowCounters>,
+    at_window_start: Vec<FlowCounters>,
+    at_window_end: Vec<FlowCounters>,
+    at_last_sample: Vec<FlowCounters>,
+    interval_drops: Vec<Vec<u64>>,
+    rtt: Vec<RttTimer>,
+    rtt_hist: Vec<LogHistogram>,
+    in_window: bool,
+    window_done: bool,
+    iv_sojourn: LogHistogram,
+    iv_lateness: LogHistogram,
+    iv_drops: u64,
+    iv_marks: u64,
+    iv_departures: u64,
+    iv_tx_bytes: u64,
+    win_sojourn: LogHistogram,
+    win_tx_bytes: u64,
+    win_queue_drops: u64,
+    win_path_drops: u64,
+    win_marks: u64,
+    win_departures: u64,
+    pub lateness_window: LogHistogram,
+    pub lateness_run: LogHistogram,
+    pub totals: Totals,
+    pub queue: QueueSeries,
+}
+
+impl Recorder {
+    pub fn new(n_flows: usize, interval_ns: u64) -> Recorder {
+        Recorder {
+            interval_ns,
+            counters: vec![FlowCounters::default(); n_flows],
+            at_window_start: vec![FlowCounters::default(); n_flows],
+            at_window_end: vec![FlowCounters::default(); n_flows],
+            at_last_sample: vec![FlowCounters::default(); n_flows],
+            interval_drops: vec![Vec::new(); n_flows],
+            rtt: (0..n_flows).map(|_| RttTimer::new()).collect(),
+            rtt_hist: (0..n_flows).map(|_| LogHistogram::new()).collect(),
+            iv_sojourn: LogHistogram::new(),
+            iv_lateness: LogHistogram::new(),
+            win_sojourn: LogHistogram::new(),
+            lateness_window: LogHistogram::new(),
+            lateness_run: LogHistogram::new(),
+            ..Recorder::default()
+        }
+    }
+
+    /// The run starts: interval accounting begins at `epoch` (handshakes before it are not in the series).
+    pub fn start(&mut self, epoch: Time) {
+        self.epoch = epoch;
+        self.at_last_sample.copy_from_slice(&self.counters);
+        self.iv_sojourn.clear();
+        self.iv_lateness.clear();
+        self.iv_drops = 0;
+        self.iv_marks = 0;
+        self.iv_departures = 0;
+        self.iv_tx_bytes = 0;
+        self.lateness_run.clear();
+    }
+
+    pub fn window_start(&mut self) {
+        self.at_window_start.copy_from_slice(&self.counters);
+        self.in_window = true;
+    }
+
+    pub fn window_end(&mut self) {
+        self.at_window_end.copy_from_slice(&self.counters);
+        self.in_window = false;
+        self.window_done = true;
+    }
+
+    #[inline]
+    pub fn data_arrived(&mut self, now: Time, flow: u32, seq: u32, payload: u32) {
+        self.counters[flow as usize].sent_segments += 1;
+        self.totals.sent_segments += 1;
+        self.rtt[flow as usize].on_data(now, seq, payload);
+    }
+
+    #[inline]
+    pub fn ack_departed(&mut self, now: Time, flow: u32, ack: u32) {
+        if let Some(rtt) = self.rtt[flow as usize].on_ack(now, ack)
+            && self.in_window
+        {
+            self.rtt_hist[flow as usize].record(rtt);
+        }
+    }
+
+    #[inline]
+    pub fn path_drop(&mut self, flow: u32) {
+        self.counters[flow as usize].path_drops += 1;
+        self.totals.path_drops += 1;
+        if self.in_window {
+            self.win_path_drops += 1;
+        }
+    }
+
+    #[inline]
+    pub fn queue_drop(&mut self, flow: u32) {
+        self.counters[flow as usize].queue_drops += 1;
+        self.totals.queue_drops += 1;
+        self.iv_drops += 1;
+        if self.in_window {
+            self.win_queue_drops += 1;
+        }
+    }
+
+    #[inline]
+    pub fn marked(&mut self, flow: u32) {
+        self.counters[flow as usize].ce_marks += 1;
+        self.iv_marks += 1;
+        if self.in_window {
+            self.win_marks += 1;
+        }
+    }
+
+    /// A packet left the queue (serialization starts) after `sojourn_ns`.
+    #[inline]
+    pub fn departed(&mut self, sojourn_ns: u64) {
+        self.iv_sojourn.record(sojourn_ns);
+        self.iv_departures += 1;
+        if self.in_window {
+            self.win_sojourn.record(sojourn_ns);
+            self.win_departures += 1;
+        }
+    }
+
+    /// `ip_bytes` finished serializing on the bottleneck.
+    #[inline]
+    pub fn link_tx(&mut self, ip_bytes: u32) {
+        self.iv_tx_bytes += ip_bytes as u64;
+        if self.in_window {
+            self.win_tx_bytes += ip_bytes as u64;
+        }
+    }
+
+    /// A frame with an ideal departure time left `late_ns` after it.
+    #[inline]
+    pub fn lateness(&mut self, late_ns: u64) {
+        self.iv_lateness.record(late_ns);
+        self.lateness_run.record(late_ns);
+        if self.in_window {
+            self.lateness_window.record(late_ns);
+        }
+    }
+
+    #[inline]
+    pub fn frame_sent(&mut self) {
+        self.totals.frames += 1;
+    }
+
+    /// Appends the row of the interval ending at `now` (an epoch-relative boundary is written).
+    pub fn sample(&mut self, now: Time, backlog_bytes: u64, backlog_packets: u32) {
+        for (i, drops) in self.interval_drops.iter_mut().enumerate() {
+            let (c, p) = (self.counters[i], self.at_last_sample[i]);
+            drops.push(c.queue_drops + c.path_drops - p.queue_drops - p.path_drops);
+        }
+        self.at_last_sample.copy_from_slice(&self.counters);
+        let q = &mut self.queue;
+        q.t_ns.push(now.saturating_since(self.epoch).ns());
+        q.backlog_bytes.push(backlog_bytes);
+        q.backlog_packets.push(backlog_packets);
+        q.sojourn_p50_ns.push(pct(&self.iv_sojourn, 0.5));
+        q.sojourn_p99_ns.push(pct(&self.iv_sojourn, 0.99));
+        q.sojourn_max_ns
+            .push(self.iv_sojourn.max().map_or(f64::NAN, |x| x as f64));
+        q.drops.push(self.iv_drops);
+        q.marks.push(self.iv_marks);
+        q.departures.push(self.iv_departures);
+        q.tx_bytes.push(self.iv_tx_bytes);
+        q.lateness_p99_ns.push(pct(&self.iv_lateness, 0.99));
+        self.iv_sojourn.clear();
+        self.iv_lateness.clear();
+        self.iv_drops = 0;
+        self.iv_marks = 0;
+        self.iv_departures = 0;
+        self.iv_tx_bytes = 0;
+    }
+
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    pub fn flow_records(&self) -> Vec<FlowRecord> {
+        (0..self.counters.len())
+            .map(|i| {
+                let end = if self.window_done {
+                    self.at_window_end[i]
+                } else {
+                    self.counters[i]
+                };
+                let h = &self.rtt_hist[i];
+                FlowRecord {
+                    window: end.minus(self.at_window_start[i]),
+                    total: self.counters[i],
+                    rtt_samples: h.count(),
+                    rtt_mean_ns: h.mean().unwrap_or(f64::NAN),
+                    rtt_p99_ns: pct(h, 0.99),
+                    interval_drops: self.interval_drops[i].clone(),
+                }
+            })
+            .collect()
+    }
+
+    pub fn final_totals(&self) -> Totals {
+        Totals {
+            window_link_tx_bytes: self.win_tx_bytes,
+            window_queue_drops: self.win_queue_drops,
+            window_path_drops: self.win_path_drops,
+            window_marks: self.win_marks,
+            window_sojourn_p50_ns: pct(&self.win_sojourn, 0.5),
+            window_sojourn_p99_ns: pct(&self.win_sojourn, 0.99),
+            window_sojourn_mean_ns: self.win_sojourn.mean().unwrap_or(f64::NAN),
+            window_departures: self.win_departures,
+            ..self.totals.clone()
+        }
+    }
+
+    pub fn lateness_spread(&self) -> (Spread, Spread) {
+        (Spread::of(&self.lateness_window), Spread::of(&self.lateness_run))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(us: u64) -> Time {
+        Time::from_ns(us * 1000)
+    }
+
+    #[test]
+    fn an_ack_samples_the_newest_segment_it_covers() {
+        let mut r = Recorder::new(1, 100);
+        r.window_start();
+        r.data_arrived(t(0), 0, 1000, 100);
+        r.data_arrived(t(10), 0, 1100, 100);
+        r.data_arrived(t(20), 0, 1200, 100);
+        r.ack_departed(t(50), 0, 1200); // covers the first two: newest sent at 10 -> 40 us
+        r.ack_departed(t(80), 0, 1300); // covers the third: 60 us
+        r.ack_departed(t(90), 0, 1300); // duplicate: no sample
+        let f = &r.flow_records()[0];
+        assert_eq!(f.rtt_samples, 2);
+        assert!((f.rtt_mean_ns - 50_000.0).abs() < 1.0, "{}", f.rtt_mean_ns);
+        assert_eq!(f.window.sent_segments, 3);
+    }
+
+    #[test]
+    fn retransmitted_ranges_are_not_timed() {
+        let mut r = Recorder::new(1, 100);
+        r.window_start();
+        r.data_arrived(t(0), 0, 0, 100);
+        r.data_arrived(t(1), 0, 100, 100);
+        r.data_arrived(t(500), 0, 0, 100); // retransmission of the first
+        r.ack_departed(t(520), 0, 200);
+        assert_eq!(r.flow_records()[0].rtt_samples, 0);
+        r.data_arrived(t(600), 0, 200, 100);
+        r.ack_departed(t(650), 0, 300);
+        assert_eq!(r.flow_records()[0].rtt_samples, 1);
+    }
+
+    #[test]
+    fn interval_rows_and_window_counters() {
+        let mut r = Recorder::new(2, 100);
+        r.start(t(1000));
+        r.queue_drop(1);
+        r.sample(t(1100), 3000, 2);
+        r.window_start();
+        r.path_drop(0);
+        r.marked(1);
+        r.departed(5_000);
+        r.link_tx(1500);
+        r.window_end();
+        r.queue_drop(0);
+        r.sample(t(1200), 0, 0);
+        assert_eq!(r.queue.t_ns, vec![100_000, 200_000]);
+        assert_eq!(r.queue.drops, vec![1, 1]);
+        assert_eq!(r.queue.marks, vec![0, 1]);
+        let f = r.flow_records();
+        assert_eq!(f[0].interval_drops, vec![0, 2]);
+        assert_eq!(f[1].interval_drops, vec![1, 0]);
+        assert_eq!(f[0].window.path_drops, 1);
+        assert_eq!(f[0].window.queue_drops, 0, "after the window closed");
+        let tot = r.final_totals();
+        assert_eq!(tot.window_link_tx_bytes, 1500);
+        assert_eq!(tot.window_path_drops, 1);
+        assert_eq!(tot.window_marks, 1);
+        assert_eq!(tot.queue_drops, 2);
+    }
+}

@@ -1,0 +1,435 @@
+//! Every call into the kernel that the standard library does not wrap, in one place: AF_PACKET sockets, socket
+//! options (TCP_CONGESTION, TCP_INFO, TCP_CC_INFO, SO_MAX_PACING_RATE, ...), the ethtool ioctl, ppoll, raw
+//! ICMP, process controls (timer slack, parent-death signal, real-time priority) and the monotonic clock.
+//!
+//! This is the only module allowed `unsafe`: each block is a single libc call whose pointer arguments point
+//! to live, correctly sized local buffers, and whose result is checked. Everything returned is safe Rust
+//! (owned descriptors close themselves). Sources: man pages packet(7), socket(7), tcp(7), ppoll(2),
+//! prctl(2), sched_setscheduler(2); `include/uapi/linux/ethtool.h` for the legacy offload commands.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn check_size(ret: libc::ssize_t) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the one clock every ccfair process of a run shares (namespaces share it).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sets this thread's timer slack (the kernel's default of 50 µs would delay every timed wakeup by that much).
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) }).map(|_| ())
+}
+
+/// Asks the kernel to send `signal` to this process when its parent dies (the run's teardown guard for
+/// SIGKILLed orchestrators).
+pub fn set_parent_death_signal(signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) }).map(|_| ())
+}
+
+pub fn parent_pid() -> i32 {
+    // SAFETY: no arguments.
+    unsafe { libc::getppid() }
+}
+
+/// SCHED_FIFO at `priority` for this process (needs CAP_SYS_NICE; the caller treats failure as a warning).
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; pid 0 is this process.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) }).map(|_| ())
+}
+
+fn setsockopt_raw<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {
+    // SAFETY: `value` points to a live T of the given size.
+    check(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            value as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    })
+    .map(|_| ())
+}
+
+fn getsockopt_bytes(fd: RawFd, level: libc::c_int, name: libc::c_int, buf: &mut [u8]) -> io::Result<usize> {
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` is writable for `len` bytes and `len` is a valid socklen_t.
+    check(unsafe { libc::getsockopt(fd, level, name, buf.as_mut_ptr() as *mut libc::c_void, &mut len) })?;
+    Ok(len as usize)
+}
+
+pub fn set_int_option(fd: RawFd, level: libc::c_int, name: libc::c_int, value: i32) -> io::Result<()> {
+    setsockopt_raw(fd, level, name, &(value as libc::c_int))
+}
+
+/// The interface index of `name` in this network namespace.
+pub fn if_index(name: &str) -> io::Result<u32> {
+    let c = CString::new(name).map_err(|_| io::Error::other("interface name contains NUL"))?;
+    // SAFETY: `c` is a valid NUL-terminated string.
+    let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if idx == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(idx)
+    }
+}
+
+/// An AF_PACKET raw socket bound to one interface: whole Ethernet frames in and out.
+pub struct PacketSocket {
+    fd: OwnedFd,
+}
+
+/// Kernel counters of a packet socket since the last read (PACKET_STATISTICS resets them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PacketStats {
+    pub packets: u64,
+    pub drops: u64,
+}
+
+impl PacketSocket {
+    /// Opens a non-blocking socket on `ifname` that sees every frame arriving there but none of its own
+    /// transmissions (PACKET_IGNORE_OUTGOING), sends past the device's qdisc (PACKET_QDISC_BYPASS), and has
+    /// `buffer_bytes` of receive and send buffer (SO_*BUFFORCE, root only).
+    pub fn open(ifname: &str, buffer_bytes: usize) -> io::Result<PacketSocket> {
+        let index =
+            if_index(ifname).map_err(|e| io::Error::new(e.kind(), format!("interface {ifname}: {e}")))?;
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: plain socket(2) call.
+        let raw = check(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                proto as i32,
+            )
+        })?;
+        // SAFETY: `raw` is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = fd.as_raw_fd();
+        set_int_option(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
+        set_int_option(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buffer_bytes as i32)?;
+        set_int_option(s, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buffer_bytes as i32)?;
+        set_int_option(s, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
+        // SAFETY: an all-zero sockaddr_ll is valid; the fields we need are set below.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = proto;
+        addr.sll_ifindex = index as i32;
+        // SAFETY: `addr` is a valid sockaddr_ll of the given size.
+        check(unsafe {
+            libc::bind(
+                s,
+                &addr as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })?;
+        let sock = PacketSocket { fd };
+        sock.stats()?; // start counting from here
+        Ok(sock)
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The next frame into `buf`: `Ok(Some(len))`, `Ok(None)` when none is waiting. A frame longer than
+    /// `buf` is reported with its full length (MSG_TRUNC), so the caller can count and drop it.
+    #[inline]
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        // SAFETY: `buf` is writable for its length.
+        let n = unsafe {
+            libc::recv(
+                self.fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+            )
+        };
+        match check_size(n) {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends one whole frame.
+    #[inline]
+    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: `frame` is readable for its length.
+        let n = unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        check_size(n).map(|_| ())
+    }
+
+    /// Frames received and frames the kernel dropped because the receive buffer was full, since the last call.
+    pub fn stats(&self) -> io::Result<PacketStats> {
+        let mut buf = [0u8; 8];
+        getsockopt_bytes(
+            self.fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            &mut buf,
+        )?;
+        Ok(PacketStats {
+            packets: u32::from_ne_bytes(buf[0..4].try_into().expect("4 bytes")) as u64,
+            drops: u32::from_ne_bytes(buf[4..8].try_into().expect("4 bytes")) as u64,
+        })
+    }
+}
+
+/// Waits until one of `fds` is readable or `timeout_ns` passes (None: forever). Returns the readable flags
+/// (including hang-up and error, which a reader then sees as EOF or an error).
+pub fn poll_readable(fds: &[RawFd], timeout_ns: Option<u64>, ready: &mut [bool]) -> io::Result<usize> {
+    debug_assert!(fds.len() <= 8 && ready.len() >= fds.len());
+    let mut pfds = [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; 8];
+    for (p, &fd) in pfds.iter_mut().zip(fds) {
+        p.fd = fd;
+        p.events = libc::POLLIN;
+    }
+    let ts = timeout_ns.map(|ns| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `pfds` holds `fds.len()` valid entries; `tsp` is null or points to a live timespec.
+    let n = unsafe {
+        libc::ppoll(
+            pfds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            tsp,
+            std::ptr::null(),
+        )
+    };
+    let n = match check(n) {
+        Ok(n) => n as usize,
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+        Err(e) => return Err(e),
+    };
+    for (r, p) in ready.iter_mut().zip(&pfds[..fds.len()]) {
+        *r = p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
+    }
+    Ok(n)
+}
+
+/// Waits for any of `fds` (with their own `events`); the revents land in `fds`. For the traffic programs.
+pub fn poll_many(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `fds` is a valid slice of pollfd; `ts` is a live timespec.
+    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+    match check(n) {
+        Ok(n) => Ok(n as usize),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// A TCP socket with its congestion control (and optionally internal pacing) set before it connects, then
+/// connected (blocking, with the kernel's SYN retries) and handed over as a std stream.
+pub fn tcp_connect(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Result<TcpStream> {
+    // SAFETY: plain socket(2) call.
+    let raw = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: `raw` is a fresh descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let s = fd.as_raw_fd();
+    let name = cc.as_bytes();
+    // SAFETY: `name` is readable for its length.
+    check(unsafe {
+        libc::setsockopt(
+            s,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr() as *const libc::c_void,
+            name.len() as libc::socklen_t,
+        )
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))?;
+    if pacing {
+        // Any SO_MAX_PACING_RATE below "unlimited" switches on the kernel's internal pacing
+        // (sk_pacing_status = SK_PACING_NEEDED, net/core/sock.c); the cap itself is never reached.
+        setsockopt_raw(s, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &(u64::MAX - 1))?;
+    }
+    let addr = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: dst.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*dst.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: `addr` is a valid sockaddr_in of the given size.
+    check(unsafe {
+        libc::connect(
+            s,
+            &addr as *const libc::sockaddr_in as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    })?;
+    Ok(TcpStream::from(fd))
+}
+
+/// The raw `struct tcp_info` bytes of a socket and how many the kernel filled.
+pub fn tcp_info(fd: RawFd, buf: &mut [u8; 256]) -> io::Result<usize> {
+    getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_INFO, buf)
+}
+
+/// The congestion control's own `TCP_CC_INFO` bytes (BBR: `struct tcp_bbr_info`; 0 bytes for Cubic/Reno).
+pub fn tcp_cc_info(fd: RawFd, buf: &mut [u8; 64]) -> io::Result<usize> {
+    getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CC_INFO, buf)
+}
+
+/// The congestion control a socket actually runs.
+pub fn tcp_congestion(fd: RawFd) -> io::Result<String> {
+    let mut buf = [0u8; 16];
+    let n = getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, &mut buf)?;
+    let end = buf[..n].iter().position(|&b| b == 0).unwrap_or(n);
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+// Legacy ethtool commands (include/uapi/linux/ethtool.h); still served by every kernel through the features
+// framework, and they need no netlink family.
+pub const ETHTOOL_GRXCSUM: u32 = 0x14;
+pub const ETHTOOL_SRXCSUM: u32 = 0x15;
+pub const ETHTOOL_GTXCSUM: u32 = 0x16;
+pub const ETHTOOL_STXCSUM: u32 = 0x17;
+pub const ETHTOOL_GSG: u32 = 0x18;
+pub const ETHTOOL_SSG: u32 = 0x19;
+pub const ETHTOOL_GTSO: u32 = 0x1e;
+pub const ETHTOOL_STSO: u32 = 0x1f;
+pub const ETHTOOL_GGSO: u32 = 0x23;
+pub const ETHTOOL_SGSO: u32 = 0x24;
+pub const ETHTOOL_GGRO: u32 = 0x2b;
+pub const ETHTOOL_SGRO: u32 = 0x2c;
+
+#[repr(C)]
+struct EthtoolValue {
+    cmd: u32,
+    data: u32,
+}
+
+#[repr(C)]
+struct IfreqData {
+    name: [libc::c_char; libc::IFNAMSIZ],
+    data: *mut libc::c_void,
+    _pad: [u8; 16],
+}
+
+/// One legacy ethtool get/set on `ifname`: returns the value the kernel reports (for a set, `value` echoed).
+pub fn ethtool(ifname: &str, cmd: u32, value: u32) -> io::Result<u32> {
+    if ifname.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::other(format!("interface name too long: {ifname}")));
+    }
+    // SAFETY: plain socket(2) call; any socket serves as an ioctl handle.
+    let raw = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: `raw` is a fresh descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let mut ev = EthtoolValue { cmd, data: value };
+    let mut ifr = IfreqData {
+        name: [0; libc::IFNAMSIZ],
+        data: &mut ev as *mut EthtoolValue as *mut libc::c_void,
+        _pad: [0; 16],
+    };
+    for (d, s) in ifr.name.iter_mut().zip(ifname.bytes()) {
+        *d = s as libc::c_char;
+    }
+    // SAFETY: `ifr` is a valid ifreq whose data pointer points to a live ethtool_value.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL, &mut ifr as *mut IfreqData) })?;
+    Ok(ev.data)
+}
+
+/// A raw ICMP socket (root only) for echo requests.
+pub fn icmp_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call.
+    let raw = check(unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_ICMP,
+        )
+    })?;
+    // SAFETY: `raw` is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+pub fn send_to(fd: RawFd, data: &[u8], dst: Ipv4Addr) -> io::Result<()> {
+    let addr = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(dst).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: `data` is readable; `addr` is a valid sockaddr_in.
+    let n = unsafe {
+        libc::sendto(
+            fd,
+            data.as_ptr() as *const libc::c_void,
+            data.len(),
+            0,
+            &addr as *const libc::sockaddr_in as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    check_size(n).map(|_| ())
+}
+
+pub fn recv_nowait(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    // SAFETY: `buf` is writable for its length.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            buf.as_mut_ptr() as *mut libc::c_void,
+            buf.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    match check_size(n) {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,149 @@
+"""The kernel backend's commands.
+
+- ``ccfair doctor [--max-rate RATE] [--rates R,R,...] [--seconds N] [--no-measure] [--json]``: this host's
+  support for kernel runs (root, namespaces, veth, the emulator, the kernel's congestion controls) and the
+  forwarder's clean rate, which it keeps for later runs
+- ``ccfair compare FILE [--repetitions N] [--seed N] [--json] [--quiet]``: the scenario N times in the
+  simulator and N times on the kernel; per-class shares, Jain's index, utilization and queue delay side by
+  side with their spread, and the difference
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ccfair.cli_support import EXIT_OK, note, print_json, progress_bar, seed_arg
+from ccfair.errors import ScenarioError
+from ccfair.units import format_rate, parse_rate_bps
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    p = commands.add_parser(
+        "doctor",
+        help="what this host supports for kernel runs, and the forwarder's clean rate",
+        description="Check the kernel backend's prerequisites and measure the emulator's clean rate.",
+    )
+    p.add_argument("--max-rate", metavar="RATE", help="measure up to this rate (default 2Gbps)")
+    p.add_argument("--rates", metavar="R,R,...", help="exactly these rates (e.g. 100Mbps,1Gbps)")
+    p.add_argument("--seconds", type=int, default=None, help="seconds per rate (default 4)")
+    p.add_argument("--no-measure", action="store_true", help="only the checks; keep the saved measurement")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(handler=cmd_doctor)
+
+    p = commands.add_parser(
+        "compare",
+        help="run a scenario in the simulator and on the kernel, side by side",
+        description="Run FILE N times in the simulator and N times on the kernel (root), and compare.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p.add_argument("--repetitions", type=int, default=3, metavar="N", help="runs per backend (default 3)")
+    p.add_argument("--seed", type=seed_arg, help="first simulator seed (default: the scenario's, else 1)")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=cmd_compare)
+
+
+def _rates(args: argparse.Namespace) -> list[int]:
+    from ccfair.emu import doctor
+
+    if args.rates:
+        return [parse_rate_bps(r.strip(), "--rates") for r in args.rates.split(",") if r.strip()]
+    top = parse_rate_bps(args.max_rate, "--max-rate") if args.max_rate else max(doctor.DEFAULT_RATES_BPS)
+    ladder = [r for r in doctor.DEFAULT_RATES_BPS if r <= top]
+    if not ladder or ladder[-1] != top:
+        ladder.append(top)
+    return ladder
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from ccfair.emu import doctor
+
+    if args.seconds is not None and not 2 <= args.seconds <= 60:
+        raise ScenarioError("--seconds", f"must be between 2 and 60, got {args.seconds}")
+    rates = _rates(args)
+    checks = doctor.checks()
+    ok = all(c[1] for c in checks)
+    if not args.json:
+        for what, good, detail in checks:
+            print(f"  {'ok ' if good else 'NO '} {what}: {detail}")
+        sys.stdout.flush()
+    measurement = doctor.load_measurement()
+    if not args.no_measure:
+        if not ok:
+            failed = ", ".join(c[0] for c in checks if not c[1])
+            raise ScenarioError("doctor", f"cannot measure the forwarder: {failed} not available (see above)")
+
+        def report(probe: dict[str, Any]) -> None:
+            if not args.json:
+                print(_probe_line(probe))
+                sys.stdout.flush()
+
+        if not args.json:
+            print("Forwarder (2 Cubic flows, 2 ms RTT, 2 BDP FIFO; lateness = send time - ideal departure):")
+        measurement = doctor.measure(rates, args.seconds or doctor.PROBE_SECONDS, report)
+        path = doctor.save_measurement(measurement)
+        note(f"saved to {path}", args.json)
+    if args.json:
+        print_json(
+            {"checks": [{"what": w, "ok": g, "detail": d} for w, g, d in checks], "measurement": measurement}
+        )
+    elif measurement is not None:
+        clean = measurement["clean_rate_bps"]
+        print(f"Clean rate: {format_rate(clean) if clean else 'none of the rates tried'}")
+    return EXIT_OK
+
+
+def _probe_line(p: dict[str, Any]) -> str:
+    def us(x: Any) -> str:
+        return "-" if x is None else f"{x / 1e3:.1f} us"
+
+    verdict = "clean" if p["clean"] else f"NOT clean {p['note']}".rstrip()
+    late = f"p50 {us(p['lateness_p50_ns'])}, p99 {us(p['lateness_p99_ns'])}, max {us(p['lateness_max_ns'])}"
+    rate = format_rate(p["rate_bps"])
+    return f"  {rate:>9}: utilization {p['utilization'] * 100:5.1f} %, lateness {late}: {verdict}"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ccfair.emu import compare
+    from ccfair.emu.run import preflight, run_kernel
+    from ccfair.emu.scenario import kernel_scenario
+    from ccfair.runner import run
+    from ccfair.scenario import check_seed
+
+    if not 1 <= args.repetitions <= 100:
+        raise ScenarioError("--repetitions", f"must be between 1 and 100, got {args.repetitions}")
+    sc = kernel_scenario(args.file)
+    sim_sc = sc.simulator_scenario()  # both backends must accept it before anything runs
+    preflight(sc.resolve())
+    first = check_seed(sc.effective_seed(args.seed))
+    names = compare.class_names(sc)
+    sim, kernel = [], []
+    for i in range(args.repetitions):
+        for backend in ("sim", "kernel"):
+            bar = progress_bar(f"{backend} {i + 1}/{args.repetitions}", args.quiet)
+            try:
+                if backend == "sim":
+                    sim.append(compare.metrics_of(run(sim_sc, seed=first + i, progress=bar), names))
+                else:
+                    result = run_kernel(sc, seed=first + i, progress=bar)
+                    if result.summary.get("emulator_limited"):
+                        note(f"warning: kernel run {i + 1}: {result.summary['emulator_note']}", args.quiet)
+                    kernel.append(compare.metrics_of(result, names))
+            finally:
+                if bar is not None:
+                    bar.close()
+    rows = compare.compare_table(sim, kernel)
+    if args.json:
+        document = {
+            "repetitions": args.repetitions,
+            "rows": rows,
+            "simulator_runs": sim,
+            "kernel_runs": kernel,
+        }
+        print_json(compare.json_safe(document))
+    else:
+        print(f"{args.file}: {args.repetitions} runs per backend (simulator seeds from {first})")
+        print(compare.render_table(rows))
+    return EXIT_OK

@@ -1,0 +1,17 @@
+"""The kernel backend: scenarios run against the Linux TCP stack in network namespaces, through ccfair's own
+userspace bottleneck (the ``ccfair-emu`` binary, crate ``crates/ccfair-emu``).
+
+- :func:`run_kernel` runs a scenario and returns the simulator's result shape (also ``ccfair.run(...,
+  backend="kernel")`` and ``ccfair run --backend kernel``)
+- :mod:`ccfair.emu.doctor`: what this host supports, and the forwarder's clean rate
+- :mod:`ccfair.emu.compare`: simulator and kernel side by side
+- :mod:`ccfair.emu.scenario`: the kernel's rules for scenarios; :mod:`ccfair.emu.netns`: the namespaces and
+  their teardown guard; :mod:`ccfair.emu.collect`: the results in the simulator's format
+"""
+
+from __future__ import annotations
+
+from ccfair.emu.run import EmulationError, run_kernel
+from ccfair.emu.scenario import KernelScenario, kernel_scenario
+
+__all__ = ["EmulationError", "KernelScenario", "kernel_scenario", "run_kernel"]

@@ -1,0 +1,43 @@
+"""Where the ``ccfair-emu`` binary is: ``$CCFAIR_EMU`` if set, else the workspace's release build
+(``$CARGO_TARGET_DIR/release`` or ``target/release`` next to this source tree, which ``make setup`` builds),
+else ``ccfair-emu`` on the PATH."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ccfair.errors import ScenarioError
+
+ENV_VAR = "CCFAIR_EMU"
+NAME = "ccfair-emu"
+
+
+def candidates() -> list[Path]:
+    repo = Path(__file__).resolve().parents[3]
+    paths = []
+    if os.environ.get("CARGO_TARGET_DIR"):
+        paths.append(Path(os.environ["CARGO_TARGET_DIR"]) / "release" / NAME)
+    paths.append(repo / "target" / "release" / NAME)
+    found = shutil.which(NAME)
+    if found:
+        paths.append(Path(found))
+    return paths
+
+
+def emulator_binary() -> str:
+    """The binary's path; raises :class:`ScenarioError` when there is none."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise ScenarioError(ENV_VAR, f"{env} is not an executable file")
+        return env
+    for p in candidates():
+        if p.is_file() and os.access(p, os.X_OK):
+            return str(p)
+    raise ScenarioError(
+        "backend",
+        f"the emulator binary {NAME} is not built: run `make setup` (or "
+        f"`cargo build --release -p ccfair-emu`), or set {ENV_VAR} to its path",
+    )

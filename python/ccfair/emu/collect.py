@@ -1,0 +1,206 @@
+"""The kernel run's results in the simulator's format: the three programs' JSON outputs (emulator, senders,
+receiver) become the ``{"flows", "timeseries", "queue", "totals"}`` dict that ``_native.run`` returns, with
+the same column names, meanings and dtypes, so :meth:`RunResult.from_native` and every metric work unchanged.
+
+Where each column comes from:
+
+- goodput, ``delivered_bytes``: the receiving application's byte counts (in-order payload)
+- ``cwnd``, ``ssthresh``, ``srtt_ns``, ``min_rtt_ns``, ``pacing_rate_bps``, ``inflight``, ``ca_state``,
+  ``retransmits``, sent and retransmitted segments, RTO events: the sender's TCP_INFO; ``cc_bw_bps``,
+  ``cc_min_rtt_ns``, ``cc_pacing_gain``, ``cc_cwnd_gain``: BBR's TCP_CC_INFO. Sampled at the interval's end.
+- drops (queue and path), CE marks, RTT samples, the queue series and the link's bytes: the emulator
+- NaN where the kernel does not expose a value: ``cc_mode`` is -1 (BBR's state is not in TCP_CC_INFO),
+  ``cc_inflight_hi``/``lo`` and ``cc_aux`` (Cubic's W_max) are NaN, and so is ``pacing_rate_bps`` while
+  the kernel's pacing rate is unlimited; ``arrived_segments`` is NaN
+- every kernel flow is classic traffic (ECN ``off`` or ``classic``), so the L4S sojourn is NaN and the classic
+  sojourn is the queue's
+- kernel-only extra columns: ``delivery_rate_bps`` (time series), ``lateness_p99_ns`` (queue)
+
+A flow has a time-series row for interval (t - interval, t] if it started before t and had not finished
+(stopped and everything acknowledged) before the interval began, as in the simulator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+FlowInfo = tuple[int, int, str, int, int, int]  # flow_id, group, cc, rtt_ns, start_ns, stop_ns
+
+
+def _col(values: Sequence[Any], dtype: str) -> tuple[str, bytes]:
+    """A native-style column; None is NaN, and NaN in an integer column (a value TCP_INFO could not give)
+    is 0."""
+    floats = np.asarray([math.nan if v is None else v for v in values], dtype="f8")
+    dt = np.dtype(dtype)
+    arr = floats.astype(dt) if dt.kind == "f" else np.nan_to_num(floats, nan=0.0).astype(dt)
+    return (dt.str, arr.tobytes())
+
+
+def _f(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def flow_infos(spec: Mapping[str, Any]) -> list[FlowInfo]:
+    infos: list[FlowInfo] = []
+    for g, group in enumerate(spec["groups"]):
+        stop = group["stop_ns"] if group["stop_ns"] is not None else spec["duration_ns"]
+        for _ in range(group["count"]):
+            infos.append((len(infos), g, group["cc"]["name"], group["rtt_ns"], group["start_ns"], stop))
+    return infos
+
+
+def _delta(end: Any, start: Any) -> float:
+    return _f(end) - _f(start)
+
+
+def to_native(
+    spec: Mapping[str, Any],
+    infos: list[FlowInfo],
+    emu: Mapping[str, Any],
+    sender: Mapping[str, Any],
+    receiver: Mapping[str, Any],
+    wall_seconds: float,
+) -> dict[str, Any]:
+    n = len(infos)
+    interval = spec["interval_ns"]
+    s_flows, e_flows = sender["flows"], emu["flows"]
+    flows: dict[str, Any] = {
+        "flow_id": _col([i[0] for i in infos], "<u4"),
+        "group": _col([i[1] for i in infos], "<u4"),
+        "cc": [i[2] for i in infos],
+        "rtt_ns": _col([i[3] for i in infos], "<u8"),
+        "start_ns": _col([i[4] for i in infos], "<u8"),
+        "stop_ns": _col([i[5] for i in infos], "<u8"),
+    }
+    for prefix in ("window", "total"):
+        if prefix == "window":
+            delivered = [receiver["window_end"][f] - receiver["window_start"][f] for f in range(n)]
+            snd = [
+                {k: _delta(s["window_end"][k], s["window_start"][k]) for k in s["window_end"]}
+                for s in s_flows
+            ]
+        else:
+            delivered = list(receiver["total"])
+            snd = [{k: _f(v) for k, v in s["total"].items()} for s in s_flows]
+        emu_counts = [e[prefix] for e in e_flows]
+        flows[f"{prefix}_delivered_bytes"] = _col(delivered, "<u8")
+        flows[f"{prefix}_sent_segments"] = _col([c["sent_segments"] for c in emu_counts], "<u8")
+        flows[f"{prefix}_retransmitted_segments"] = _col([s["total_retrans"] for s in snd], "<u8")
+        flows[f"{prefix}_queue_drops"] = _col([c["queue_drops"] for c in emu_counts], "<u8")
+        flows[f"{prefix}_path_drops"] = _col([c["path_drops"] for c in emu_counts], "<u8")
+        flows[f"{prefix}_ce_marks"] = _col([c["ce_marks"] for c in emu_counts], "<u8")
+        flows[f"{prefix}_rto_events"] = _col([s["total_rto"] for s in snd], "<f8")
+    flows["rtt_samples"] = _col([e["rtt_samples"] for e in e_flows], "<u8")
+    flows["rtt_mean_ns"] = _col([_f(e["rtt_mean_ns"]) for e in e_flows], "<f8")
+    flows["rtt_p99_ns"] = _col([_f(e["rtt_p99_ns"]) for e in e_flows], "<f8")
+
+    rows: dict[str, list[Any]] = {k: [] for k in TIMESERIES_COLUMNS}
+    t_all = receiver["t_ns"]
+    for k, t in enumerate(t_all):
+        for f, (_, _, _, _, start, _) in enumerate(infos):
+            s = s_flows[f]
+            finished = s.get("finished_ns")
+            if not (start < t and (finished is None or finished > t - interval)):
+                continue
+            if k >= len(s["cwnd"]) or k >= len(e_flows[f]["interval_drops"]):
+                continue
+            prev = receiver["delivered"][f][k - 1] if k > 0 else 0
+            delivered = receiver["delivered"][f][k] - prev
+            prev_rtx = _f(s["total_retrans"][k - 1]) if k > 0 else 0.0
+            rows["t_ns"].append(t)
+            rows["flow_id"].append(f)
+            rows["delivered_bytes"].append(delivered)
+            rows["goodput_bps"].append(delivered * 8 / (interval / 1e9))
+            rows["cwnd"].append(_f(s["cwnd"][k]))
+            rows["ssthresh"].append(s["ssthresh"][k])
+            rows["srtt_ns"].append(_f(s["srtt_ns"][k]))
+            rows["min_rtt_ns"].append(_f(s["min_rtt_ns"][k]))
+            rows["pacing_rate_bps"].append(_f(s["pacing_rate_bps"][k]))
+            rows["inflight"].append(_f(s["inflight"][k]))
+            rows["retransmits"].append(max(0.0, _f(s["total_retrans"][k]) - prev_rtx))
+            rows["drops"].append(e_flows[f]["interval_drops"][k])
+            rows["ca_state"].append(_f(s["ca_state"][k]))
+            rows["cc_mode"].append(-1)
+            rows["cc_pacing_gain"].append(_f(s["cc_pacing_gain"][k]))
+            rows["cc_cwnd_gain"].append(_f(s["cc_cwnd_gain"][k]))
+            rows["cc_bw_bps"].append(_f(s["cc_bw_bps"][k]))
+            rows["cc_min_rtt_ns"].append(_f(s["cc_min_rtt_ns"][k]))
+            rows["cc_inflight_hi"].append(math.nan)
+            rows["cc_inflight_lo"].append(math.nan)
+            rows["cc_aux"].append(math.nan)
+            rows["delivery_rate_bps"].append(_f(s["delivery_rate_bps"][k]))
+    timeseries = {name: _col(rows[name], dtype) for name, dtype in TIMESERIES_COLUMNS.items()}
+    # Every kernel flow is classic (the backend refuses L4S): the classic sojourn is the queue's.
+    q = {**emu["queue"], "sojourn_classic_p99_ns": emu["queue"]["sojourn_p99_ns"]}
+    q["sojourn_l4s_p99_ns"] = [None] * len(q["t_ns"])
+    queue = {name: _col(q[name], dtype) for name, dtype in QUEUE_COLUMNS.items()}
+    tot = emu["totals"]
+    totals = {
+        "events": int(tot["frames"]),
+        "sim_end_ns": int(spec["duration_ns"]),
+        "window_ns": int(spec["measure_end_ns"] - spec["measure_start_ns"]),
+        "window_link_tx_bytes": int(tot["window_link_tx_bytes"]),
+        "window_queue_drops": int(tot["window_queue_drops"]),
+        "window_path_drops": int(tot["window_path_drops"]),
+        "window_marks": int(tot["window_marks"]),
+        "window_sojourn_p50_ns": _f(tot["window_sojourn_p50_ns"]),
+        "window_sojourn_p99_ns": _f(tot["window_sojourn_p99_ns"]),
+        "window_sojourn_mean_ns": _f(tot["window_sojourn_mean_ns"]),
+        "window_sojourn_l4s_p99_ns": math.nan,
+        "window_sojourn_classic_p99_ns": _f(tot["window_sojourn_p99_ns"]),
+        "window_departures": int(tot["window_departures"]),
+        "sent_segments": int(tot["sent_segments"]),
+        "arrived_segments": math.nan,
+        "queue_drops": int(tot["queue_drops"]),
+        "path_drops": int(tot["path_drops"]),
+        "in_flight_at_end": int(emu["health"]["held_at_end"]),
+        "wall_seconds": wall_seconds,
+    }
+    return {"flows": flows, "timeseries": timeseries, "queue": queue, "totals": totals}
+
+
+# The simulator's time-series columns and dtypes (crates/ccfair-py/src/lib.rs), plus the kernel's extra.
+TIMESERIES_COLUMNS = {
+    "t_ns": "<u8",
+    "flow_id": "<u4",
+    "delivered_bytes": "<u8",
+    "goodput_bps": "<f8",
+    "cwnd": "<u4",
+    "ssthresh": "<i8",
+    "srtt_ns": "<u8",
+    "min_rtt_ns": "<f8",
+    "pacing_rate_bps": "<f8",
+    "inflight": "<u4",
+    "retransmits": "<u8",
+    "drops": "<u8",
+    "ca_state": "|u1",
+    "cc_mode": "<i4",
+    "cc_pacing_gain": "<f8",
+    "cc_cwnd_gain": "<f8",
+    "cc_bw_bps": "<f8",
+    "cc_min_rtt_ns": "<f8",
+    "cc_inflight_hi": "<f8",
+    "cc_inflight_lo": "<f8",
+    "cc_aux": "<f8",
+    "delivery_rate_bps": "<f8",
+}
+
+QUEUE_COLUMNS = {
+    "t_ns": "<u8",
+    "backlog_bytes": "<u8",
+    "backlog_packets": "<u4",
+    "sojourn_p50_ns": "<f8",
+    "sojourn_p99_ns": "<f8",
+    "sojourn_max_ns": "<f8",
+    "drops": "<u8",
+    "marks": "<u8",
+    "departures": "<u8",
+    "tx_bytes": "<u8",
+    "sojourn_l4s_p99_ns": "<f8",
+    "sojourn_classic_p99_ns": "<f8",
+    "lateness_p99_ns": "<f8",
+}

@@ -1,0 +1,105 @@
+"""Simulator and kernel side by side: the same scenario N times on each backend, and per metric the mean and
+standard deviation over the repetitions of each, and the difference (kernel minus simulator).
+
+Metrics: the share of each class (flows with the same congestion control and RTT, named ``cc rtt``), Jain's
+index, utilization, total goodput and the queue's sojourn p50/p99. Simulator repetitions use seeds
+``seed, seed + 1, ...``; kernel repetitions are independent runs (the kernel is not deterministic).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from ccfair.emu.scenario import KernelScenario
+from ccfair.tables import Column, fixed, render, text
+
+Metric = tuple[str, Callable[[Any], float]]
+
+
+def class_names(sc: KernelScenario) -> list[str]:
+    """One name per flow group: ``cc rtt`` (groups with equal names form one class)."""
+    return [f"{g.cc} {g.rtt_ns / 1e6:g}ms" for g in sc.flows]
+
+
+def metrics_of(result: Any, names: list[str]) -> dict[str, float]:
+    """The compared metrics of one run (a RunResult of either backend)."""
+    flows = result.flows
+    active = flows[flows["active"]]
+    total = float(active["goodput_bps"].sum())
+    out: dict[str, float] = {}
+    for name in dict.fromkeys(names):
+        groups = [g for g, n in enumerate(names) if n == name]
+        share = (
+            float(active[active["group"].isin(groups)]["goodput_bps"].sum()) / total if total else math.nan
+        )
+        out[f"share {name}"] = share
+    s = result.summary
+
+    def num(key: str, scale: float = 1.0) -> float:
+        v = s.get(key)
+        return math.nan if v is None else float(v) * scale
+
+    out["jain index"] = num("jain_index")
+    out["utilization"] = num("utilization")
+    out["total goodput Mbps"] = num("total_goodput_bps", 1e-6)
+    out["queue sojourn p50 ms"] = num("queue_sojourn_p50_ns", 1e-6)
+    out["queue sojourn p99 ms"] = num("queue_sojourn_p99_ns", 1e-6)
+    return out
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    xs = [v for v in values if not math.isnan(v)]
+    if not xs:
+        return math.nan, math.nan
+    return statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0
+
+
+def compare_table(sim: list[dict[str, float]], kernel: list[dict[str, float]]) -> list[dict[str, Any]]:
+    """Rows: metric, sim_mean, sim_sd, kernel_mean, kernel_sd, difference (kernel - sim)."""
+    rows = []
+    for key in sim[0]:
+        sm, ss = _mean_sd([r[key] for r in sim])
+        km, ks = _mean_sd([r[key] for r in kernel])
+        rows.append(
+            {
+                "metric": key,
+                "sim_mean": sm,
+                "sim_sd": ss,
+                "kernel_mean": km,
+                "kernel_sd": ks,
+                "difference": km - sm,
+            }
+        )
+    return rows
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN replaced by None, for JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    def pm(mean_key: str, sd_key: str) -> Callable[[Any], str]:
+        return lambda row: (
+            f"{row[mean_key]:.3f} ± {row[sd_key]:.3f}" if not math.isnan(row[mean_key]) else "-"
+        )
+
+    shown = [
+        {**r, "sim": pm("sim_mean", "sim_sd")(r), "kernel": pm("kernel_mean", "kernel_sd")(r)} for r in rows
+    ]
+    columns = [
+        Column("metric", "metric", text, "left"),
+        Column("simulator (mean ± sd)", "sim", text),
+        Column("kernel (mean ± sd)", "kernel", text),
+        Column("kernel - simulator", "difference", fixed(3)),
+    ]
+    return render(shown, columns)

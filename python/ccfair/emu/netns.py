@@ -1,0 +1,261 @@
+"""The kernel run's network: three namespaces joined by two veth pairs, built with iproute2, and the guard
+that removes them.
+
+::
+
+    [ccfair-<run>-snd] s0 ==veth== rs [ccfair-<run>-rtr: ccfair-emu forward] rr ==veth== r0 [ccfair-<run>-rcv]
+     10.77.0.1/16                     (no addresses: the emulator bridges)              10.77.1.<g+1>/16
+
+Every flow runs in the sender namespace; flow group g talks to its own receiver address 10.77.1.<g+1>, so
+per-group settings are per-route settings on the sender side: ``initcwnd`` (the scenario's
+``initial_window``) and ``features ecn`` (ECN per group, with ``tcp_ecn = 2`` in both namespaces so only
+those routes ask for it). The receiver's route back carries ``initrwnd`` so that the first window is not
+capped by the receiver's default of 10 segments. Neighbour entries are static (no ARP during a run). The
+veths have the scenario's MTU and every offload off (see ``ccfair-emu prepare``). Sysctls are set per
+namespace only; nothing host-wide changes.
+
+Teardown guard: names carry the ``ccfair-`` prefix and a run id made of the owning process's pid and start
+time. :meth:`Topology.close` (called on normal exit, errors and Ctrl-C, and on SIGTERM through the runner)
+kills every process in the namespaces and deletes them; :func:`sweep_stale` (run before every build)
+removes the namespaces of runs whose owner is gone (a SIGKILLed run). Processes started in the namespaces
+also die with their parent (PR_SET_PDEATHSIG) and exit when their standard input closes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ccfair.errors import ScenarioError
+
+PREFIX = "ccfair-"
+ROLES = ("snd", "rtr", "rcv")
+SENDER_IP = "10.77.0.1"
+PREFIX_LEN = 16
+SENDER_MAC = "02:cc:fa:00:00:01"
+RECEIVER_MAC = "02:cc:fa:00:00:02"
+ROUTER_SENDER_IF = "rs"
+ROUTER_RECEIVER_IF = "rr"
+SENDER_IF = "s0"
+RECEIVER_IF = "r0"
+_NAME = re.compile(r"^ccfair-(\d+)-(\d+)-(snd|rtr|rcv)$")
+
+
+def receiver_ip(group: int) -> str:
+    return f"10.77.1.{group + 1}"
+
+
+class NetError(RuntimeError):
+    """A command that builds or inspects the network failed."""
+
+
+def ip(*args: str, check: bool = True) -> str:
+    """Runs ``ip ARGS``; returns stdout, raises :class:`NetError` with stderr on failure."""
+    try:
+        done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
+    except FileNotFoundError:
+        raise NetError("iproute2 (`ip`) is not installed") from None
+    if check and done.returncode != 0:
+        raise NetError(f"ip {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+    return done.stdout
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The start time (clock ticks since boot) of process ``pid``, or None if there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def new_run_id() -> str:
+    pid = os.getpid()
+    return f"{pid}-{_start_ticks(pid)}"
+
+
+def list_namespaces() -> list[str]:
+    out = ip("netns", "list", check=False)
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _owner_alive(pid: int, ticks: int) -> bool:
+    return _start_ticks(pid) == ticks
+
+
+def remove_namespace(name: str) -> None:
+    """Kills every process in namespace ``name`` and deletes it."""
+    pids = ip("netns", "pids", name, check=False).split()
+    for p in pids:
+        try:
+            os.kill(int(p), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    deadline = time.monotonic() + 5
+    while pids and time.monotonic() < deadline:
+        pids = ip("netns", "pids", name, check=False).split()
+        if pids:
+            time.sleep(0.02)
+    ip("netns", "delete", name, check=False)
+
+
+def sweep_stale() -> list[str]:
+    """Removes the namespaces of ccfair runs whose owning process is gone; returns their names."""
+    removed = []
+    for name in list_namespaces():
+        m = _NAME.match(name)
+        if m and not _owner_alive(int(m.group(1)), int(m.group(2))):
+            remove_namespace(name)
+            removed.append(name)
+    return removed
+
+
+def owned_by(run_id: str) -> list[str]:
+    return [n for n in list_namespaces() if n.startswith(f"{PREFIX}{run_id}-")]
+
+
+@dataclass
+class Topology:
+    """The namespaces of one run. Use as a context manager: :meth:`close` always runs."""
+
+    run_id: str = field(default_factory=new_run_id)
+    created: list[str] = field(default_factory=list)
+
+    def ns(self, role: str) -> str:
+        return f"{PREFIX}{self.run_id}-{role}"
+
+    def build(
+        self, mtu: int, groups: list[tuple[int, bool]], sysctls: dict[str, dict[str, str]], helper: str
+    ) -> dict[str, object]:
+        """Creates the namespaces, veths, addresses, routes and neighbours; applies ``sysctls[role]`` and
+        turns offloads off with ``helper`` (the ccfair-emu binary). ``groups`` is (initial window, ECN) per
+        flow group. Returns what ``prepare`` read back, per role."""
+        snd, rtr, rcv = (self.ns(r) for r in ROLES)
+        for name in (snd, rtr, rcv):
+            ip("netns", "add", name)
+            self.created.append(name)
+        # Both ends of each veth are created inside their namespaces: nothing ever sits in the host's.
+        ip(
+            "link",
+            "add",
+            SENDER_IF,
+            "netns",
+            snd,
+            "address",
+            SENDER_MAC,
+            "mtu",
+            str(mtu),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            ROUTER_SENDER_IF,
+            "netns",
+            rtr,
+            "mtu",
+            str(mtu),
+        )
+        ip(
+            "link",
+            "add",
+            RECEIVER_IF,
+            "netns",
+            rcv,
+            "address",
+            RECEIVER_MAC,
+            "mtu",
+            str(mtu),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            ROUTER_RECEIVER_IF,
+            "netns",
+            rtr,
+            "mtu",
+            str(mtu),
+        )
+        readback: dict[str, object] = {}
+        interfaces = {"snd": [SENDER_IF], "rtr": [ROUTER_SENDER_IF, ROUTER_RECEIVER_IF], "rcv": [RECEIVER_IF]}
+        for role, name in zip(ROLES, (snd, rtr, rcv), strict=True):
+            args = [helper, "prepare"]
+            for key, value in sysctls.get(role, {}).items():
+                args += ["--sysctl", f"{key}={value}"]
+            for dev in interfaces[role]:
+                args += ["--offloads-off", dev]
+            readback[role] = _json_out(["ip", "netns", "exec", name, *args])
+            ip("-n", name, "link", "set", "lo", "up")
+            for dev in interfaces[role]:
+                ip("-n", name, "link", "set", dev, "up")
+        ip("-n", snd, "addr", "add", f"{SENDER_IP}/{PREFIX_LEN}", "dev", SENDER_IF)
+        max_iw = max([10] + [iw for iw, _ in groups])
+        for g, (iw, ecn) in enumerate(groups):
+            ip("-n", rcv, "addr", "add", f"{receiver_ip(g)}/{PREFIX_LEN}", "dev", RECEIVER_IF)
+            route = ["-n", snd, "route", "add", f"{receiver_ip(g)}/32", "dev", SENDER_IF, "initcwnd", str(iw)]
+            if ecn:
+                route += ["features", "ecn"]
+            ip(*route)
+            ip(
+                "-n",
+                snd,
+                "neigh",
+                "replace",
+                receiver_ip(g),
+                "lladdr",
+                RECEIVER_MAC,
+                "dev",
+                SENDER_IF,
+                "nud",
+                "permanent",
+            )
+        ip("-n", rcv, "route", "add", f"{SENDER_IP}/32", "dev", RECEIVER_IF, "initrwnd", str(max_iw))
+        ip(
+            "-n",
+            rcv,
+            "neigh",
+            "replace",
+            SENDER_IP,
+            "lladdr",
+            SENDER_MAC,
+            "dev",
+            RECEIVER_IF,
+            "nud",
+            "permanent",
+        )
+        return readback
+
+    def close(self) -> None:
+        """Removes everything this run created (idempotent)."""
+        for name in reversed(self.created):
+            remove_namespace(name)
+        self.created.clear()
+        for name in owned_by(self.run_id):  # anything a failed build left half-made
+            remove_namespace(name)
+
+    def __enter__(self) -> Topology:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _json_out(args: list[str]) -> object:
+    import json
+
+    done = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
+    if done.returncode != 0:
+        raise NetError(f"{' '.join(args[4:6])} in {args[3]}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def require_root(field_name: str = "backend") -> None:
+    """Raises :class:`ScenarioError` unless running as root (namespaces, AF_PACKET and sysctls need it)."""
+    if os.geteuid() != 0:
+        raise ScenarioError(
+            field_name, "the kernel backend needs root (network namespaces, AF_PACKET); run it with sudo"
+        )

@@ -1,0 +1,395 @@
+"""Running a scenario on the kernel: check, build, start, go, wait, collect, tear down.
+
+1. Checks before anything is built: the scenario (kernel rules, see :mod:`ccfair.emu.scenario`), root, the
+   emulator binary, and the link rate against the forwarder's clean rate that ``ccfair doctor`` measured on
+   this host (:mod:`ccfair.emu.doctor`).
+2. A stale-resource sweep (namespaces of runs whose owner died), then the topology (:mod:`ccfair.emu.netns`).
+3. ``ccfair-emu recv`` (receiver namespace), ``forward`` (router), ``send`` (senders: every connection is
+   made through the emulated path before the run), each started with ``ip netns exec`` and waited for until
+   it prints ``ready``; then one epoch (CLOCK_MONOTONIC, shared by all namespaces) is sent to all of them.
+4. Progress while the run lasts; a program that fails ends the run with its error.
+5. Their JSON outputs become the simulator's result format (:mod:`ccfair.emu.collect`); the summary gets
+   the provenance (backend, kernel release, the sysctls set) and the emulator's health.
+
+Teardown runs on every exit: normal end, error, Ctrl-C, SIGTERM (turned into KeyboardInterrupt here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ccfair.emu import collect, doctor, netns
+from ccfair.emu.binary import emulator_binary
+from ccfair.emu.scenario import KernelScenario, kernel_scenario
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Scenario, check_seed
+
+PORT_BASE = 20000
+READY_TIMEOUT_S = 30.0
+# The epoch is this far after the last program reported ready, so every one of them has read it in time.
+EPOCH_LEAD_NS = 200_000_000
+EXIT_GRACE_S = 20.0
+# The emulator runs under SCHED_FIFO so that a busy host (builds, the TCP stacks themselves) does not delay
+# its departures, and busy-waits the last few microseconds before each deadline (measured: README).
+REALTIME = os.environ.get("CCFAIR_EMU_REALTIME", "1") != "0"
+SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "0"))
+# Emulator health: a run is flagged when frames left later than this share of the smallest base RTT
+# (p99), with a floor for very short RTTs, or when any frame was lost inside the emulator or its sockets.
+LATENESS_RTT_FRACTION = 0.02
+LATENESS_FLOOR_NS = 100_000
+
+
+class EmulationError(RuntimeError):
+    """A kernel run failed while running (not bad input)."""
+
+
+def sysctls_for(spec: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Per-namespace sysctls. Socket buffer maxima are raised to at least 4x (BDP + buffer) of the largest
+    RTT (64 MiB minimum) so the kernel's autotuning, not a cap, decides the windows, as in the simulator
+    (which has no receive-window limit)."""
+    rate = spec["link"]["rate_bps"]
+    max_rtt = max(g["rtt_ns"] for g in spec["groups"])
+    limit = spec["link"]["aqm"]["limit"]
+    buffer_bytes = limit.get("bytes", limit.get("packets", 0) * spec["link"]["mtu_bytes"])
+    bdp = rate * max_rtt // 8 // 10**9
+    top = min(max(64 << 20, 4 * (bdp + buffer_bytes)), (1 << 31) - 1)
+    ipv6 = Path("/proc/sys/net/ipv6").exists()
+    common = {
+        "net.ipv4.tcp_no_metrics_save": "1",  # no cached ssthresh/RTT from earlier connections
+        "net.ipv4.tcp_ecn": "2",  # answer ECN when asked; per-group routes ask
+        "net.ipv4.tcp_wmem": f"4096 16384 {top}",
+        "net.ipv4.tcp_rmem": f"4096 131072 {top}",
+    }
+    if ipv6:
+        common["net.ipv6.conf.all.disable_ipv6"] = "1"
+        common["net.ipv6.conf.default.disable_ipv6"] = "1"
+    router = {"net.ipv4.ip_forward": "0"}  # the emulator forwards, never the router's kernel
+    if ipv6:
+        router["net.ipv6.conf.all.disable_ipv6"] = "1"
+        router["net.ipv6.conf.default.disable_ipv6"] = "1"
+    return {"snd": dict(common), "rcv": dict(common), "rtr": router}
+
+
+def delays(group: Mapping[str, Any]) -> tuple[int, int]:
+    """(data, ACK) delay of a group: the simulator's split is rtt // 2 on data, the rest on ACKs."""
+    rtt = group["rtt_ns"]
+    placement = group.get("delay", "split")
+    if placement == "data":
+        return rtt, 0
+    if placement == "ack":
+        return 0, rtt
+    return rtt // 2, rtt - rtt // 2
+
+
+def schedule(spec: Mapping[str, Any]) -> dict[str, int]:
+    return {k: spec[k] for k in ("duration_ns", "interval_ns", "measure_start_ns", "measure_end_ns")}
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt (so teardown runs) while the block runs in the main thread."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt("terminated")
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@dataclass
+class Program:
+    role: str
+    popen: subprocess.Popen[str]
+    stderr: IO[str]
+
+    def error_text(self) -> str:
+        self.stderr.flush()
+        self.stderr.seek(0)
+        return self.stderr.read().strip()[-2000:]
+
+
+def start_program(topo: netns.Topology, role: str, binary: str, args: list[str], workdir: Path) -> Program:
+    err = open(workdir / f"{role}.stderr", "w+")  # closed by stop_programs
+    popen = subprocess.Popen(
+        ["ip", "netns", "exec", topo.ns(role), binary, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=err,
+        text=True,
+        start_new_session=True,  # Ctrl-C reaches this process only; it tears the run down in order
+    )
+    return Program(role, popen, err)
+
+
+def wait_ready(p: Program, timeout_s: float = READY_TIMEOUT_S) -> None:
+    assert p.popen.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise EmulationError(f"{p.role}: not ready after {timeout_s:.0f} s")
+        readable, _, _ = select.select([p.popen.stdout], [], [], min(left, 0.5))
+        if readable:
+            line = p.popen.stdout.readline()
+            if line.strip() == "ready":
+                return
+            if line == "":
+                p.popen.wait(timeout=5)
+                raise EmulationError(f"{p.role} failed to start: {p.error_text() or p.popen.returncode}")
+
+
+def send_go(programs: list[Program], epoch_ns: int) -> None:
+    for p in programs:
+        assert p.popen.stdin is not None
+        p.popen.stdin.write(f"go {epoch_ns}\n")
+        p.popen.stdin.flush()
+
+
+def wait_run(
+    programs: list[Program], epoch_ns: int, duration_ns: int, progress: Callable[[float], None] | None
+) -> None:
+    """Waits for every program to finish (they stop at epoch + duration), reporting progress."""
+    deadline = epoch_ns + duration_ns + int(EXIT_GRACE_S * 1e9)
+    last = 0.0
+    while True:
+        now = time.monotonic_ns()
+        for p in programs:
+            code = p.popen.poll()
+            if code not in (None, 0):
+                raise EmulationError(f"{p.role} failed (exit {code}): {p.error_text()}")
+        if all(p.popen.poll() == 0 for p in programs):
+            break
+        if now > deadline:
+            late = [p.role for p in programs if p.popen.poll() is None]
+            raise EmulationError(f"{', '.join(late)} did not finish in time")
+        fraction = min(1.0, max(0.0, (now - epoch_ns) / duration_ns))
+        if progress is not None and fraction - last >= 0.01:
+            progress(fraction)
+            last = fraction
+        time.sleep(0.05)
+    if progress is not None:
+        progress(1.0)
+
+
+def stop_programs(programs: list[Program]) -> None:
+    for p in programs:
+        if p.popen.poll() is None:
+            p.popen.kill()
+        with contextlib.suppress(Exception):
+            p.popen.wait(timeout=5)
+        for stream in (p.popen.stdin, p.popen.stdout):
+            with contextlib.suppress(Exception):
+                if stream is not None:
+                    stream.close()
+        p.stderr.close()
+
+
+def health_summary(emu: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The emulator's lateness and losses, and whether it (rather than the bottleneck) limited the run."""
+    late = emu["lateness_window"]
+    h = emu["health"]
+    min_rtt = min(g["rtt_ns"] for g in spec["groups"])
+    limit_ns = max(LATENESS_FLOOR_NS, LATENESS_RTT_FRACTION * min_rtt)
+    reasons = []
+    p99 = late["p99_ns"]
+    if p99 is not None and p99 > limit_ns:
+        reasons.append(f"departure lateness p99 {p99 / 1e3:.0f} us > {limit_ns / 1e3:.0f} us")
+    for key, what in (
+        ("rx_kernel_drops", "frames dropped before the emulator read them"),
+        ("pool_exhausted", "frames dropped for want of a buffer"),
+        ("oversize_frames", "oversize frames (offloads on?)"),
+        ("tx_errors", "sends refused by the kernel"),
+    ):
+        if h[key]:
+            reasons.append(f"{h[key]} {what}")
+    return {
+        "emulator_lateness_p50_ns": late["p50_ns"],
+        "emulator_lateness_p99_ns": p99,
+        "emulator_lateness_max_ns": late["max_ns"],
+        "emulator_rx_drops": int(h["rx_kernel_drops"]),
+        "emulator_limited": int(bool(reasons)),
+        "emulator_note": "; ".join(reasons),
+    }
+
+
+def preflight(spec: Mapping[str, Any]) -> str:
+    """Everything that can be checked before building: root, the binary, the rate. Returns the binary."""
+    netns.require_root()
+    binary = emulator_binary()
+    doctor.check_rate(spec["link"]["rate_bps"])
+    return binary
+
+
+def run_kernel(
+    scenario: Scenario | Mapping[str, Any] | str | Path,
+    seed: int | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Any:
+    """Runs ``scenario`` on the kernel and returns a :class:`~ccfair.result.RunResult` (the simulator's
+    shape; provenance and emulator health in ``summary``). Bad input raises :class:`ScenarioError` before
+    anything is built; a failure while running raises :class:`EmulationError`."""
+    from ccfair.result import RunResult
+
+    sc: KernelScenario = kernel_scenario(scenario)
+    spec = sc.resolve()
+    effective = check_seed(sc.effective_seed(seed))
+    binary = preflight(spec)
+    output, provenance = execute(spec, effective, binary, progress)
+    result = RunResult.from_native(output, sc, effective)
+    result.summary.update(provenance)
+    return result
+
+
+def execute(
+    spec: Mapping[str, Any],
+    seed: int,
+    binary: str,
+    progress: Callable[[float], None] | None = None,
+    *,
+    during: Callable[[netns.Topology], None] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Builds, runs and tears down one kernel run of a resolved kernel ``spec``; returns the native-shaped
+    output and the provenance. ``during(topology)`` is called once the run has started (tests use it)."""
+    netns.sweep_stale()
+    infos = collect.flow_infos(spec)
+    sysctls = sysctls_for(spec)
+    groups = [(g["initial_window"], g["ecn"] == "classic") for g in spec["groups"]]
+    t0 = time.monotonic()
+    programs: list[Program] = []
+    with (
+        sigterm_as_interrupt(),
+        tempfile.TemporaryDirectory(prefix="ccfair-kernel-") as tmp,
+        netns.Topology() as topo,
+    ):
+        work = Path(tmp)
+        try:
+            readback = topo.build(spec["link"]["mtu_bytes"], groups, sysctls, binary)
+            sched = schedule(spec)
+            recv_cfg = {
+                **sched,
+                "ports": [PORT_BASE + i for i in range(len(infos))],
+                "out": str(work / "rcv.json"),
+            }
+            fwd_cfg = {
+                **sched,
+                "sender_if": netns.ROUTER_SENDER_IF,
+                "receiver_if": netns.ROUTER_RECEIVER_IF,
+                "rate_bps": spec["link"]["rate_bps"],
+                "mtu_bytes": spec["link"]["mtu_bytes"],
+                "aqm": spec["link"]["aqm"],
+                "port_base": PORT_BASE,
+                "flows": [],
+                "seed": seed,
+                "realtime": REALTIME,
+                "spin_ns": SPIN_NS,
+                "out": str(work / "rtr.json"),
+            }
+            send_cfg: dict[str, Any] = {**sched, "flows": [], "out": str(work / "snd.json")}
+            for flow_id, g, cc, _rtt, start, _stop in infos:
+                group = spec["groups"][g]
+                data_delay, ack_delay = delays(group)
+                fwd_cfg["flows"].append(
+                    {"data_delay_ns": data_delay, "ack_delay_ns": ack_delay, "loss": group["loss"]}
+                )
+                send_cfg["flows"].append(
+                    {
+                        "dst": netns.receiver_ip(g),
+                        "port": PORT_BASE + flow_id,
+                        "cc": cc,
+                        "start_ns": start,
+                        "stop_ns": group["stop_ns"],
+                        "pacing": bool(group["pacing"]),
+                    }
+                )
+            for role, cfg in (("rcv", recv_cfg), ("rtr", fwd_cfg), ("snd", send_cfg)):
+                (work / f"{role}.config.json").write_text(json.dumps(cfg))
+            command = {"rcv": "recv", "rtr": "forward", "snd": "send"}
+            for role in ("rcv", "rtr", "snd"):
+                p = start_program(
+                    topo, role, binary, [command[role], str(work / f"{role}.config.json")], work
+                )
+                programs.append(p)
+                wait_ready(p)
+            epoch = time.monotonic_ns() + EPOCH_LEAD_NS
+            send_go(programs, epoch)
+            if during is not None:
+                during(topo)
+            wait_run(programs, epoch, spec["duration_ns"], progress)
+            outputs = {
+                role: json.loads((work / f"{role}.json").read_text()) for role in ("rcv", "rtr", "snd")
+            }
+        finally:
+            stop_programs(programs)
+    wall = time.monotonic() - t0
+    output = collect.to_native(spec, infos, outputs["rtr"], outputs["snd"], outputs["rcv"], wall)
+    provenance: dict[str, Any] = {
+        "backend": "kernel",
+        "kernel_release": os.uname().release,
+        "sysctls": "; ".join(
+            f"{role}: {k}={v}"
+            for role, values in readback.items()
+            for k, v in (values.get("sysctls", {}) if isinstance(values, dict) else {}).items()
+        ),
+        "congestion_controls": " ".join(s["cc"] for s in outputs["snd"]["flows"]),
+        **health_summary(outputs["rtr"], spec),
+    }
+    return output, provenance
+
+
+def ping(spec: Mapping[str, Any], flow: int, count: int, binary: str) -> list[int]:
+    """RTTs (ns) of ICMP echoes along ``flow``'s path through an otherwise idle emulated link."""
+    rtts: list[int] = []
+
+    def during(topo: netns.Topology) -> None:
+        dst = netns.receiver_ip(_group_of(spec, flow))
+        done = subprocess.run(
+            ["ip", "netns", "exec", topo.ns("snd"), binary, "ping", dst, str(flow), str(count), "20"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise EmulationError(f"ping: {done.stderr.strip()}")
+        rtts.extend(json.loads(done.stdout)["rtt_ns"])
+
+    # An idle run long enough for the echoes: the flows connect but never write.
+    max_rtt = max(g["rtt_ns"] for g in spec["groups"])
+    duration = 2_000_000_000 + count * (20_000_000 + 2 * max_rtt)
+    idle = {
+        **spec,
+        "duration_ns": duration,
+        "interval_ns": 100_000_000,
+        "measure_start_ns": 0,
+        "measure_end_ns": duration,
+        "groups": [{**g, "start_ns": duration - 1, "stop_ns": None} for g in spec["groups"]],
+    }
+    execute(idle, 1, binary, during=during)
+    return rtts
+
+
+def _group_of(spec: Mapping[str, Any], flow: int) -> int:
+    n = 0
+    for g, group in enumerate(spec["groups"]):
+        n += group["count"]
+        if flow < n:
+            return g
+    raise ScenarioError("flow", f"no flow {flow}")

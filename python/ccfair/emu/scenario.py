@@ -1,0 +1,215 @@
+"""Scenarios for the kernel backend: the same TOML as the simulator, read by the same :class:`Scenario`, with
+the rules a real kernel imposes.
+
+- ``flows[].cc`` names a congestion control of the running kernel
+  (``/proc/sys/net/ipv4/tcp_available_congestion_control``), so algorithms the simulator does not model
+  (whatever the kernel lists) can run; a simulator alias (``newreno``) maps to the kernel module it models.
+- ``flows[].cc_params`` must be empty: a kernel algorithm's parameters are host-wide module parameters, not
+  per-socket settings, and ccfair changes nothing host-wide.
+- ``flows[].delay`` (kernel backend only) places the base RTT: ``"split"`` (default, as the simulator: half
+  on the data direction after the bottleneck, half on the ACK direction), ``"data"`` (all of it after the
+  bottleneck) or ``"ack"`` (all of it on the ACK path). The simulator always splits, so a scenario with
+  another placement does not run there.
+- ``flows[].ecn`` is ``off`` or ``classic`` (RFC 3168 through a per-group route feature); ``l4s`` is refused.
+- At most :data:`MAX_KERNEL_FLOWS` flows and :data:`MAX_KERNEL_GROUPS` groups (ports and addresses).
+
+Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
+is validated as the simulator scenario it would be with a stand-in algorithm, then carries its own names.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccfair.catalog import catalog
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Scenario
+
+AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+DELAY_PLACEMENTS = ("split", "data", "ack")
+MAX_KERNEL_FLOWS = 1000
+MAX_KERNEL_GROUPS = 250
+# A simulator algorithm that stands in while the rest of the scenario is validated.
+_STAND_IN_CC = "reno"
+
+
+def kernel_ccs() -> list[str]:
+    """The congestion controls the running kernel offers."""
+    try:
+        return AVAILABLE_CC_FILE.read_text().split()
+    except OSError:
+        return []
+
+
+def _simulator_aliases() -> dict[str, str]:
+    aliases = {}
+    for cc in catalog()["congestion_controls"]:
+        aliases[cc["name"]] = cc["name"]
+        for a in cc["aliases"]:
+            aliases[a] = cc["name"]
+    return aliases
+
+
+def kernel_cc_name(name: str, field: str, available: list[str]) -> str:
+    """The kernel module for ``name``: itself if the kernel has it, else the algorithm a simulator alias
+    stands for; raises :class:`ScenarioError` naming ``field`` otherwise."""
+    if name in available:
+        return name
+    canonical = _simulator_aliases().get(name)
+    if canonical is not None and canonical in available:
+        return canonical
+    listed = " ".join(available) if available else "none (cannot read " + str(AVAILABLE_CC_FILE) + ")"
+    raise ScenarioError(field, f"{name!r} is not available in this kernel; available: {listed}")
+
+
+@dataclass(frozen=True)
+class KernelScenario(Scenario):
+    """A :class:`Scenario` whose algorithms are kernel modules. ``delays[i]`` is flow group i's RTT
+    placement (see the module docstring)."""
+
+    delays: tuple[str, ...] = ()
+
+    def delay_of(self, group: int) -> str:
+        return self.delays[group] if group < len(self.delays) else "split"
+
+    def _stand_in(self) -> Scenario:
+        groups = tuple(dataclasses.replace(g, cc=_STAND_IN_CC, cc_params={}) for g in self.flows)
+        return Scenario(
+            duration_ns=self.duration_ns,
+            link=self.link,
+            flows=groups,
+            interval_ns=self.interval_ns,
+            measure=self.measure,
+            seed=self.seed,
+        )
+
+    def resolve(self) -> dict[str, Any]:
+        """The kernel spec: the native spec's shape, with ``groups[i].cc = {"name": <kernel module>}`` and
+        ``groups[i].delay``; raises :class:`ScenarioError`."""
+        available = kernel_ccs()
+        names = []
+        for i, g in enumerate(self.flows):
+            names.append(kernel_cc_name(g.cc, f"flows[{i}].cc", available))
+            if g.cc_params:
+                raise ScenarioError(
+                    f"flows[{i}].cc_params",
+                    "the kernel backend cannot set algorithm parameters per flow (they are host-wide module "
+                    "parameters); remove cc_params",
+                )
+            if g.ecn not in ("off", "classic"):
+                raise ScenarioError(
+                    f"flows[{i}].ecn",
+                    f"{g.ecn!r} needs an L4S congestion control and Accurate ECN in the kernel; the kernel "
+                    "backend runs off and classic (RFC 3168)",
+                )
+            if self.delay_of(i) not in DELAY_PLACEMENTS:
+                raise ScenarioError(
+                    f"flows[{i}].delay",
+                    f"must be one of {', '.join(DELAY_PLACEMENTS)}, got {self.delay_of(i)!r}",
+                )
+        if len(self.flows) > MAX_KERNEL_GROUPS:
+            raise ScenarioError("flows", f"the kernel backend runs at most {MAX_KERNEL_GROUPS} flow groups")
+        if self.flow_count() > MAX_KERNEL_FLOWS:
+            raise ScenarioError(
+                "flows", f"the kernel backend runs at most {MAX_KERNEL_FLOWS} flows, got {self.flow_count()}"
+            )
+        spec = self._stand_in().resolve()
+        for i, group in enumerate(spec["groups"]):
+            group["cc"] = {"name": names[i]}
+            group["delay"] = self.delay_of(i)
+        return spec
+
+    def to_dict(self, *, explicit: bool = False) -> dict[str, Any]:
+        d = self._stand_in().to_dict(explicit=explicit)
+        for i, (g, out) in enumerate(zip(self.flows, d["flows"], strict=True)):
+            out["cc"] = g.cc
+            out.pop("cc_params", None)
+            if self.delay_of(i) != "split":  # the default stays implicit: the file still loads as a
+                out["delay"] = self.delay_of(i)  # simulator scenario when its algorithms are modelled
+        return d
+
+    def simulator_scenario(self) -> Scenario:
+        """The same experiment for the simulator; raises :class:`ScenarioError` if it cannot run there
+        (an algorithm the simulator does not model, or a delay placement other than ``split``)."""
+        for i in range(len(self.flows)):
+            if self.delay_of(i) != "split":
+                raise ScenarioError(
+                    f"flows[{i}].delay",
+                    f"{self.delay_of(i)!r} runs on the kernel backend only (the simulator splits the RTT "
+                    "half and half)",
+                )
+        d = self.to_dict()
+        for f in d["flows"]:
+            f.pop("delay", None)
+        return Scenario.from_dict(d)
+
+
+def kernel_scenario(source: Scenario | Mapping[str, Any] | str | Path) -> KernelScenario:
+    """A :class:`KernelScenario` from a scenario, a user-level dict or a TOML file path."""
+    if isinstance(source, KernelScenario):
+        source.validate()
+        return source
+    if isinstance(source, Scenario):
+        fields = {f.name: getattr(source, f.name) for f in dataclasses.fields(Scenario)}
+        scenario = KernelScenario(**fields)
+        scenario.validate()
+        return scenario
+    if isinstance(source, str | Path):
+        import tomllib
+
+        path = Path(source)
+        try:
+            Scenario.from_toml(path)  # the file's own errors (missing, syntax) exactly as the simulator says
+        except ScenarioError as e:
+            if not e.field.startswith("flows["):
+                raise
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+        return _from_dict(data)
+    if isinstance(source, Mapping):
+        return _from_dict(source)
+    raise TypeError(f"expected a Scenario, a dict or a path, got {type(source).__name__}")
+
+
+def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
+    d = copy.deepcopy(dict(data))
+    flows = d.get("flows")
+    delays: list[str] = []
+    names: list[Any] = []
+    if isinstance(flows, list):
+        for i, f in enumerate(flows):
+            if not isinstance(f, Mapping):
+                continue
+            f = dict(f)
+            delay = f.pop("delay", "split")
+            if not isinstance(delay, str) or delay not in DELAY_PLACEMENTS:
+                raise ScenarioError(
+                    f"flows[{i}].delay", f"must be one of {', '.join(DELAY_PLACEMENTS)}, got {delay!r}"
+                )
+            delays.append(delay)
+            names.append(f.get("cc"))
+            if isinstance(f.get("cc"), str):
+                f["cc"] = _STAND_IN_CC
+                if f.get("cc_params"):
+                    raise ScenarioError(
+                        f"flows[{i}].cc_params",
+                        "the kernel backend cannot set algorithm parameters per flow (they are host-wide "
+                        "module parameters); remove cc_params",
+                    )
+                f.pop("cc_params", None)
+            flows[i] = f
+    base = Scenario.from_dict(d)
+    groups = tuple(
+        dataclasses.replace(g, cc=name) if isinstance(name, str) else g
+        for g, name in zip(base.flows, names, strict=False)
+    )
+    fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)}
+    fields["flows"] = groups
+    scenario = KernelScenario(**fields, delays=tuple(delays))
+    scenario.validate()
+    return scenario
