@@ -39,7 +39,17 @@ test-rust:
 test-python: setup
 	$(BIN)/pytest -q
 
-test: lint test-rust test-python
+# The report test opens an HTML report in Debian's Chromium (driven by Playwright, which must not download a
+# browser of its own). As root, install it when it is missing; otherwise that test skips and says why.
+.PHONY: browser
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "could not install chromium: the report's browser test will be skipped"; \
+	  else echo "chromium is not installed (apt-get install chromium, as root): the report's browser test will be skipped"; fi; }
+
+test: lint test-rust browser test-python
 
 bench: setup
 	$(BIN)/ccfair bench

@@ -1,0 +1,203 @@
+"""``ccfair report``: one self-contained HTML file (figures embedded as PNG data URIs, styles inline, no
+scripts, nothing fetched) for a saved run or a results directory.
+
+- a saved run: its scenario and provenance, the summary, flows and classes tables, the time-series figure
+- a results directory, per plan: the plan and provenance, a summary table per cell (mean and 95 %
+  confidence half width over its done runs), every figure that applies (heatmaps over the first two varied
+  axes faceted by the third, relative goodput and shares against each varied axis, fness for two-flow runs,
+  the time series of one example run) and the failed runs with their errors
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ccfair import __version__
+from ccfair.errors import ScenarioError
+from ccfair.plots.output import data_uri
+from ccfair.report import CLASS_COLUMNS, _flow_columns, _summary_pairs
+from ccfair.result import RunResult
+from ccfair.tables import Column
+from ccfair.units import format_duration, format_rate
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ccfair.store import Results
+
+TEMPLATE = "report.html.j2"
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class Table:
+    """An HTML table: ``id`` for the page's anchors (and tests), formatted cells."""
+
+    id: str
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: list[bool]
+
+
+@dataclass(frozen=True)
+class FigureItem:
+    id: str
+    title: str
+    caption: str
+    uri: str
+
+
+@dataclass
+class Section:
+    """A part of the page: facts (label, value), a code block, tables, figures, notes."""
+
+    id: str
+    title: str
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    code: str | None = None
+    tables: list[Table] = field(default_factory=list)
+    figures: list[FigureItem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FigureJob:
+    """A figure to draw: ``make`` returns it; a ScenarioError means it does not apply and is noted."""
+
+    id: str
+    title: str
+    caption: str
+    make: Callable[[], Figure]
+
+
+def table_from_columns(
+    id: str, title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]
+) -> Table:
+    """A table with the command line's column definitions (:mod:`ccfair.report`)."""
+    return Table(
+        id=id,
+        title=title,
+        headers=[c.header for c in columns],
+        rows=[[c.fmt(row.get(c.key)) for c in columns] for row in rows],
+        numeric=[c.align == "right" for c in columns],
+    )
+
+
+def draw(jobs: Sequence[FigureJob], progress: Progress | None) -> tuple[list[FigureItem], list[str]]:
+    """Draws each job into a data URI (closing the figure after); returns the figures and the notes about
+    those that did not apply."""
+    import matplotlib.pyplot as plt
+
+    figures, notes = [], []
+    for i, job in enumerate(jobs):
+        try:
+            fig = job.make()
+        except ScenarioError as e:
+            notes.append(f"{job.title}: not drawn ({e.message})")
+        else:
+            try:
+                figures.append(FigureItem(job.id, job.title, job.caption, data_uri(fig, "png")))
+            finally:
+                plt.close(fig)
+        if progress is not None:
+            progress((i + 1) / len(jobs))
+    return figures, notes
+
+
+# --------------------------------------------------------------------------------------------- one run
+
+
+def run_section(result: RunResult, source: str, progress: Progress | None = None) -> Section:
+    from ccfair.plots.timeseries_plot import timeseries
+
+    sc = result.scenario
+    start_ns, end_ns = sc.measure_window_ns()
+    flows = result.flows
+    facts = [
+        ("directory", source),
+        ("link", f"{format_rate(sc.link.rate_bps)}, buffer {sc.link.buffer}, {sc.link.aqm.name}"),
+        ("flows", str(sc.flow_count())),
+        ("simulated", format_duration(sc.duration_ns)),
+        ("measurement window", f"{format_duration(start_ns)} to {format_duration(end_ns)}"),
+        ("seed", str(result.seed)),
+    ]
+    summary = [{"name": k, "value": v} for k, v in _summary_pairs(result.summary)]
+    tables = [
+        table_from_columns(
+            "summary", "Summary", summary, [Column("metric", "name", align="left"), Column("value", "value")]
+        ),
+        table_from_columns(
+            "flows", "Flows", flows.to_dict("records"), _flow_columns(bool(flows["label"].notna().any()))
+        ),
+        table_from_columns(
+            "classes",
+            "Classes (active flows by cc and RTT)",
+            result.classes.to_dict("records"),
+            CLASS_COLUMNS,
+        ),
+    ]
+    job = FigureJob(
+        "timeseries",
+        "Time series",
+        "Per-flow goodput (per flow and stacked; dashed: link rate), congestion window, smoothed RTT, the "
+        "bottleneck queue's length and sojourn time, drops and CE marks per interval; BBR flows' state as a "
+        "band. Dotted: the measurement window.",
+        lambda: timeseries(result),
+    )
+    figures, notes = draw([job], progress)
+    toml = sc.to_toml(explicit=True)
+    return Section("run", "Run", facts, toml, tables, figures, notes)
+
+
+# ------------------------------------------------------------------------------------------------- page
+
+
+def render_page(title: str, sections: Sequence[Section]) -> str:
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env.get_template(TEMPLATE).render(title=title, sections=sections, version=__version__)
+
+
+def build_report(source: RunResult | Results, label: str, plan: str | None, progress: Progress | None) -> str:
+    """The whole page for a saved run or a results directory (one section per plan, or only ``plan``)."""
+    if isinstance(source, RunResult):
+        return render_page(f"ccfair run {label}", [run_section(source, label, progress)])
+    from ccfair.plots.data import load_sweep, plan_names
+    from ccfair.plots.sweep_report import sweep_sections
+
+    names = [plan] if plan is not None else plan_names(source)
+    if not names:
+        raise ScenarioError("DIR", f"{label} holds no plan yet")
+    sections: list[Section] = []
+    for i, name in enumerate(names):
+        sweep = load_sweep(source, name)
+
+        def part(fraction: float, i: int = i) -> None:
+            if progress is not None:
+                progress((i + fraction) / len(names))
+
+        sections += sweep_sections(sweep, part)
+    return render_page(f"ccfair results {label}", sections)
+
+
+def write_report(html_text: str, out: Path) -> Path:
+    """Writes the page atomically."""
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(html_text, encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return out

@@ -1,0 +1,37 @@
+"""What ``ccfair plot`` and ``ccfair report`` read: a saved run (``ccfair run --out``) or a results
+directory (``ccfair sweep --out``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ccfair.errors import ScenarioError
+from ccfair.result import SUMMARY_FILE, RunResult, load_run
+
+if TYPE_CHECKING:
+    from ccfair.store import Results
+
+CATALOG_FILE = "catalog.duckdb"  # ccfair.store.layout.CATALOG_FILE, without importing the store
+
+
+def open_source(directory: str | Path, argument: str = "DIR") -> RunResult | Results:
+    """The run or the results directory at ``directory``; a ScenarioError on ``argument`` naming what the
+    directory holds if it is neither."""
+    path = Path(directory)
+    if not path.exists():
+        raise ScenarioError(argument, f"{path} does not exist")
+    if not path.is_dir():
+        raise ScenarioError(argument, f"{path} is not a directory")
+    if (path / CATALOG_FILE).is_file():
+        from ccfair.store import Results
+
+        return Results(path)
+    if (path / SUMMARY_FILE).is_file():
+        return load_run(path)
+    present = ", ".join(sorted(p.name for p in path.iterdir())[:10]) or "nothing"
+    raise ScenarioError(
+        argument,
+        f"{path} is neither a saved run (no {SUMMARY_FILE}) nor a results directory (no {CATALOG_FILE}); "
+        f"it holds: {present}",
+    )
