@@ -6,6 +6,7 @@ use ccfair_core::{ParamDoc, Rng};
 use serde::{Deserialize, Serialize};
 
 use crate::CongestionControl;
+use crate::bbr::{self, Bbr1, Bbr1Params, Bbr2Params, Bbr3Params};
 use crate::cubic::{Cubic, CubicParams};
 use crate::dctcp::{Dctcp, DctcpParams};
 use crate::prague::{Prague, PragueParams};
@@ -24,6 +25,9 @@ pub enum CcConfig {
     Cubic(CubicParams),
     Dctcp(DctcpParams),
     Prague(PragueParams),
+    Bbr(Bbr1Params),
+    Bbr2(Bbr2Params),
+    Bbr3(Bbr3Params),
 }
 
 /// A parameter value out of range or otherwise unusable.
@@ -99,6 +103,9 @@ impl CcConfig {
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Prague(_) => "prague",
+            CcConfig::Bbr(_) => "bbr",
+            CcConfig::Bbr2(_) => "bbr2",
+            CcConfig::Bbr3(_) => "bbr3",
         }
     }
 
@@ -108,16 +115,22 @@ impl CcConfig {
             CcConfig::Cubic(p) => p.validate(),
             CcConfig::Dctcp(p) => p.validate(),
             CcConfig::Prague(p) => p.validate(),
+            CcConfig::Bbr(p) => p.validate(),
+            CcConfig::Bbr2(p) => p.validate(),
+            CcConfig::Bbr3(p) => p.validate(),
         }
     }
 
     /// A fresh instance for one connection. `rng` is the flow's own stream, for algorithms that randomize.
-    pub fn build(&self, _rng: Rng) -> Box<dyn CongestionControl> {
+    pub fn build(&self, rng: Rng) -> Box<dyn CongestionControl> {
         match self {
             CcConfig::Reno(_) => Box::new(Reno),
             CcConfig::Cubic(p) => Box::new(Cubic::new(p.clone())),
             CcConfig::Dctcp(p) => Box::new(Dctcp::new(p.clone())),
             CcConfig::Prague(p) => Box::new(Prague::new(p.clone())),
+            CcConfig::Bbr(p) => Box::new(Bbr1::new(p.clone(), rng)),
+            CcConfig::Bbr2(p) => Box::new(bbr::v2::bbr2(p, rng)),
+            CcConfig::Bbr3(p) => Box::new(bbr::v3::bbr3(p, rng)),
         }
     }
 }
@@ -162,6 +175,30 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
             params: crate::prague::PARAMS,
             defaults: defaults(CcConfig::Prague(PragueParams::default())),
         },
+        AlgorithmInfo {
+            name: "bbr",
+            aliases: &["bbr1"],
+            summary: "BBRv1: model-based (max bw x min RTT), STARTUP/DRAIN/PROBE_BW gain cycle/PROBE_RTT, paced",
+            source: "Linux mainline net/ipv4/tcp_bbr.c",
+            params: bbr::v1::PARAMS,
+            defaults: defaults(CcConfig::Bbr(Bbr1Params::default())),
+        },
+        AlgorithmInfo {
+            name: "bbr2",
+            aliases: &[],
+            summary: "BBRv2 alpha: BBR with loss/ECN bounds (inflight_hi/lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP",
+            source: "google/bbr v2alpha net/ipv4/tcp_bbr2.c",
+            params: bbr::v2::PARAMS,
+            defaults: defaults(CcConfig::Bbr2(Bbr2Params::default())),
+        },
+        AlgorithmInfo {
+            name: "bbr3",
+            aliases: &[],
+            summary: "BBRv3: v2's model with STARTUP 2.77/2.0, PROBE_DOWN 0.91, PROBE_UP cwnd gain 2.25",
+            source: "google/bbr v3 branch net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
+            params: bbr::v3::PARAMS,
+            defaults: defaults(CcConfig::Bbr3(Bbr3Params::default())),
+        },
     ]
 }
 
@@ -197,5 +234,32 @@ mod tests {
                 .name(),
             "reno"
         );
+    }
+
+    #[test]
+    fn bbr_family_names_aliases_and_params() {
+        assert_eq!(
+            CcConfig::from_name_and_params("bbr1", &json!({})).unwrap().name(),
+            "bbr"
+        );
+        assert_eq!(
+            CcConfig::from_name_and_params("bbr2", &json!({"ecn_enable": true})).unwrap(),
+            CcConfig::Bbr2(Bbr2Params { ecn_enable: true })
+        );
+        assert_eq!(
+            CcConfig::from_name_and_params("bbr3", &json!({})).unwrap(),
+            CcConfig::Bbr3(Bbr3Params { ecn_low: false })
+        );
+        let e = CcConfig::from_name_and_params("bbr", &json!({"high_gain": 3})).unwrap_err();
+        assert!(e.message.contains("unknown field `high_gain`"), "{e}");
+        let e = CcConfig::from_name_and_params("bbr3", &json!({"ecn_low": 1})).unwrap_err();
+        assert_eq!(e.field, "cc_params");
+        // Each version builds the module it names.
+        for (name, module) in [("bbr", "bbr"), ("bbr2", "bbr2"), ("bbr3", "bbr3")] {
+            let cc = CcConfig::from_name_and_params(name, &json!({})).unwrap();
+            let built = cc.build(Rng::stream(1, ccfair_core::rng::StreamId::Cc(0)));
+            assert_eq!(built.name(), module);
+            assert!(built.flags().cong_control && built.flags().needs_pacing);
+        }
     }
 }

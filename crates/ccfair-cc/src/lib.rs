@@ -5,6 +5,7 @@
 //! congestion-avoidance state, `ssthresh` when a reduction begins, `in_ack_event` once per ACK, and then either
 //! `cong_control` (algorithms that own cwnd and pacing, e.g. BBR) or, outside a reduction, `cong_avoid`.
 
+pub mod bbr;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;

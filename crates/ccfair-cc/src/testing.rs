@@ -24,6 +24,9 @@
 //! `prr_out` counts transmissions during a reduction; cwnd-limitation is tracked per window as
 //! `tcp_cwnd_validate` does and `tp.is_cwnd_limited` is set to `tcp_is_cwnd_limited()` before the hooks run.
 //!
+//! Marking a packet lost ([`Driver::mark_lost`], also from [`Driver::rto`]) counts it in `tp.lost` and then calls
+//! `skb_marked_lost` with its send-time snapshot, as the google/bbr branch's `tcp_mark_skb_lost` does.
+//!
 //! Not modelled: SACK, reordering and loss *detection* (the script marks losses and declares recovery), timers
 //! (an RTO happens when the script calls [`Driver::rto`]), undo detection ([`Driver::undo`] is explicit), the
 //! restart after idle (`tcp_cwnd_restart`) and the application-limited cwnd decay, delayed ACKs (the script
@@ -36,7 +39,8 @@ use ccfair_core::{Dur, Time};
 use crate::sock::TCP_INIT_CWND;
 use crate::stack::{self, CwndReduction, CwndUsage};
 use crate::{
-    AckEventFlags, AckSample, CaEvent, CaState, CcFlags, CcVars, CongestionControl, RateSample, TcpSock,
+    AckEventFlags, AckSample, CaEvent, CaState, CcFlags, CcVars, CongestionControl, LostSkb, RateSample,
+    TcpSock,
 };
 
 /// `before(a, b)` on 32-bit sequence numbers.
@@ -373,10 +377,11 @@ impl Driver {
     /// as loss detection outside an ACK would (e.g. a RACK timer). Returns how many were marked.
     pub fn mark_lost(&mut self, n: u32) -> u32 {
         let mut marked = 0;
-        for p in self.out.iter_mut() {
+        for i in 0..self.out.len() {
             if marked == n {
                 break;
             }
+            let p = &mut self.out[i];
             if !p.lost {
                 p.lost = true;
                 self.tp.lost_out += 1;
@@ -386,7 +391,16 @@ impl Driver {
             } else {
                 continue;
             }
+            let skb = LostSkb {
+                tx_in_flight: p.in_flight,
+                tx_lost: p.lost_total,
+                tx_delivered_ce: p.delivered_ce,
+                is_app_limited: p.app_limited,
+                pcount: 1,
+            };
             self.tp.lost = self.tp.lost.wrapping_add(1);
+            // `tcp_notify_skb_loss_event` (google/bbr): the algorithm hears of each packet marked lost.
+            self.cc.skb_marked_lost(&mut self.tp, &skb);
             marked += 1;
         }
         marked

@@ -3,6 +3,9 @@
 //! Expected values come from the algorithms' definitions (the kernel's formulas and RFC 9438), never from
 //! running this code: every test states the rule it checks.
 
+mod bbr1;
+mod bbr_family;
+mod bbr_path;
 mod contract;
 mod cubic;
 mod ecn;

@@ -172,12 +172,33 @@ impl Sender {
                 seg.flags &= !SACKED_RETRANS;
                 self.tp.retrans_out -= 1;
                 self.tp.lost += 1;
+                self.notify_skb_loss_event(seq);
             }
         } else {
             seg.flags |= LOST;
             self.tp.lost_out += 1;
             self.tp.lost += 1;
+            self.notify_skb_loss_event(seq);
         }
+    }
+
+    /// `tcp_notify_skb_loss_event` of the google/bbr branch: after counting the loss in `tp->lost`, tell the
+    /// algorithm (`skb_marked_lost`; BBRv2/v3 bound inflight_hi from the packet's send-time snapshot). Mainline
+    /// only counts; the call is added for the BBR family and is a no-op for every other algorithm.
+    fn notify_skb_loss_event(&mut self, seq: u32) {
+        let tx = self.q.get(seq).tx;
+        if !tx.valid {
+            // The snapshot was consumed by a SACK (`!scb->tx.delivered_mstamp`): BBR ignores such packets.
+            return;
+        }
+        let skb = ccfair_cc::LostSkb {
+            tx_in_flight: tx.in_flight,
+            tx_lost: tx.lost,
+            tx_delivered_ce: tx.delivered_ce,
+            is_app_limited: tx.is_app_limited,
+            pcount: 1,
+        };
+        self.cc.skb_marked_lost(&mut self.tp, &skb);
     }
 
     /// `tcp_rack_reo_timeout`: the reordering timer fired.
@@ -386,7 +407,10 @@ impl Sender {
             // A probe of new data was acknowledged.
             self.tlp_high_seq = None;
         } else if ack > tlp_high_seq {
-            // The ACK went beyond the probe: a loss was repaired, so reduce as for ECN.
+            // The ACK went beyond the probe: a loss was repaired, so reduce as for ECN. The google/bbr branch
+            // first tells the algorithm (`CA_EVENT_TLP_RECOVERY`: BBRv3 counts the repaired loss); mainline
+            // does not raise the event, and algorithms other than BBRv3 ignore it.
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TlpRecovery);
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
             self.end_cwnd_reduction();
