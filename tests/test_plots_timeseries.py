@@ -126,7 +126,7 @@ def test_style_registry_is_stable_and_covers_unknown_names():
 
 def test_mode_spans_merge_equal_consecutive_intervals():
     t = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
-    modes = np.array([0, 0, 1, 2, 2, np.nan])
+    modes = np.array([0, 0, 1, 2, 2, -1])
     assert mode_spans(t, modes, 0.1) == [
         (0, pytest.approx(0.0), pytest.approx(0.2)),
         (1, pytest.approx(0.2), pytest.approx(0.1)),
@@ -149,7 +149,7 @@ def test_bbr_flows_get_a_state_band():
     }
     seen = set(res.timeseries.loc[res.timeseries["flow_id"] == 0, "cc_mode"].dropna().astype(int))
     assert modes == seen and 0 in modes  # every mode of the run, starting with STARTUP
-    assert [t.get_text() for t in band.get_yticklabels()] == ["flow 0"]
+    assert [t.get_text() for t in band.get_yticklabels()] == ["flow 0 (bbr)"]
 
 
 @pytest.mark.parametrize(("suffix", "magic"), [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])

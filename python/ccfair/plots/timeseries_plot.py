@@ -89,14 +89,15 @@ def _bbr_flows(result: RunResult) -> list[int]:
     ids = [
         int(f) for f, cc in zip(result.flows["flow_id"], result.flows["cc"], strict=True) if is_bbr(str(cc))
     ]
-    return [f for f in ids if ts.loc[ts["flow_id"] == f, "cc_mode"].notna().any()]
+    return [f for f in ids if (ts.loc[ts["flow_id"] == f, "cc_mode"] >= 0).any()]
 
 
 def mode_spans(times_s: np.ndarray, modes: np.ndarray, interval_s: float) -> list[tuple[int, float, float]]:
-    """Runs of equal mode as (mode, start s, width s); each sample covers the interval ending at its time."""
+    """Runs of equal mode as (mode, start s, width s); each sample covers the interval ending at its time.
+    NaN and negative values (no state) leave gaps."""
     spans: list[tuple[int, float, float]] = []
     for t, m in zip(times_s, modes, strict=True):
-        if not np.isfinite(m):
+        if not np.isfinite(m) or m < 0:  # no state (an algorithm without modes reports -1)
             continue
         mode = int(m)
         start = t - interval_s
@@ -184,7 +185,8 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
         ax["drops"].set_ylabel("per interval\n(packets)")
         ax["drops"].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         if bbr:
-            _bbr_band(ax["bbr"], ts, bbr, interval_s)
+            cc_of = dict(zip(result.flows["flow_id"], result.flows["cc"], strict=True))
+            _bbr_band(ax["bbr"], ts, [(f, f"flow {f} ({cc_of[f]})") for f in bbr], interval_s)
         for a in axes:
             _window(a, start_s, end_s)
         axes[-1].set_xlabel("time (s)")
@@ -193,12 +195,12 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
     return fig
 
 
-def _bbr_band(ax: Axes, ts: pd.DataFrame, flow_ids: list[int], interval_s: float) -> None:
-    """One row per BBR flow, coloured by its mode in each interval."""
+def _bbr_band(ax: Axes, ts: pd.DataFrame, flows: list[tuple[int, str]], interval_s: float) -> None:
+    """One row per BBR flow (id, label), coloured by its mode in each interval."""
     from matplotlib.patches import Patch
 
     seen: set[int] = set()
-    for row, flow_id in enumerate(flow_ids):
+    for row, (flow_id, _) in enumerate(flows):
         own = ts[ts["flow_id"] == flow_id].sort_values("t_ns")
         spans = mode_spans(
             own["t_ns"].to_numpy() / NS_PER_S, own["cc_mode"].to_numpy(dtype=float), interval_s
@@ -209,9 +211,9 @@ def _bbr_band(ax: Axes, ts: pd.DataFrame, flow_ids: list[int], interval_s: float
                 bars, (row + 0.1, 0.8), facecolors=bbr_mode_color(mode), gid=f"bbr:{flow_id}:{mode}"
             )
             seen.add(mode)
-    ax.set_yticks([r + 0.5 for r in range(len(flow_ids))])
-    ax.set_yticklabels([f"flow {f}" for f in flow_ids])
-    ax.set_ylim(0, len(flow_ids))
+    ax.set_yticks([r + 0.5 for r in range(len(flows))])
+    ax.set_yticklabels([label for _, label in flows])
+    ax.set_ylim(0, len(flows))
     ax.set_ylabel("BBR state")
     ax.grid(False)
     handles = [Patch(color=bbr_mode_color(m), label=bbr_mode_name(m)) for m in sorted(seen)]
