@@ -11,7 +11,14 @@ PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
 .PHONY: setup demo test test-rust test-python lint bench clean
 
-setup: $(STAMP)
+setup: $(STAMP) emulator
+
+# The kernel backend's userspace bottleneck (ccfair.emu finds it in $CARGO_TARGET_DIR/release or
+# target/release, or at $CCFAIR_EMU). Cargo rebuilds it only when its sources change.
+.PHONY: emulator
+emulator:
+	@command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
+	cargo build --release --quiet -p ccfair-emu
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)

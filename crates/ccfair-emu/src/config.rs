@@ -80,6 +80,9 @@ pub struct ForwardConfig {
     /// Busy-wait this long before a deadline instead of sleeping through it (0: always sleep).
     #[serde(default)]
     pub spin_ns: u64,
+    /// CPUs to run on (empty: any).
+    #[serde(default)]
+    pub cpus: Vec<usize>,
     pub out: String,
 }
 
@@ -102,6 +105,9 @@ pub struct SendFlow {
 #[serde(deny_unknown_fields)]
 pub struct SendConfig {
     pub flows: Vec<SendFlow>,
+    /// CPUs to run on (empty: any).
+    #[serde(default)]
+    pub cpus: Vec<usize>,
     #[serde(flatten)]
     pub schedule: Schedule,
     pub out: String,
@@ -113,9 +119,21 @@ pub struct SendConfig {
 pub struct RecvConfig {
     /// Flow i is whatever connects to `ports[i]`.
     pub ports: Vec<u16>,
+    /// CPUs to run on (empty: any).
+    #[serde(default)]
+    pub cpus: Vec<usize>,
     #[serde(flatten)]
     pub schedule: Schedule,
     pub out: String,
+}
+
+/// Pins this process to `cpus` (no-op when empty); a failure is a warning, the run goes on.
+pub fn pin(cpus: &[usize], who: &str) {
+    if !cpus.is_empty()
+        && let Err(e) = crate::sys::set_affinity(cpus)
+    {
+        eprintln!("ccfair-emu {who}: warning: cannot pin to CPUs {cpus:?}: {e}");
+    }
 }
 
 /// Reads and parses a configuration file.

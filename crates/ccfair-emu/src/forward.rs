@@ -112,6 +112,7 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
         return Err("rate_bps must be positive".into());
     }
     let _ = sys::set_timer_slack_ns(1);
+    crate::config::pin(&cfg.cpus, "forward");
     let mut health = Health::default();
     if cfg.realtime {
         match sys::set_realtime(50) {
@@ -178,8 +179,9 @@ impl Forwarder {
             if now >= end && next_mark == marks.len() {
                 return Ok(());
             }
-            self.send_due(now);
+            // Marks are applied in time order with the link's events: everything up to a mark first.
             while let Some(&(t, mark)) = marks.get(next_mark).filter(|(t, _)| *t <= now) {
+                self.send_due(t);
                 let (bytes, packets) = (self.shaper.backlog_bytes(), self.shaper.backlog_packets());
                 let rec = &mut self.shaper.rec;
                 match mark {
@@ -189,6 +191,7 @@ impl Forwarder {
                 }
                 next_mark += 1;
             }
+            self.send_due(now);
             let got = self.receive(Side::Senders)? + self.receive(Side::Receiver)?;
             if got > 0 {
                 continue;

@@ -1,6 +1,7 @@
-//! `ccfair-emu prepare [--sysctl KEY=VALUE]... [--offloads-off IFACE]...`: run inside a namespace (through
-//! `ip netns exec`), sets that namespace's sysctls and turns off TSO, GSO, GRO, scatter-gather and TX/RX
-//! checksum offload on the given interfaces, then reads everything back and prints it as JSON. Offloads
+//! `ccfair-emu prepare [--sysctl KEY=VALUE]... [--offloads-off IFACE]... [--rps IFACE=HEXMASK]...`: run
+//! inside a namespace (through `ip netns exec`), sets that namespace's sysctls, turns off TSO, GSO, GRO,
+//! scatter-gather and TX/RX checksum offload on the given interfaces, and steers their receive processing to
+//! the CPUs of the mask (RPS), then reads everything back and prints it as JSON. Offloads
 //! must be off on every veth end: with checksum offload, forwarded frames carry unfinished checksums and
 //! handshakes never complete; with TSO/GSO/GRO the emulator would see merged, oversized frames instead of
 //! wire-size packets.
@@ -29,6 +30,7 @@ fn sysctl_path(key: &str) -> Result<String, String> {
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut sysctls = BTreeMap::new();
     let mut offloads = BTreeMap::new();
+    let mut rps = BTreeMap::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
@@ -60,12 +62,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 }
                 offloads.insert(value.clone(), state);
             }
+            "--rps" => {
+                let (dev, mask) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("--rps {value}: expected IFACE=HEXMASK"))?;
+                if dev.contains('/') || dev.contains("..") {
+                    return Err(format!("bad interface name {dev:?}"));
+                }
+                let path = format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus");
+                std::fs::write(&path, mask).map_err(|e| format!("{path}: {e}"))?;
+                rps.insert(dev.to_string(), mask.to_string());
+            }
             other => return Err(format!("unknown option {other}")),
         }
     }
     println!(
         "{}",
-        serde_json::json!({"sysctls": sysctls, "offloads": offloads})
+        serde_json::json!({"sysctls": sysctls, "offloads": offloads, "rps": rps})
     );
     Ok(())
 }

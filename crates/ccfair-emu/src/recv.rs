@@ -31,6 +31,7 @@ struct Output {
 pub fn run(cfg: RecvConfig) -> Result<(), String> {
     cfg.schedule.check()?;
     let _ = sys::set_timer_slack_ns(1);
+    crate::config::pin(&cfg.cpus, "recv");
     let n = cfg.ports.len();
     let listeners = cfg
         .ports

@@ -147,6 +147,7 @@ impl Flow {
 pub fn run(cfg: SendConfig) -> Result<(), String> {
     cfg.schedule.check()?;
     let _ = sys::set_timer_slack_ns(1);
+    crate::config::pin(&cfg.cpus, "send");
     let duration = cfg.schedule.duration_ns;
     let mut flows = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {

@@ -67,6 +67,18 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) }).map(|_| ())
 }
 
+/// Restricts this process to the given CPUs.
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET only writes inside it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: `set` is a valid cpu_set_t; CPU_SET ignores CPUs beyond its size.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the given size; pid 0 is this process.
+    check(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) }).map(|_| ())
+}
+
 fn setsockopt_raw<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` points to a live T of the given size.
     check(unsafe {

@@ -130,11 +130,17 @@ class Topology:
         return f"{PREFIX}{self.run_id}-{role}"
 
     def build(
-        self, mtu: int, groups: list[tuple[int, bool]], sysctls: dict[str, dict[str, str]], helper: str
+        self,
+        mtu: int,
+        groups: list[tuple[int, bool]],
+        sysctls: dict[str, dict[str, str]],
+        helper: str,
+        endpoint_cpus: list[int] | None = None,
     ) -> dict[str, object]:
         """Creates the namespaces, veths, addresses, routes and neighbours; applies ``sysctls[role]`` and
         turns offloads off with ``helper`` (the ccfair-emu binary). ``groups`` is (initial window, ECN) per
-        flow group. Returns what ``prepare`` read back, per role."""
+        flow group. With ``endpoint_cpus``, the senders' and receiver's receive processing is steered to
+        those CPUs (RPS), away from the emulator's. Returns what ``prepare`` read back, per role."""
         snd, rtr, rcv = (self.ns(r) for r in ROLES)
         for name in (snd, rtr, rcv):
             ip("netns", "add", name)
@@ -188,6 +194,8 @@ class Topology:
                 args += ["--sysctl", f"{key}={value}"]
             for dev in interfaces[role]:
                 args += ["--offloads-off", dev]
+                if endpoint_cpus and role != "rtr":
+                    args += ["--rps", f"{dev}={sum(1 << c for c in endpoint_cpus):x}"]
             readback[role] = _json_out(["ip", "netns", "exec", name, *args])
             ip("-n", name, "link", "set", "lo", "up")
             for dev in interfaces[role]:

@@ -43,7 +43,7 @@ EXIT_GRACE_S = 20.0
 # The emulator runs under SCHED_FIFO so that a busy host (builds, the TCP stacks themselves) does not delay
 # its departures, and busy-waits the last few microseconds before each deadline (measured: README).
 REALTIME = os.environ.get("CCFAIR_EMU_REALTIME", "1") != "0"
-SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "0"))
+SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "20000"))
 # Emulator health: a run is flagged when frames left later than this share of the smallest base RTT
 # (p99), with a floor for very short RTTs, or when any frame was lost inside the emulator or its sockets.
 LATENESS_RTT_FRACTION = 0.02
@@ -90,6 +90,16 @@ def delays(group: Mapping[str, Any]) -> tuple[int, int]:
     if placement == "ack":
         return 0, rtt
     return rtt // 2, rtt - rtt // 2
+
+
+def cpu_plan() -> tuple[list[int], list[int]]:
+    """(emulator CPUs, everyone else's): with two or more CPUs the emulator gets the last one to itself
+    (the TCP endpoints' programs and their kernel receive processing go to the others), so the kernel work
+    of the senders and receiver does not run inside the emulator's sends and delay its departures."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or os.environ.get("CCFAIR_EMU_PIN", "1") == "0":
+        return [], []
+    return cpus[-1:], cpus[:-1]
 
 
 def schedule(spec: Mapping[str, Any]) -> dict[str, int]:
@@ -281,11 +291,13 @@ def execute(
     ):
         work = Path(tmp)
         try:
-            readback = topo.build(spec["link"]["mtu_bytes"], groups, sysctls, binary)
+            emu_cpus, endpoint_cpus = cpu_plan()
+            readback = topo.build(spec["link"]["mtu_bytes"], groups, sysctls, binary, endpoint_cpus)
             sched = schedule(spec)
             recv_cfg = {
                 **sched,
                 "ports": [PORT_BASE + i for i in range(len(infos))],
+                "cpus": endpoint_cpus,
                 "out": str(work / "rcv.json"),
             }
             fwd_cfg = {
@@ -300,9 +312,15 @@ def execute(
                 "seed": seed,
                 "realtime": REALTIME,
                 "spin_ns": SPIN_NS,
+                "cpus": emu_cpus,
                 "out": str(work / "rtr.json"),
             }
-            send_cfg: dict[str, Any] = {**sched, "flows": [], "out": str(work / "snd.json")}
+            send_cfg: dict[str, Any] = {
+                **sched,
+                "flows": [],
+                "cpus": endpoint_cpus,
+                "out": str(work / "snd.json"),
+            }
             for flow_id, g, cc, _rtt, start, _stop in infos:
                 group = spec["groups"][g]
                 data_delay, ack_delay = delays(group)

@@ -1,0 +1,333 @@
+"""The kernel backend's pure parts (no root needed): kernel scenarios, delay placement, sysctls, the results
+in the simulator's format, the emulator's health verdict, the doctor's rate check and the stale sweep."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ccfair
+from ccfair.emu import collect, doctor, netns
+from ccfair.emu import run as emu_run
+from ccfair.emu import scenario as emu_scenario
+from ccfair.emu.scenario import KernelScenario, kernel_scenario
+from ccfair.errors import ScenarioError
+from ccfair.result import RunResult
+
+BBR_VS_CUBIC: dict[str, Any] = {
+    "duration": "2s",
+    "interval": "500ms",
+    "measure": {"start": "1s", "end": "2s"},
+    "link": {"rate": "10Mbps", "buffer": "1bdp"},
+    "flows": [{"cc": "bbr", "rtt": "50ms"}, {"cc": "cubic", "rtt": "20ms", "start": "1s", "count": 2}],
+}
+
+
+@pytest.fixture(autouse=True)
+def kernel_with_bbr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's list of algorithms, fixed so these tests do not depend on the host's modules."""
+    monkeypatch.setattr(emu_scenario, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
+
+
+def test_kernel_scenarios_take_kernel_algorithms_and_map_simulator_aliases() -> None:
+    sc = kernel_scenario(BBR_VS_CUBIC)
+    spec = sc.resolve()
+    assert [g["cc"] for g in spec["groups"]] == [{"name": "bbr"}, {"name": "cubic"}]
+    assert spec["link"]["aqm"]["limit"] == {"packets": 17}  # 1 BDP of the smallest RTT: 10 Mbps x 20 ms
+    d = {**BBR_VS_CUBIC, "flows": [{"cc": "newreno", "rtt": "50ms"}]}
+    assert kernel_scenario(d).resolve()["groups"][0]["cc"] == {"name": "reno"}
+
+
+def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
+    d = {**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms"}, {"cc": "reno", "rtt": "20ms"}]}
+    assert (
+        kernel_scenario(d).resolve()["link"]["aqm"] == ccfair.Scenario.from_dict(d).resolve()["link"]["aqm"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("flow", "field", "words"),
+    [
+        (
+            {"cc": "vegas", "rtt": "50ms"},
+            "flows[0].cc",
+            "not available in this kernel; available: reno cubic bbr",
+        ),
+        ({"cc": "cubic", "rtt": "50ms", "cc_params": {"beta": 0.5}}, "flows[0].cc_params", "host-wide"),
+        ({"cc": "cubic", "rtt": "50ms", "delay": "middle"}, "flows[0].delay", "split, data, ack"),
+        ({"cc": "cubic", "rtt": "50ms", "ecn": "l4s"}, "flows[0].ecn", "off and classic"),
+        ({"cc": "cubic", "rtt": "-5ms"}, "flows[0].rtt", ""),
+    ],
+)
+def test_kernel_scenario_errors_name_the_field(flow: dict[str, Any], field: str, words: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        kernel_scenario({**BBR_VS_CUBIC, "flows": [flow]})
+    assert e.value.field == field
+    assert words in e.value.message
+
+
+def test_kernel_scenario_file_errors_are_the_simulators(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as e:
+        kernel_scenario(tmp_path / "missing.toml")
+    assert e.value.message == "no such file"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "10s"\n[link]\nrate = "fast"\n')
+    with pytest.raises(ScenarioError) as e:
+        kernel_scenario(bad)
+    assert e.value.field == "link.rate"
+
+
+def test_to_dict_round_trips_and_keeps_the_kernel_names() -> None:
+    d = {
+        **BBR_VS_CUBIC,
+        "flows": [{"cc": "bbr", "rtt": "50ms", "delay": "ack"}, {"cc": "cubic", "rtt": "20ms"}],
+    }
+    sc = kernel_scenario(d)
+    assert kernel_scenario(sc.to_dict()) == sc
+    again = kernel_scenario(sc.to_dict(explicit=True))
+    assert again.resolve() == sc.resolve()
+    assert again.delays == ("ack", "split")
+    assert "cc_params" not in sc.to_dict(explicit=True)["flows"][0]
+    assert "delay" not in sc.to_dict(explicit=True)["flows"][1]
+
+
+def test_simulator_scenario_refuses_other_delay_placements() -> None:
+    sc = kernel_scenario({**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms", "delay": "data"}]})
+    with pytest.raises(ScenarioError) as e:
+        sc.simulator_scenario()
+    assert e.value.field == "flows[0].delay"
+    plain = kernel_scenario({**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms"}]}).simulator_scenario()
+    assert type(plain) is ccfair.Scenario
+    assert plain.flows[0].cc == "cubic"
+
+
+def test_delay_placement_splits_like_the_simulator() -> None:
+    assert emu_run.delays({"rtt_ns": 50_000_001}) == (25_000_000, 25_000_001)
+    assert emu_run.delays({"rtt_ns": 10, "delay": "data"}) == (10, 0)
+    assert emu_run.delays({"rtt_ns": 10, "delay": "ack"}) == (0, 10)
+
+
+def test_socket_buffer_maxima_cover_four_bdp_plus_buffer() -> None:
+    spec = kernel_scenario(
+        {
+            **BBR_VS_CUBIC,
+            "link": {"rate": "1Gbps", "buffer": "2bdp"},
+            "flows": [{"cc": "cubic", "rtt": "200ms"}],
+        }
+    ).resolve()
+    sysctls = emu_run.sysctls_for(spec)
+    wmax = int(sysctls["snd"]["net.ipv4.tcp_wmem"].split()[2])
+    bdp = 10**9 * 0.2 / 8
+    assert wmax >= 4 * 3 * bdp * 0.99
+    assert sysctls["rcv"]["net.ipv4.tcp_rmem"] == sysctls["snd"]["net.ipv4.tcp_rmem"]
+    assert sysctls["rtr"]["net.ipv4.ip_forward"] == "0"
+    small = emu_run.sysctls_for(kernel_scenario(BBR_VS_CUBIC).resolve())
+    assert small["snd"]["net.ipv4.tcp_wmem"].split()[2] == str(64 << 20)
+
+
+def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Program outputs as the three programs write them, for `BBR_VS_CUBIC` (2 s, 4 intervals, 3 flows)."""
+    t = [500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000]
+    n = 3
+    delivered = [[125_000, 250_000, 375_000, 500_000], [0, 0, 62_500, 125_000], [0, 0, 0, 62_500]]
+    receiver = {
+        "t_ns": t,
+        "delivered": delivered,
+        "window_start": [250_000, 0, 0],
+        "window_end": [500_000, 125_000, 62_500],
+        "total": [500_000, 125_000, 62_500],
+        "connected": [True] * n,
+    }
+
+    def series(k: int) -> dict[str, Any]:
+        nan = None
+        return {
+            "cc": "bbr" if k == 0 else "cubic",
+            "cwnd": [10.0, 20.0, 30.0, 40.0],
+            "ssthresh": [-1, -1, 15, 15],
+            "srtt_ns": [5e7] * 4,
+            "min_rtt_ns": [5e7] * 4,
+            "pacing_rate_bps": [nan] * 4,
+            "delivery_rate_bps": [1e6] * 4,
+            "inflight": [9.0] * 4,
+            "total_retrans": [0.0, 1.0, 3.0, 3.0],
+            "ca_state": [0.0, 0.0, 3.0, 0.0],
+            "cc_bw_bps": [2e6] * 4 if k == 0 else [nan] * 4,
+            "cc_min_rtt_ns": [5e7] * 4 if k == 0 else [nan] * 4,
+            "cc_pacing_gain": [2.885] * 4 if k == 0 else [nan] * 4,
+            "cc_cwnd_gain": [2.0] * 4 if k == 0 else [nan] * 4,
+            "window_start": {"data_segs_out": 10.0, "total_retrans": 1.0, "total_rto": 0.0},
+            "window_end": {"data_segs_out": 30.0, "total_retrans": 3.0, "total_rto": 1.0},
+            "total": {"data_segs_out": 30.0, "total_retrans": 3.0, "total_rto": 1.0},
+            "finished_ns": None,
+        }
+
+    sender = {"t_ns": t, "flows": [series(k) for k in range(n)]}
+    counters = {"sent_segments": 20, "queue_drops": 2, "path_drops": 0, "ce_marks": 0}
+    emu = {
+        "queue": {
+            "t_ns": t,
+            "backlog_bytes": [0, 1500, 3000, 0],
+            "backlog_packets": [0, 1, 2, 0],
+            "sojourn_p50_ns": [1e6] * 4,
+            "sojourn_p99_ns": [2e6] * 4,
+            "sojourn_max_ns": [3e6] * 4,
+            "drops": [0, 1, 1, 0],
+            "marks": [0] * 4,
+            "departures": [10] * 4,
+            "tx_bytes": [625_000] * 4,
+            "lateness_p99_ns": [2e4] * 4,
+        },
+        "flows": [
+            {
+                "window": counters,
+                "total": counters,
+                "rtt_samples": 5,
+                "rtt_mean_ns": 6e7,
+                "rtt_p99_ns": 7e7,
+                "interval_drops": [0, 1, 1, 0],
+            }
+            for _ in range(n)
+        ],
+        "totals": {
+            "window_link_tx_bytes": 1_250_000,
+            "window_queue_drops": 2,
+            "window_path_drops": 0,
+            "window_marks": 0,
+            "window_sojourn_p50_ns": 1e6,
+            "window_sojourn_p99_ns": 2e6,
+            "window_sojourn_mean_ns": 1.2e6,
+            "window_departures": 20,
+            "sent_segments": 60,
+            "queue_drops": 2,
+            "path_drops": 0,
+            "frames": 100,
+        },
+        "lateness_window": {"count": 10, "p50_ns": 1e4, "p99_ns": 3e4, "max_ns": 5e4, "mean_ns": 1e4},
+        "lateness_run": {"count": 10, "p50_ns": 1e4, "p99_ns": 3e4, "max_ns": 5e4, "mean_ns": 1e4},
+        "health": {
+            "rx_kernel_drops": 0,
+            "pool_exhausted": 0,
+            "oversize_frames": 0,
+            "tx_errors": 0,
+            "passthrough_frames": 0,
+            "held_at_end": 3,
+            "pool_slots": 1000,
+            "realtime": True,
+        },
+    }
+    return emu, sender, receiver
+
+
+def test_kernel_results_have_the_simulators_columns_and_dtypes() -> None:
+    sc = kernel_scenario(BBR_VS_CUBIC)
+    spec = sc.resolve()
+    emu, sender, receiver = fake_outputs(spec)
+    native = collect.to_native(spec, collect.flow_infos(spec), emu, sender, receiver, 2.5)
+    kernel = RunResult.from_native(native, sc, 1)
+    sim = ccfair.run({**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms"}]})
+    for name in ("flows", "classes", "timeseries", "queue"):
+        k, s = getattr(kernel, name), getattr(sim, name)
+        missing = set(s.columns) - set(k.columns)
+        assert not missing, f"{name} lacks {missing}"
+        for col in s.columns:
+            assert k[col].dtype == s[col].dtype, f"{name}.{col}: {k[col].dtype} vs {s[col].dtype}"
+    assert set(sim.summary) <= set(kernel.summary)
+
+
+def test_kernel_results_compute_goodput_activity_and_counters() -> None:
+    sc = kernel_scenario(BBR_VS_CUBIC)
+    spec = sc.resolve()
+    emu, sender, receiver = fake_outputs(spec)
+    native = collect.to_native(spec, collect.flow_infos(spec), emu, sender, receiver, 2.5)
+    r = RunResult.from_native(native, sc, 1)
+    # Window 1 s .. 2 s: flow 0 got 250 kB (2 Mbps), flow 1 125 kB, flow 2 62.5 kB.
+    assert r.flows["goodput_bps"].tolist() == pytest.approx([2e6, 1e6, 0.5e6])
+    assert r.flows["retransmissions"].tolist() == [2, 2, 2]
+    assert r.flows["window_rto_events"].tolist() == [1.0, 1.0, 1.0]
+    assert r.summary["utilization"] == pytest.approx(1_250_000 * 8 / 1e7)
+    ts = r.timeseries
+    # Flows 1 and 2 start at 1 s: no rows for intervals ending at or before it.
+    assert sorted(ts[ts["flow_id"] == 1]["t_ns"]) == [1_500_000_000, 2_000_000_000]
+    first = ts[(ts["flow_id"] == 0) & (ts["t_ns"] == 500_000_000)].iloc[0]
+    assert first["goodput_bps"] == pytest.approx(125_000 * 8 / 0.5)
+    assert first["ssthresh"] == -1
+    assert math.isnan(first["pacing_rate_bps"])
+    assert first["cc_pacing_gain"] == pytest.approx(2.885)
+    assert r.timeseries[r.timeseries["flow_id"] == 0]["retransmits"].tolist() == [0, 1, 2, 0]
+    assert r.queue["sojourn_classic_p99_ns"].tolist() == r.queue["sojourn_p99_ns"].tolist()
+    assert r.queue["sojourn_l4s_p99_ns"].isna().all()
+
+
+def test_health_flags_lateness_beyond_two_percent_of_the_rtt_and_any_loss() -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()  # smallest RTT 20 ms: limit 400 us
+    emu, _, _ = fake_outputs(spec)
+    assert emu_run.health_summary(emu, spec)["emulator_limited"] == 0
+    emu["lateness_window"]["p99_ns"] = 401_000
+    h = emu_run.health_summary(emu, spec)
+    assert h["emulator_limited"] == 1
+    assert "lateness p99 401 us > 400 us" in h["emulator_note"]
+    emu["lateness_window"]["p99_ns"] = 1e4
+    emu["health"]["rx_kernel_drops"] = 3
+    assert (
+        "3 frames dropped before the emulator read them" in emu_run.health_summary(emu, spec)["emulator_note"]
+    )
+
+
+def test_rate_check_needs_a_doctor_measurement_of_this_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
+    with pytest.raises(ScenarioError) as e:
+        doctor.check_rate(10_000_000)
+    assert e.value.field == "link.rate" and "run `ccfair doctor` first" in e.value.message
+    doctor.save_measurement(
+        {"host_key": doctor.host_key(), "clean_rate_bps": 100_000_000, "measured_at": "x"}
+    )
+    doctor.check_rate(100_000_000)
+    with pytest.raises(ScenarioError) as e:
+        doctor.check_rate(100_000_001)
+    assert "above what the forwarder handles cleanly on this host (100Mbps" in e.value.message
+    other = {"host_key": {**doctor.host_key(), "kernel_release": "0.0"}, "clean_rate_bps": 10**12}
+    (tmp_path / "doctor.json").write_text(json.dumps(other))
+    with pytest.raises(ScenarioError):
+        doctor.check_rate(1)
+
+
+def test_kernel_runs_need_root_before_anything_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    built = []
+    monkeypatch.setattr(netns.Topology, "build", lambda *a, **k: built.append(1))
+    with pytest.raises(ScenarioError) as e:
+        ccfair.run(BBR_VS_CUBIC, backend="kernel")
+    assert e.value.field == "backend" and "needs root" in e.value.message
+    assert not built
+    with pytest.raises(ScenarioError) as e:
+        ccfair.run(BBR_VS_CUBIC, backend="ns3")
+    assert e.value.field == "backend"
+
+
+def test_stale_sweep_removes_only_namespaces_of_dead_owners(monkeypatch: pytest.MonkeyPatch) -> None:
+    me = netns.new_run_id()
+    names = [
+        f"ccfair-{me}-snd",
+        "ccfair-999999999-1-rtr",
+        "ccfair-1-123456789-rcv",
+        "other-ns",
+        "ccfair-x-1-snd",
+    ]
+    monkeypatch.setattr(netns, "list_namespaces", lambda: names)
+    removed: list[str] = []
+    monkeypatch.setattr(netns, "remove_namespace", removed.append)
+    assert netns.sweep_stale() == ["ccfair-999999999-1-rtr", "ccfair-1-123456789-rcv"]
+    assert removed == ["ccfair-999999999-1-rtr", "ccfair-1-123456789-rcv"]
+
+
+def test_kernel_scenario_class_is_a_scenario() -> None:
+    assert isinstance(kernel_scenario(BBR_VS_CUBIC), KernelScenario)
+    assert isinstance(kernel_scenario(BBR_VS_CUBIC), ccfair.Scenario)

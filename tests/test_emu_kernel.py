@@ -1,0 +1,245 @@
+"""Kernel runs end to end (root): the emulated link delivers its rate and its RTT, kernel BBR against kernel
+Cubic reproduces the published split, a SIGKILLed run leaves nothing after the next one, `compare` gives
+both backends and their difference, and bad input fails before anything is built. Scenarios are short
+(15-30 s); the whole module takes about two and a half minutes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import ccfair
+from ccfair.catalog import catalog
+from ccfair.emu import doctor, netns
+from ccfair.emu import run as emu_run
+from ccfair.emu.binary import emulator_binary
+from ccfair.emu.scenario import kernel_ccs, kernel_scenario
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "scenarios"
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="kernel runs need root (network namespaces, AF_PACKET)"
+)
+
+
+def cli(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccfair", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """`ccfair doctor` measures this host once (into a private file) so the kernel runs may start."""
+    path = tmp_path_factory.mktemp("doctor") / "doctor.json"
+    old = os.environ.get(doctor.ENV_VAR)
+    os.environ[doctor.ENV_VAR] = str(path)
+    try:
+        done = cli("doctor", "--rates", "20Mbps", "--seconds", "3")
+        assert done.returncode == 0, done.stderr
+        assert "ok  network namespaces" in done.stdout and "ok  veth pairs" in done.stdout
+        m = json.loads(path.read_text())
+        probe = m["probes"][0]
+        assert 0 < probe["lateness_p50_ns"] <= probe["lateness_p99_ns"] <= probe["lateness_max_ns"]
+        if m["clean_rate_bps"] < 20_000_000:
+            pytest.skip(f"the forwarder is not clean at 20 Mbps on this host right now: {probe}")
+        yield path
+    finally:
+        if old is None:
+            os.environ.pop(doctor.ENV_VAR, None)
+        else:
+            os.environ[doctor.ENV_VAR] = old
+
+
+def test_one_cubic_flow_gets_at_least_90_percent_of_the_link() -> None:
+    r = ccfair.run(SCENARIOS / "kernel-cubic-alone.toml", backend="kernel")
+    assert r.summary["backend"] == "kernel"
+    assert r.summary["kernel_release"] == os.uname().release
+    assert "snd: net.ipv4.tcp_wmem=" in r.summary["sysctls"]
+    assert r.summary["emulator_limited"] == 0, r.summary["emulator_note"]
+    assert r.flows["goodput_bps"].iloc[0] >= 0.9 * 10e6
+    # Bytes count when their serialization ends: the window may hold one packet begun before it opened.
+    assert 0.9 <= r.summary["utilization"] <= 1.0 + 1500 / (10e6 / 8 * 10)
+    ts = r.timeseries
+    assert len(ts) == 150  # one row per 100 ms interval of the 15 s run
+    assert (ts["cwnd"] > 0).all()
+    # The RTT the kernel sees is the base RTT plus queueing, never less (veth hops add microseconds only).
+    assert ts["min_rtt_ns"].min() >= 50e6
+    assert r.flows["rtt_mean_ms"].iloc[0] >= 50.0
+
+
+def test_ping_measures_each_flows_configured_rtt_within_1ms() -> None:
+    sc = kernel_scenario(
+        {
+            "duration": "10s",
+            "link": {"rate": "10Mbps", "buffer": "1bdp"},
+            "flows": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "reno", "rtt": "80ms", "delay": "ack"}],
+        }
+    )
+    spec = sc.resolve()
+    for flow, rtt_ns in ((0, 20e6), (1, 80e6)):
+        rtts = emu_run.ping(spec, flow, 10, emulator_binary())
+        assert len(rtts) == 10
+        assert abs(statistics.median(rtts) - rtt_ns) < 1e6, (flow, rtts)
+        assert min(rtts) >= rtt_ns
+
+
+@pytest.mark.skipif("bbr" not in kernel_ccs(), reason="this kernel has no bbr")
+def test_kernel_bbr_takes_the_majority_from_cubic_in_a_shallow_buffer_less_so_in_a_deep_one() -> None:
+    def cubic_share(name: str) -> float:
+        r = ccfair.run(SCENARIOS / name, backend="kernel")
+        assert r.summary["emulator_limited"] == 0, r.summary["emulator_note"]
+        shares = dict(zip(r.classes["cc"], r.classes["share"], strict=True))
+        return shares["cubic"]
+
+    shallow = cubic_share("kernel-bbr-vs-cubic-shallow.toml")
+    deep = cubic_share("kernel-bbr-vs-cubic-deep.toml")
+    assert shallow < 0.35, f"BBR's share at 0.5 BDP is only {1 - shallow:.2f}"
+    assert deep > shallow + 0.05, f"Cubic's share: {shallow:.2f} at 0.5 BDP, {deep:.2f} at 2 BDP"
+
+
+def test_a_sigkilled_run_leaves_nothing_after_the_next_run(tmp_path: Path) -> None:
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ccfair",
+            "run",
+            str(SCENARIOS / "kernel-cubic-alone.toml"),
+            "--backend",
+            "kernel",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    prefix = f"ccfair-{victim.pid}-"
+    deadline = time.monotonic() + 30
+    pids: list[str] = []
+    while time.monotonic() < deadline:
+        mine = [n for n in netns.list_namespaces() if n.startswith(prefix)]
+        if len(mine) == 3:
+            pids = [p for n in mine for p in netns.ip("netns", "pids", n, check=False).split()]
+            if len(pids) >= 3:  # emulator, sender and receiver are running
+                break
+        time.sleep(0.1)
+    assert len(pids) >= 3, "the run did not start"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+    # Its programs die with it (parent-death signal); its namespaces stay until the next run sweeps them.
+    time.sleep(1)
+    alive = [p for p in pids if running(p)]
+    assert not alive, f"programs outlived their run: {alive}"
+    assert any(n.startswith(prefix) for n in netns.list_namespaces())
+    rtts = emu_run.ping(
+        kernel_scenario(SCENARIOS / "kernel-cubic-alone.toml").resolve(), 0, 2, emulator_binary()
+    )
+    assert len(rtts) == 2
+    left = [n for n in netns.list_namespaces() if n.startswith(prefix)]
+    assert not left, f"left behind: {left}"
+    assert not [n for n in netns.list_namespaces() if n.startswith(f"ccfair-{os.getpid()}-")]
+    assert not [p for p in pids if running(p)]
+
+
+def running(pid: str) -> bool:
+    """Whether a process exists and has not exited (a zombie waiting for init to reap it has)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> None:
+    sim_ccs = {c["name"] for c in catalog()["congestion_controls"]}
+    pair = ("bbr", "cubic") if "bbr" in sim_ccs and "bbr" in kernel_ccs() else ("reno", "cubic")
+    path = tmp_path / "pair.toml"
+    path.write_text(
+        'duration = "10s"\n[link]\nrate = "10Mbps"\nbuffer = "0.5bdp"\n'
+        + "".join(f'[[flows]]\ncc = "{cc}"\nrtt = "50ms"\n' for cc in pair)
+    )
+    done = cli("compare", str(path), "--repetitions", "1", "--json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    rows = {r["metric"]: r for r in doc["rows"]}
+    for metric in (f"share {pair[0]} 50ms", f"share {pair[1]} 50ms", "jain index", "utilization"):
+        row = rows[metric]
+        assert row["sim_mean"] is not None and row["kernel_mean"] is not None
+        assert row["difference"] == pytest.approx(row["kernel_mean"] - row["sim_mean"])
+    shares = rows[f"share {pair[0]} 50ms"]["kernel_mean"] + rows[f"share {pair[1]} 50ms"]["kernel_mean"]
+    assert shares == pytest.approx(1.0)
+    text = cli("compare", str(path), "--repetitions", "0")
+    assert text.returncode == 2 and "error: --repetitions:" in text.stderr
+
+
+@pytest.mark.parametrize(
+    ("flow", "link_rate", "expected"),
+    [
+        ('cc = "vegas"', "10Mbps", "error: flows[0].cc: 'vegas' is not available in this kernel"),
+        ('cc = "cubic"\ncc_params = { beta = 0.5 }', "10Mbps", "error: flows[0].cc_params:"),
+        ('cc = "cubic"', "1Gbps", "error: link.rate: 1Gbps is above what the forwarder handles cleanly"),
+    ],
+)
+def test_bad_input_fails_before_anything_is_built(
+    tmp_path: Path, flow: str, link_rate: str, expected: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        f'duration = "10s"\n[link]\nrate = "{link_rate}"\nbuffer = "1bdp"\n[[flows]]\n{flow}\nrtt = "50ms"\n'
+    )
+    before = netns.list_namespaces()
+    done = cli("run", str(path), "--backend", "kernel", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert expected in done.stderr
+    assert netns.list_namespaces() == before
+    assert not (tmp_path / "out").exists()
+
+
+def test_not_root_is_a_clear_error(tmp_path: Path) -> None:
+    if subprocess.run(["which", "setpriv"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("setpriv is not installed")
+    path = tmp_path / "ok.toml"
+    path.write_text(
+        'duration = "10s"\n[link]\nrate = "10Mbps"\nbuffer = "1bdp"\n[[flows]]\ncc = "cubic"\nrtt = "50ms"\n'
+    )
+    for d in [tmp_path, *tmp_path.parents]:  # pytest's temporary directories are private to root
+        if d == Path("/tmp"):
+            break
+        os.chmod(d, 0o755)
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-m",
+            "ccfair",
+            "run",
+            str(path),
+            "--backend",
+            "kernel",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "error: backend: the kernel backend needs root" in done.stderr
