@@ -115,7 +115,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not 1 <= args.repetitions <= 100:
         raise ScenarioError("--repetitions", f"must be between 1 and 100, got {args.repetitions}")
     sc = kernel_scenario(args.file)
-    sim_sc = sc.simulator_scenario()  # both backends must accept it before anything runs
+    try:  # both backends must accept it before anything runs
+        sim_sc = sc.simulator_scenario()
+    except ScenarioError as e:
+        raise ScenarioError(e.field, f"the simulator cannot run this scenario: {e.message}") from None
     preflight(sc.resolve())
     first = check_seed(sc.effective_seed(args.seed))
     names = compare.class_names(sc)
