@@ -3,9 +3,9 @@ from ccfair.bench import BenchResult, bench_json, bench_report, benchmarks
 
 def test_benchmark_scenarios():
     full = benchmarks()
-    assert [b.name for b in full] == ["A", "B", "C"]
+    assert [b.name for b in full] == ["A", "B", "C", "D"]
     assert [b.name for b in benchmarks(quick=True)] == ["A", "B"]
-    a, b, c = (m.scenario for m in full)
+    a, b, c, d = (m.scenario for m in full)
     assert (a.link.rate_bps, a.flow_count(), a.duration_ns) == (10**7, 2, 60 * 10**9)
     assert [g.cc for g in a.flows] == ["reno", "cubic"] and a.base_rtt_ns() == 50_000_000
     assert (b.link.rate_bps, b.flow_count(), b.duration_ns, b.base_rtt_ns()) == (10**9, 10, 30 * 10**9, 10**7)
@@ -16,6 +16,10 @@ def test_benchmark_scenarios():
         10**10,
         2 * 10**7,
     )
+    # D is B with five of the ten flows BBRv1.
+    assert (d.link.rate_bps, d.flow_count(), d.duration_ns, d.base_rtt_ns()) == (10**9, 10, 30 * 10**9, 10**7)
+    assert d.buffer_limit() == b.buffer_limit()
+    assert sorted((g.cc, g.count) for g in d.flows) == [("bbr", 5), ("cubic", 5)]
     for m in full:
         m.scenario.validate()
 

@@ -3,6 +3,8 @@
 - A: 10 Mbps, 2 flows (reno + cubic), 50 ms, 1 BDP, 60 s
 - B: 1 Gbps, 10 Cubic flows, 10 ms, 0.5 BDP, 30 s
 - C: 10 Gbps, 1000 Cubic flows, 20 ms, 1 BDP, 10 s (up to a minute; left out with ``quick``)
+- D: B with half the flows BBRv1 (5 Cubic + 5 BBR): what paced, model-based flows cost (left out with
+  ``quick``)
 
 For each: simulator events, wall-clock seconds of the simulation, millions of events per wall second, and
 wall seconds per simulated second.
@@ -67,6 +69,18 @@ def benchmarks(quick: bool = False) -> list[Benchmark]:
                 "C",
                 "10 Gbps, 1000 Cubic flows, 20 ms, 1 BDP, 10 s",
                 _scenario("10Gbps", "1bdp", "10s", [{"cc": "cubic", "rtt": "20ms", "count": 1000}]),
+            )
+        )
+        marks.append(
+            Benchmark(
+                "D",
+                "1 Gbps, 5 Cubic + 5 BBRv1 flows, 10 ms, 0.5 BDP, 30 s",
+                _scenario(
+                    "1Gbps",
+                    "0.5bdp",
+                    "30s",
+                    [{"cc": "cubic", "rtt": "10ms", "count": 5}, {"cc": "bbr", "rtt": "10ms", "count": 5}],
+                ),
             )
         )
     return marks

@@ -412,6 +412,7 @@ impl BbrFamily {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TcpSock;
     use crate::bbr::v3;
     use ccfair_core::Rng;
     use ccfair_core::rng::StreamId;
@@ -452,5 +453,69 @@ mod tests {
         assert!(b.is_inflight_too_high(2, 100, 10, 0));
         // ECN only counts when eligible.
         assert!(!b.is_inflight_too_high(0, 100, 10, 9));
+    }
+
+    #[test]
+    fn ecn_alpha_is_an_ewma_of_the_ce_ratio_with_gain_one_sixteenth() {
+        let mut b = BbrFamily::new(&v3::V3, true, Rng::stream(1, StreamId::Cc(0)));
+        let mut tp = TcpSock::new(1448, 10);
+        tp.ecn_ok = true;
+        b.min_rtt_us = 1_000;
+        assert_eq!(b.ecn_alpha, 256, "starts at 1.0");
+        // Rounds without marks: α ← 15/16 α (in 1/256, truncated).
+        let mut expect = 256u32;
+        for _ in 0..5 {
+            tp.delivered += 100;
+            b.update_ecn_alpha(&tp);
+            expect = expect * 240 / 256;
+            assert_eq!(b.ecn_alpha, expect);
+        }
+        assert!(b.ecn_eligible, "ECN allowed, negotiated, min_rtt ≤ 5 ms");
+        // A round with half the packets marked: α ← 15/16 α + 1/16 · 128/256.
+        tp.delivered += 100;
+        tp.delivered_ce += 50;
+        b.update_ecn_alpha(&tp);
+        assert_eq!(b.ecn_alpha, expect * 240 / 256 + 16 * 128 / 256);
+        // Not eligible above 5 ms of min_rtt: α is not tracked.
+        let mut far = BbrFamily::new(&v3::V3, true, Rng::stream(1, StreamId::Cc(0)));
+        far.min_rtt_us = 20_000;
+        tp.delivered += 100;
+        far.update_ecn_alpha(&tp);
+        assert!(!far.ecn_eligible);
+        assert_eq!(far.ecn_alpha, 256);
+    }
+
+    #[test]
+    fn ce_above_half_of_the_delivered_packets_is_too_high_for_an_eligible_flow() {
+        let mut b = bbr3();
+        b.ecn_eligible = true;
+        // v3: strictly more than 50 %; v2 (below): at least 50 %.
+        assert!(!b.is_inflight_too_high(0, 100, 10, 5));
+        assert!(b.is_inflight_too_high(0, 100, 10, 6));
+        let mut v2 = BbrFamily::new(&crate::bbr::v2::V2, true, Rng::stream(1, StreamId::Cc(0)));
+        v2.ecn_eligible = true;
+        assert!(v2.is_inflight_too_high(0, 100, 10, 5));
+    }
+
+    #[test]
+    fn a_tail_loss_repaired_by_tlp_counts_while_probing_in_v3() {
+        let mut b = bbr3();
+        let mut tp = TcpSock::new(1448, 50);
+        b.mode = Mode::ProbeBw;
+        b.cycle_idx = Phase::Up;
+        b.bw_probe_samples = true;
+        b.inflight_latest = 40;
+        // One packet lost out of inflight_latest + 1 = 41: above 2 % (41·5/256 = 0), so the probe ends with
+        // inflight_hi at least that flight.
+        crate::CongestionControl::cwnd_event(&mut b, &mut tp, crate::CaEvent::TlpRecovery);
+        // (Entering DOWN starts a new cycle, which clears the round's loss signals again.)
+        assert!(b.prev_probe_too_high);
+        assert_eq!(b.cycle_idx, Phase::Down);
+        assert!(b.inflight_hi >= 41 && b.inflight_hi != UNSET);
+        // v2alpha has no such event.
+        let mut v2 = BbrFamily::new(&crate::bbr::v2::V2, false, Rng::stream(1, StreamId::Cc(0)));
+        v2.bw_probe_samples = true;
+        crate::CongestionControl::cwnd_event(&mut v2, &mut tp, crate::CaEvent::TlpRecovery);
+        assert!(!v2.loss_in_round && v2.inflight_hi == UNSET);
     }
 }

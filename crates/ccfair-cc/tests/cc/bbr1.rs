@@ -439,3 +439,38 @@ fn no_policer_mode_below_twenty_percent_loss() {
     assert!(!gains.iter().any(forced), "{gains:?}");
     assert!(gains.iter().any(|g| g.0 == 1.25));
 }
+
+#[test]
+fn restarting_after_idle_paces_at_the_estimate_without_probing() {
+    let mut checked = 0;
+    for extra_rounds in 0..16 {
+        let mut d = driver("bbr", json!({}));
+        d.tp.snd_cwnd_clamp = 40;
+        while d.vars().mode != PROBE_BW {
+            d.run_round(10_000);
+        }
+        d.run_rounds(10 + extra_rounds, 10_000);
+        // The application runs out of data: the window drains, and the connection sits idle for a second.
+        d.app_limited(true);
+        d.run_rounds(3, 10_000);
+        assert_eq!(d.in_flight(), 0);
+        d.advance(1_000_000_000);
+        let v = d.vars();
+        if v.pacing_gain == 1.0 {
+            continue; // only phases with a gain other than 1 tell the difference
+        }
+        // The first transmission after idle (CA_EVENT_TX_START while app-limited) sets pacing to 1.0 × bw,
+        // whatever the gain-cycle phase: no point probing or draining while the application limits the rate.
+        d.send(1);
+        let expected = v.bw_bps / 8.0 * 0.99;
+        let ratio = d.tp.pacing_rate as f64 / expected;
+        assert!(
+            (0.999..=1.001).contains(&ratio),
+            "gain {}: pacing {} vs {expected}",
+            v.pacing_gain,
+            d.tp.pacing_rate
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "only {checked} restarts in a 1.25 or 0.75 phase");
+}

@@ -404,3 +404,46 @@ fn startup_ends_on_loss_after_enough_loss_events_in_a_recovery_round() {
         );
     });
 }
+
+/// A fresh connection of `name` with `params`, ECN negotiated, on a 2 ms path; rounds of ACKs of 2 packets,
+/// each ACK carrying ECE (all packets CE-marked) when `marked`. Returns the round at which STARTUP ended.
+fn startup_under_ce_marks(name: &str, params: serde_json::Value, marked: bool) -> Option<u32> {
+    let mut d = super::driver(name, params);
+    d.tp.ecn_ok = true;
+    for round in 0..12 {
+        d.fill();
+        let n = d.ackable();
+        let acks = n.div_ceil(2);
+        for _ in 0..acks {
+            d.ack_with(Ack {
+                advance_ns: 2_000_000 / acks as u64,
+                acked: 2,
+                rtt_us: 2_000,
+                ece: marked,
+                lost: 0,
+            });
+            d.fill();
+        }
+        if d.vars().mode != STARTUP {
+            return Some(round);
+        }
+    }
+    None
+}
+
+#[test]
+fn ecn_marks_on_half_the_packets_for_two_rounds_end_startup_when_ecn_is_in_use() {
+    // The bandwidth doubles every round here, so only the ECN rule can end STARTUP within 12 rounds: two
+    // consecutive rounds with a CE ratio of at least 50 %, counted from the first round whose α is measured.
+    let v2 = startup_under_ce_marks("bbr2", json!({"ecn_enable": true}), true).expect("v2 exits");
+    let v3 = startup_under_ce_marks("bbr3", json!({"ecn_low": true}), true).expect("v3 exits");
+    assert!(v2 <= 3 && v3 <= 3, "exit rounds v2 {v2}, v3 {v3}");
+    // Without ECN in use (the defaults: v2alpha's ecn_enable off, v3 without a low-threshold ECN route) the
+    // same marks are ignored; and with ECN in use but no marks, STARTUP goes on.
+    assert_eq!(startup_under_ce_marks("bbr2", json!({}), true), None);
+    assert_eq!(startup_under_ce_marks("bbr3", json!({}), true), None);
+    assert_eq!(
+        startup_under_ce_marks("bbr3", json!({"ecn_low": true}), false),
+        None
+    );
+}

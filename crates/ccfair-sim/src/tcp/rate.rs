@@ -28,10 +28,24 @@ pub struct RateState {
 #[derive(Clone, Debug, Default)]
 pub struct RateScratch {
     pub rs: RateSample,
+    /// `tp->lost` when the chosen segment was sent (google/bbr `rs->prior_lost`).
+    pub prior_lost: u32,
     pub has_prior: bool,
     pub last_end_seq: u32,
     /// Send phase of the chosen snapshot, ns.
     pub snd_interval_ns: u64,
+}
+
+/// `tcp_rate_check_app_limited`: when the application has nothing left to send (less than one segment unsent;
+/// nothing waits below TCP in the simulator), cwnd is not full and every lost packet was retransmitted, the
+/// delivery process has a bubble: samples are app-limited until what is in flight now has been delivered.
+/// Mainline calls it when the application writes; the google/bbr branch (BBRv2/v3) also calls it on every
+/// ACK, which is where the simulator calls it, so a flow whose application stopped marks its samples.
+pub fn check_app_limited(tp: &mut TcpSock, has_unsent: bool) {
+    let in_flight = tp.in_flight();
+    if !has_unsent && in_flight < tp.snd_cwnd && tp.lost_out <= tp.retrans_out {
+        tp.app_limited = tp.delivered.wrapping_add(in_flight).max(1);
+    }
 }
 
 impl RateState {
@@ -55,7 +69,7 @@ impl RateState {
     }
 
     /// `tcp_rate_skb_delivered`: segment `seq` (tags already updated) was (S)ACKed by the current ACK.
-    pub fn skb_delivered(&mut self, tp: &TcpSock, seg: &mut SegState, seq: u32, scratch: &mut RateScratch) {
+    pub fn skb_delivered(&mut self, seg: &mut SegState, seq: u32, scratch: &mut RateScratch) {
         if !seg.tx.valid {
             return;
         }
@@ -71,7 +85,7 @@ impl RateState {
             rs.is_app_limited = seg.tx.is_app_limited;
             rs.is_retrans = seg.flags & RETRANS != 0;
             rs.tx_in_flight = seg.tx.in_flight;
-            rs.lost = tp.lost.wrapping_sub(seg.tx.lost);
+            scratch.prior_lost = seg.tx.lost;
             scratch.has_prior = true;
             scratch.last_end_seq = end_seq;
             self.first_tx_mstamp = seg.xmit_time;
@@ -109,6 +123,9 @@ impl RateState {
             return;
         }
         rs.delivered = tp.delivered.wrapping_sub(rs.prior_delivered) as i32;
+        // Losses since the sampled segment was sent, counted after this ACK's own loss detection (the google/bbr
+        // branch takes `tp->lost - rs->prior_lost` here, in tcp_rate_gen).
+        rs.lost = tp.lost.wrapping_sub(scratch.prior_lost);
         rs.delivered_ce = tp.delivered_ce.wrapping_sub(rs.prior_delivered_ce) as i32;
         let snd_us = (scratch.snd_interval_ns / 1000) as i64;
         let ack_us = (now.saturating_since(rs.prior_mstamp).ns() / 1000) as i64;

@@ -307,6 +307,9 @@ impl Sender {
         let prior_fack = self.highest_sack_seq();
         self.scratch = RateScratch::default();
         self.scratch.rs.prior_in_flight = self.tp.in_flight();
+        // google/bbr's `tcp_ack` marks an application-limited bubble here (see `rate::check_app_limited`).
+        let has_unsent = self.has_unsent();
+        super::rate::check_app_limited(&mut self.tp, has_unsent);
         let prior_packets = self.tp.packets_out;
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
@@ -521,10 +524,9 @@ impl Sender {
             self.tp.sacked_out += 1;
             st.sack_delivered += 1;
         }
-        let tp = &self.tp;
         let segm = self.q.get_mut(seq);
         segm.flags = flags;
-        self.rate.skb_delivered(tp, segm, seq, &mut self.scratch);
+        self.rate.skb_delivered(segm, seq, &mut self.scratch);
         if flags & SACKED_ACKED != 0 {
             self.q.unlink(seq);
         }
@@ -595,9 +597,8 @@ impl Sender {
             }
             self.tp.packets_out -= 1;
             pkts_acked += 1;
-            let tp = &self.tp;
             self.rate
-                .skb_delivered(tp, self.q.get_mut(seq), seq, &mut self.scratch);
+                .skb_delivered(self.q.get_mut(seq), seq, &mut self.scratch);
             flag |= FLAG_DATA_ACKED;
             self.q.pop_front();
         }

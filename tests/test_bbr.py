@@ -1,0 +1,96 @@
+"""BBRv1 at scenario level: the published behaviour, from the scenario files in scenarios/bbr-*.toml (the
+same files produce the figures). Each test runs the file as it is, or with one field changed, and checks the
+finding with a margin that the model could fail."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import ccfair
+from conftest import SCENARIOS
+
+PROBE_RTT = 3
+
+
+def scenario(name: str, **change: Any) -> dict[str, Any]:
+    """The scenario file as a dict, with `link.<key>` (buffer) or per-group (cc, rtt) fields changed."""
+    d = tomllib.loads((SCENARIOS / name).read_text())
+    for key, value in change.items():
+        if key == "buffer":
+            d["link"]["buffer"] = value
+        else:
+            for group in d["flows"]:
+                group[key] = value
+    return d
+
+
+def class_goodput(result: ccfair.RunResult) -> dict[str, float]:
+    """Mean per-flow goodput of each congestion control, bit/s."""
+    return dict(zip(result.classes["cc"], result.classes["goodput_bps"], strict=True))
+
+
+def loss_rate(flows: pd.DataFrame) -> float:
+    """Packets dropped (queue and path) per packet sent, in the measurement window."""
+    drops = (flows["window_queue_drops"] + flows["window_path_drops"]).sum()
+    return float(drops / flows["window_sent_segments"].sum())
+
+
+def test_alone_it_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_seconds():
+    r = ccfair.run(SCENARIOS / "bbr-alone-10mbps.toml")
+    # After STARTUP (the window starts at 2 s): the link is busy despite two PROBE_RTT dips.
+    assert r.summary["utilization"] >= 0.95
+    assert r.summary["drops"] == 0
+    # Pacing at the estimated bandwidth keeps the queue far below the 2 BDP buffer: the mean queueing delay is
+    # under a quarter of the 50 ms BDP.
+    q = r.queue[r.queue["t_ns"] > 2e9]
+    mean_delay_s = q["backlog_bytes"].mean() * 8 / 10e6
+    assert mean_delay_s < 0.25 * 0.050, mean_delay_s
+    # PROBE_RTT shows in the time series as separate episodes ~10 s apart, with cwnd 4 and the goodput cut.
+    ts = r.timeseries
+    in_probe = ts["cc_mode"].to_numpy() == PROBE_RTT
+    starts = ts["t_ns"].to_numpy()[np.flatnonzero(in_probe & ~np.roll(in_probe, 1))] / 1e9
+    assert len(starts) == 2, starts
+    assert 9.5 < starts[1] - starts[0] < 11.0, starts
+    assert 10.0 < starts[0] < 11.5, starts
+    dips = ts[in_probe]
+    assert (dips["cwnd"] == 4).all()
+    assert dips["goodput_bps"].min() < 0.15 * 10e6
+
+
+def test_random_loss_leaves_bbr_near_the_link_rate_while_cubic_collapses():
+    bbr = ccfair.run(SCENARIOS / "bbr-random-loss.toml")
+    cubic = ccfair.run(scenario("bbr-random-loss.toml", cc="cubic"))
+    # 1 % loss on the path: BBR's model does not treat it as congestion.
+    assert loss_rate(bbr.flows) > 0.008
+    assert bbr.summary["total_goodput_bps"] >= 0.85 * 100e6
+    # Cubic cuts its window to 0.7 per loss: about the Mathis rate 1.22 · MSS / (RTT · √p) ≈ 1.4 Mbit/s.
+    assert cubic.summary["total_goodput_bps"] < 10e6
+
+
+def test_five_flows_with_equal_rtts_share_fairly():
+    r = ccfair.run(SCENARIOS / "bbr-five-flows.toml")
+    assert r.summary["jain_index"] >= 0.95
+    assert r.summary["utilization"] >= 0.95
+
+
+def test_in_a_shallow_buffer_bbr_takes_most_of_the_link_from_cubic():
+    r = ccfair.run(SCENARIOS / "bbr-vs-cubic-shallow.toml")
+    shares = dict(zip(r.flows["label"], r.flows["share"], strict=True))
+    assert shares["bbr"] > 0.75, shares
+    # Cubic keeps losing: BBR's window of 2 BDP does not fit in the half-BDP buffer.
+    cubic = r.flows[r.flows["label"] == "cubic"]
+    assert int(cubic["retransmissions"].iloc[0]) > 0
+
+
+def test_bbr_dominance_over_cubic_grows_with_the_rtt():
+    ratios = {}
+    for rtt in ("2ms", "16ms", "64ms"):
+        g = class_goodput(ccfair.run(scenario("bbr-vs-cubic-long-rtt.toml", rtt=rtt)))
+        ratios[rtt] = g["bbr"] / g["cubic"]
+    # At 64 ms, BBR's mean per-flow throughput is more than ten times Cubic's (published testbed: ~45x).
+    assert ratios["64ms"] > 10, ratios
+    assert ratios["2ms"] < ratios["16ms"] < ratios["64ms"], ratios
