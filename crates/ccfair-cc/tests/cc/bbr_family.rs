@@ -447,3 +447,26 @@ fn ecn_marks_on_half_the_packets_for_two_rounds_end_startup_when_ecn_is_in_use()
         None
     );
 }
+
+#[test]
+fn probe_up_ends_after_one_min_rtt_in_v2_and_on_a_bandwidth_plateau_in_v3() {
+    // Alone on a lossless path nothing limits the probe but the bottleneck: v2alpha stops once a min_rtt has
+    // passed and 1.25 BDP is in flight; v3 waits for 3 rounds without 25 % bandwidth growth.
+    for (v, rounds) in [(&V2, 1..=2u64), (&V3, 3..=4u64)] {
+        let mut p = Path::bbr(v.name, 1000, 40);
+        let t = transitions(&mut p, 20_000_000_000);
+        let ups: Vec<u64> = t
+            .windows(2)
+            .filter(|w| w[0].2 == UP && w[1].1 == UP)
+            .map(|w| w[1].3 - w[0].3)
+            .collect();
+        assert!(ups.len() >= 3, "{}: {ups:?}", v.name);
+        for &n in &ups {
+            assert!(
+                rounds.contains(&n),
+                "{}: PROBE_UP lasted {n} rounds ({ups:?})",
+                v.name
+            );
+        }
+    }
+}
