@@ -9,7 +9,7 @@ STAMP := $(VENV)/.ccfair-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup demo test test-rust test-python lint bench clean
+.PHONY: setup demo test test-rust test-python lint bench bench-sweep clean
 
 setup: $(STAMP) emulator
 
@@ -60,6 +60,10 @@ test: lint test-rust browser test-python
 
 bench: setup
 	$(BIN)/ccfair bench
+
+# Sweep throughput with 1 and 2 local workers and the result store's cost per run (about two minutes).
+bench-sweep: setup
+	$(BIN)/python -m ccfair.sweep.bench plans/bench-sweep.toml --jobs 1,2
 
 clean:
 	cargo clean

@@ -6,6 +6,9 @@ A deterministic packet-level simulator of TCP flows sharing a bottleneck, with s
     result = ccfair.run("scenarios/default.toml", seed=1)
     result.flows, result.classes, result.timeseries, result.queue  # pandas DataFrames
     result.summary                                                  # dict
+
+    results = ccfair.load("results/")     # a results directory written by `ccfair sweep`
+    results.runs, results.flows, results.classes, results.timeseries(run_id)
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from ccfair.scenario import Scenario
 if TYPE_CHECKING:
     from ccfair.result import RunResult, load_run
     from ccfair.runner import run
+    from ccfair.store import Results, load
 
 __version__: str = _native.__version__
 
-__all__ = ["RunResult", "Scenario", "ScenarioError", "__version__", "load_run", "run"]
+__all__ = ["Results", "RunResult", "Scenario", "ScenarioError", "__version__", "load", "load_run", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -35,4 +39,9 @@ def __getattr__(name: str) -> Any:
         from ccfair import result
 
         return getattr(result, name)
+    if name in ("Results", "load"):
+        # DuckDB and the store load only for results directories.
+        from ccfair import store
+
+        return getattr(store, name)
     raise AttributeError(f"module 'ccfair' has no attribute {name!r}")

@@ -1,0 +1,288 @@
+"""Sweeps and their results directory.
+
+- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS] [--time-limit DURATION] [--retry-failed]
+  [--skip-invalid] [--dry-run] [--quiet]``: run every run of a plan that DIR does not have yet; exit 0 when
+  every run of the plan is done, 1 when some failed (their errors are in the store)
+- ``ccfair status DIR [--json]``: done / failed / missing runs per plan
+- ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
+- ``ccfair export DIR --format parquet|csv [--to OUT] [--tables T,...]``: one file per table
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, note, print_json
+from ccfair.errors import ScenarioError
+from ccfair.progress import format_clock
+from ccfair.tables import MISSING, Column, integer, is_missing, render, text
+from ccfair.units import parse_duration_ns
+
+if TYPE_CHECKING:
+    from ccfair.sweep.expand import PlannedRun
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    p = commands.add_parser(
+        "sweep",
+        help="run a parameter sweep (plan TOML) into a results directory",
+        description="Run every run of a plan that the results directory does not have yet. Exit code 0 when "
+        "every run of the plan is done, 1 when some failed (their errors are in the store).",
+    )
+    p.add_argument("plan", metavar="PLAN", help="plan TOML file")
+    p.add_argument("--out", metavar="DIR", default="results", help="results directory (default: results)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
+    )
+    where.add_argument(
+        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (tcp://host:8786)"
+    )
+    p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s or 10min")
+    p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="record cells whose scenario is invalid as failed runs and run the others "
+        "(default: refuse the plan)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="check the plan and count the runs to do; run nothing"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
+    p.set_defaults(handler=cmd_sweep)
+
+    p = commands.add_parser("status", help="done / failed / missing runs per plan in a results directory")
+    p.add_argument("dir", metavar="DIR", help="results directory")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(handler=cmd_status)
+
+    p = commands.add_parser(
+        "query",
+        help="SQL over a results directory",
+        description="One SQL statement over the tables runs, flows, classes, cells, plans and the views "
+        "timeseries and queue (done runs only). Read-only.",
+    )
+    p.add_argument("dir", metavar="DIR", help="results directory")
+    p.add_argument(
+        "sql", metavar="SQL", help='e.g. "select link_buffer, avg(jain_index) from runs group by 1"'
+    )
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the rows as a JSON array")
+    form.add_argument("--csv", action="store_true", help="print the rows as CSV")
+    p.set_defaults(handler=cmd_query)
+
+    p = commands.add_parser("export", help="export a results directory as Parquet or CSV files")
+    p.add_argument("dir", metavar="DIR", help="results directory")
+    p.add_argument("--format", required=True, choices=("parquet", "csv"), help="file format")
+    p.add_argument(
+        "--to", metavar="OUT", help="output directory (default: DIR/export-FORMAT), replaced atomically"
+    )
+    p.add_argument("--tables", metavar="T,...", help="only these tables (default: all)")
+    p.add_argument("--quiet", action="store_true", help="no notes on stderr")
+    p.set_defaults(handler=cmd_export)
+
+
+# ------------------------------------------------------------------------------------------------------ sweep
+
+
+def _time_limit_s(value: str | None) -> float | None:
+    if value is None:
+        return None
+    return parse_duration_ns(value, "--time-limit") / 1e9
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from ccfair.sweep.driver import plan_runs, run_sweep
+
+    time_limit_s = _time_limit_s(args.time_limit)
+    out = check_out_dir(args.out)
+    plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet)
+    if args.dry_run:
+        return _dry_run(plan.name, runs, out)
+    try:
+        report = run_sweep(
+            plan,
+            out,
+            jobs=args.jobs,
+            cluster=args.cluster,
+            retry_failed=args.retry_failed,
+            time_limit_s=time_limit_s,
+            skip_invalid=args.skip_invalid,
+            quiet=args.quiet,
+        )
+    except KeyboardInterrupt:
+        note(f"every finished run is kept in {out}; run the same command again to resume", args.quiet)
+        raise
+    failures = ", ".join(f"{n} {kind}" for kind, n in sorted(report.failures.items()))
+    lines = [
+        f"sweep {report.plan}: {report.runs} runs; {report.already_done} done before, "
+        + (
+            f"{report.skipped_failed} failed before (--retry-failed runs them), "
+            if report.skipped_failed
+            else ""
+        )
+        + f"{report.to_run} run now: {report.done} done, {report.failed} failed"
+        + (f" ({failures})" if failures else "")
+        + f", {format_clock(report.wall_seconds)}; results in {report.out}"
+    ]
+    if report.failed or report.skipped_failed:
+        lines.append(
+            f"failed runs and their errors: ccfair query {args.out} "
+            '"select run_id, error_kind, error from runs '
+            "where status = 'failed'\""
+        )
+    note("\n".join(lines), args.quiet)
+    return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
+
+
+def _dry_run(plan: str, runs: list[PlannedRun], out: Path) -> int:
+    from ccfair.store.layout import catalog_path
+    from ccfair.store.reader import query
+
+    states: dict[str, str] = {}
+    if catalog_path(out).is_file():
+        frame = query(out, "SELECT run_id, status FROM runs")
+        states = dict(zip(frame["run_id"], frame["status"], strict=True))
+    ids = {r.run_id for r in runs}
+    done = sum(states.get(i) == "done" for i in ids)
+    failed = sum(states.get(i) == "failed" for i in ids)
+    cells = len({r.cell for r in runs})
+    invalid = len({r.cell for r in runs if r.invalid is not None})
+    print(
+        f"plan {plan}: {cells} cells, {len(ids)} runs"
+        + (f" ({invalid} invalid cells, recorded as failed)" if invalid else "")
+        + f"; in {out}: {done} done, {failed} failed, {len(ids) - done - failed} to run"
+    )
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------------- status
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ccfair.store.status import store_status
+
+    status = store_status(args.dir)
+    if args.json:
+        print_json(status)
+        return EXIT_OK
+    running = status["running"]
+    if running is not None:
+        line = f"{args.dir}: a sweep is writing (PID {running.get('pid', '?')})"
+        if running.get("plan") is not None:
+            line += (
+                f"; plan {running['plan']}: {running.get('done')} of {running.get('runs')} runs done, "
+                f"{running.get('failed')} failed, {running.get('to_run')} to run in this sweep "
+                f"(updated {running.get('updated_at')})"
+            )
+        print(line)
+        return EXIT_OK
+    if not status["plans"]:
+        print(f"{args.dir}: no plans yet")
+        return EXIT_OK
+    columns = [
+        Column("plan", "plan", text, "left"),
+        Column("runs", "runs", integer),
+        Column("done", "done", integer),
+        Column("failed", "failed", integer),
+        Column("missing", "missing", integer),
+        Column("failures", "failure_text", text, "left"),
+    ]
+    rows = [
+        {**p, "failure_text": ", ".join(f"{n} {kind}" for kind, n in p["failures"].items()) or MISSING}
+        for p in status["plans"]
+    ]
+    print(render(rows, columns, indent=""))
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------------------ query
+
+
+def _cell(x: Any) -> str:
+    if is_missing(x):
+        return MISSING
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def _json_value(x: Any) -> Any:
+    """A query value as plain JSON, floats at full precision; NULL and NaN become null."""
+    import numpy as np
+    import pandas as pd
+
+    if is_missing(x) or x is pd.NaT:
+        return None
+    if isinstance(x, bool | np.bool_):
+        return bool(x)
+    if isinstance(x, int | np.integer):
+        return int(x)
+    if isinstance(x, float | np.floating):
+        return float(x) if np.isfinite(x) else None
+    if isinstance(x, str | list | dict):
+        return x
+    if hasattr(x, "isoformat"):
+        return x.isoformat()
+    return str(x)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from ccfair.store.reader import query
+
+    frame = query(args.dir, args.sql)
+    if args.json:
+        print_json(
+            [{str(k): _json_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+        )
+    elif args.csv:
+        frame.to_csv(sys.stdout, index=False)
+    else:
+        columns = [Column(str(name), str(name), _cell) for name in frame.columns]
+        records = [
+            dict(zip(map(str, frame.columns), row, strict=True)) for row in frame.itertuples(index=False)
+        ]
+        print(render(records, columns, indent=""))
+        print(f"({len(frame)} rows)")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------------- export
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ccfair.store.export import EXPORT_TABLES, default_target, export
+
+    tables = (
+        EXPORT_TABLES
+        if args.tables is None
+        else tuple(t.strip() for t in args.tables.split(",") if t.strip())
+    )
+    if not tables:
+        raise ScenarioError("--tables", f"give at least one of {', '.join(EXPORT_TABLES)}")
+    target = Path(args.to) if args.to is not None else default_target(Path(args.dir), args.format)
+    written = export(
+        args.dir,
+        args.format,
+        target,
+        tables,
+        progress=lambda table, rows: note(f"{table}: {rows:,} rows", args.quiet),
+        progress_bar=not args.quiet and sys.stdout.isatty(),
+    )
+    note(f"exported {len(written)} tables to {target}", args.quiet)
+    return EXIT_OK

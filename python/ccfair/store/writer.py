@@ -1,0 +1,350 @@
+"""The store's single writer: registers plans and commits each finished run atomically.
+
+A run is committed in this order: its time-series Parquet files are written to hidden temporary files,
+fsynced, renamed into place and the directory fsynced; then one DuckDB transaction inserts its ``runs``
+row (status ``done``) with its ``flows`` and ``classes`` rows. Readers see a run only through a ``done``
+row, so a kill at any moment leaves either the whole run or nothing visible: a kill before the commit
+leaves at most unreferenced files, which the next writer removes (and a rerun replaces).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from ccfair.analysis.metrics import SUMMARY_KEYS
+from ccfair.errors import ScenarioError
+from ccfair.result import _fsync_dir, _write_synced
+from ccfair.store import layout
+from ccfair.store.schema import (
+    DDL,
+    RESERVED_COLUMNS,
+    SCHEMA_VERSION,
+    column_value,
+    fits,
+    metric_value,
+    quote,
+    scenario_columns,
+    value_type,
+)
+from ccfair.sweep.expand import PlannedRun
+from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.paths import column_name
+from ccfair.sweep.plan import Plan
+from ccfair.sweep.task import RunOutcome
+
+STATUS_INTERVAL_S = 0.5
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: such a summary value is stored as null."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+@contextlib.contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """Holds Ctrl-C back until the block is done: DuckDB aborts a statement, COMMIT included, when Python
+    sees a pending SIGINT, which would leave a run's fate unknown. Main thread only (signals go there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received and callable(previous):
+            previous(signal.SIGINT, None)  # Python's default handler raises KeyboardInterrupt here
+
+
+def _rollback(con: Any) -> None:
+    """Rolls back the open transaction, if DuckDB has not already ended it."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+class StoreWriter:
+    """Opens (creating if needed) the results directory ``root`` for writing; one per directory at a time.
+    Use as a context manager; ``commit_seconds`` accumulates the time spent committing runs."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._con = layout.connect(self.root, read_only=False)
+        self._coordinate_types: dict[str, str] = {}
+        self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
+        self._failed: set[str] = set()  # runs whose failed row a new attempt replaces
+        self._status_written = 0.0
+        self.commit_seconds = 0.0
+        try:
+            self._create_schema()
+            self._remove_leftovers()
+            self._failed = self.run_ids("failed")
+        except BaseException:
+            self._con.close()
+            raise
+
+    def __enter__(self) -> StoreWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        (self.root / layout.STATUS_FILE).unlink(missing_ok=True)
+        self._con.close()
+
+    # ------------------------------------------------------------------------------------------------ setup
+
+    def _create_schema(self) -> None:
+        con = self._con
+        con.execute("BEGIN")
+        for statement in DDL:
+            con.execute(statement)
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        elif int(row[0]) > SCHEMA_VERSION:
+            con.execute("ROLLBACK")
+            raise ScenarioError(
+                str(self.root), f"written by a newer ccfair (catalog schema {row[0]}); upgrade ccfair"
+            )
+        con.execute("COMMIT")
+
+    def _columns(self, table: str) -> dict[str, str]:
+        """Column name -> SQL type of ``table`` (empty if it does not exist)."""
+        rows = self._con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()
+        return {name: data_type for name, data_type in rows}
+
+    def _remove_leftovers(self) -> None:
+        """Deletes temporary files of interrupted commits and series files of runs that are not done."""
+        done = self.run_ids("done")
+        for path in layout.series_files(self.root):
+            if layout.TMP_MARK in path.name or layout.run_id_of(path) not in done:
+                path.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------------------------------------ plans
+
+    def run_ids(self, status: str) -> set[str]:
+        rows = self._con.execute("SELECT run_id FROM runs WHERE status = ?", [status]).fetchall()
+        return {r[0] for r in rows}
+
+    def register_plan(self, plan: Plan, runs: list[PlannedRun]) -> None:
+        """Records the plan and its runs (replacing an earlier version of a plan with the same name) and
+        adds a ``runs`` column per varied path. Checked before anything is written."""
+        existing = self._columns("runs")
+        added: list[tuple[str, str]] = []
+        for axis in plan.axes:
+            for k, path in enumerate(axis.paths):
+                column = column_name(path)
+                wanted = value_type([point[k] for point in axis.points])
+                if column in RESERVED_COLUMNS:
+                    raise ScenarioError(
+                        axis.label, f"its column name {column!r} is taken by a catalog column"
+                    )
+                have = existing.get(column)
+                if have is None:
+                    added.append((column, wanted))
+                    existing[column] = wanted
+                elif not fits(have, wanted):
+                    raise ScenarioError(
+                        axis.label,
+                        f"the store's runs.{column} column holds {have} values and this plan gives {wanted}; "
+                        "use another --out directory",
+                    )
+                self._coordinate_types[path] = existing[column]
+        cells = pd.DataFrame(
+            {
+                "plan": plan.name,
+                "run_index": [r.index for r in runs],
+                "cell": [r.cell for r in runs],
+                "repetition": [r.repetition for r in runs],
+                "flipped": [r.flipped for r in runs],
+                "run_id": [r.run_id for r in runs],
+            }
+        )
+        with _interrupt_after():
+            self._replace_plan(plan, cells, added)
+
+    def _replace_plan(self, plan: Plan, cells: pd.DataFrame, added: list[tuple[str, str]]) -> None:
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            for column, sql_type in added:
+                con.execute(f"ALTER TABLE runs ADD COLUMN {quote(column)} {sql_type}")
+            con.execute("DELETE FROM plans WHERE plan = ?", [plan.name])
+            con.execute(
+                "INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?)",
+                [plan.name, plan.source, plan.to_json(), cells["cell"].nunique(), len(cells), _utc_now()],
+            )
+            con.execute("DELETE FROM cells WHERE plan = ?", [plan.name])
+            con.register("new_cells", cells)
+            con.execute("INSERT INTO cells BY NAME SELECT * FROM new_cells")
+            con.unregister("new_cells")
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+        finally:
+            self._known_columns.clear()
+
+    # ------------------------------------------------------------------------------------------------- runs
+
+    def commit(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> None:
+        """Stores one finished attempt of ``run``: a done run with its tables, or a failure with its error.
+        Returns once it is durable. Ctrl-C during a commit takes effect right after it."""
+        with _interrupt_after():
+            self._commit(plan, run, outcome, executor)
+
+    def _commit(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> None:
+        t0 = time.perf_counter()
+        if outcome.status == "done":
+            self._write_series(run.run_id, outcome)
+        row = self._run_row(plan, run, outcome, executor)
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            self._add_metric_columns(row)
+            if run.run_id in self._failed:
+                con.execute("DELETE FROM runs WHERE run_id = ? AND status = 'failed'", [run.run_id])
+            names = ", ".join(quote(n) for n in row)
+            marks = ", ".join("?" for _ in row)
+            con.execute(f"INSERT INTO runs ({names}) VALUES ({marks})", list(row.values()))
+            if outcome.status == "done":
+                assert outcome.flows is not None and outcome.classes is not None
+                self._insert_frame("flows", outcome.flows)
+                self._insert_frame("classes", outcome.classes)
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            self._known_columns.clear()
+            raise
+        if outcome.status == "done":
+            self._failed.discard(run.run_id)
+        else:
+            self._failed.add(run.run_id)
+        self.commit_seconds += time.perf_counter() - t0
+
+    def _write_series(self, run_id: str, outcome: RunOutcome) -> None:
+        """Both Parquet files durable under their final names (the catalog row comes after)."""
+        shard = layout.series_path(self.root, "timeseries", run_id).parent
+        if not shard.is_dir():
+            shard.mkdir(parents=True)
+            _fsync_dir(shard.parent)
+        for table, data in (("timeseries", outcome.timeseries_parquet), ("queue", outcome.queue_parquet)):
+            assert data is not None
+            final = layout.series_path(self.root, table, run_id)
+            tmp = final.with_name(f".{final.name}{layout.TMP_MARK}{os.getpid()}")
+            _write_synced(tmp, data)
+            os.replace(tmp, final)
+        _fsync_dir(shard)
+
+    def _run_row(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "run_id": run.run_id,
+            "status": outcome.status,
+            "error_kind": outcome.error_kind,
+            "error": outcome.error,
+            "plan": plan,
+            "cell": run.cell,
+            "repetition": run.repetition,
+            "flipped": run.flipped,
+            "seed": run.seed,
+            **scenario_columns(run.spec),
+            "scenario_json": canonical_json(run.scenario),
+            "executor": executor,
+            "committed_at": _utc_now(),
+        }
+        for key in ("backend", "ccfair_version", "git_revision", "host", "worker", "started_at"):
+            row[key] = outcome.provenance.get(key)
+        for key in ("task_wall_seconds", "encode_seconds"):
+            row[key] = outcome.provenance.get(key)
+        if outcome.summary is not None:
+            row["summary_json"] = json.dumps({k: _finite(v) for k, v in outcome.summary.items()})
+            for key, value in outcome.summary.items():
+                number = metric_value(value)
+                # Known metrics always have a column; a new numeric one gets its own; anything else (or a
+                # name a catalog column already uses) lives in summary_json only.
+                if key in SUMMARY_KEYS or (number is not None and key not in RESERVED_COLUMNS):
+                    row[key] = number
+        for path, value in run.coordinates:
+            row[column_name(path)] = column_value(value, self._coordinate_type(path))
+        return row
+
+    def _coordinate_type(self, path: str) -> str:
+        """The SQL type of a path's column (known from :meth:`register_plan`, else from the catalog)."""
+        if path not in self._coordinate_types:
+            sql_type = self._columns("runs").get(column_name(path))
+            if sql_type is None:
+                raise ValueError(f"no column for {path!r}: register the plan before committing its runs")
+            self._coordinate_types[path] = sql_type
+        return self._coordinate_types[path]
+
+    def _table_columns(self, table: str) -> set[str]:
+        if table not in self._known_columns:
+            self._known_columns[table] = set(self._columns(table))
+        return self._known_columns[table]
+
+    def _add_metric_columns(self, row: Mapping[str, Any]) -> None:
+        """New summary metrics (from a newer ccfair) get their own DOUBLE column."""
+        existing = self._table_columns("runs")
+        for name in row:
+            if name not in existing:
+                self._con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} DOUBLE")
+                existing.add(name)
+
+    def _insert_frame(self, table: str, frame: pa.Table) -> None:
+        """Appends ``frame``; the table is created from the first frame, and later columns are added."""
+        con = self._con
+        con.register("frame", frame)
+        try:
+            existing = self._table_columns(table)
+            if not existing:
+                con.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM frame LIMIT 0")
+                existing.update(frame.column_names)
+            elif not existing.issuperset(frame.column_names):
+                described = con.execute("DESCRIBE SELECT * FROM frame").fetchall()
+                for name, sql_type, *_ in described:
+                    if name not in existing:
+                        con.execute(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} {sql_type}")
+                        existing.add(name)
+            con.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM frame")
+        finally:
+            con.unregister("frame")
+
+    # ----------------------------------------------------------------------------------------------- status
+
+    def update_status(self, status: Mapping[str, Any], force: bool = False) -> None:
+        """Writes ``status.json`` (what ``ccfair status`` shows while this writer holds the catalog), at
+        most every half second unless ``force``."""
+        now = time.monotonic()
+        if not force and now - self._status_written < STATUS_INTERVAL_S:
+            return
+        self._status_written = now
+        document = {**status, "pid": os.getpid(), "updated_at": _utc_now().isoformat() + "Z"}
+        path = self.root / layout.STATUS_FILE
+        tmp = path.with_name(f".{path.name}{layout.TMP_MARK}{os.getpid()}")
+        tmp.write_text(json.dumps(document, indent=2) + "\n")
+        os.replace(tmp, path)

@@ -1,0 +1,151 @@
+"""A sweep from plan to store: expand and check every cell, register the plan, skip what the store already
+has, run the rest locally or on Dask, and commit each outcome the moment it arrives."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccfair.cli_support import progress_bar
+from ccfair.store.writer import StoreWriter
+from ccfair.sweep.execute_dask import execute_dask
+from ccfair.sweep.execute_local import TaskFn, default_jobs, execute_local
+from ccfair.sweep.expand import PlannedRun, expand
+from ccfair.sweep.plan import Plan, load_plan
+from ccfair.sweep.progress import sweep_display
+from ccfair.sweep.task import RunOutcome, RunTask, failure, run_task
+
+EXPANSION_PROGRESS_MIN_RUNS = 2000  # below this, checking the cells takes under a second
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did: ``runs`` in the plan, ``already_done`` and ``skipped_failed`` before it started,
+    and the outcomes of this invocation (``failures`` counts them by error kind)."""
+
+    plan: str
+    out: Path
+    runs: int
+    already_done: int = 0
+    skipped_failed: int = 0
+    to_run: int = 0
+    done: int = 0
+    failed: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    wall_seconds: float = 0.0
+    commit_seconds: float = 0.0
+
+
+def plan_runs(
+    plan: Plan | str | Path, *, skip_invalid: bool = False, quiet: bool = True
+) -> tuple[Plan, list[PlannedRun]]:
+    """Reads (if needed) and expands a plan, checking every cell; raises ScenarioError before any output."""
+    if not isinstance(plan, Plan):
+        plan = load_plan(plan)
+    bar = None
+    if _upper_bound(plan) >= EXPANSION_PROGRESS_MIN_RUNS:
+        bar = progress_bar(f"checking the cells of {plan.name}", quiet)
+    try:
+        runs = expand(plan, skip_invalid=skip_invalid, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return plan, runs
+
+
+def _upper_bound(plan: Plan) -> int:
+    n = plan.repetitions * (2 if plan.flip_start_order else 1)
+    for axis in plan.axes:
+        n *= len(axis.points)
+    return n
+
+
+def unique_runs(runs: list[PlannedRun]) -> list[PlannedRun]:
+    """The runs in order, each identity once (two runs share one only if scenario and seed are equal)."""
+    seen: set[str] = set()
+    out = []
+    for r in runs:
+        if r.run_id not in seen:
+            seen.add(r.run_id)
+            out.append(r)
+    return out
+
+
+def run_sweep(
+    plan: Plan | str | Path,
+    out: str | Path = "results",
+    *,
+    jobs: int | None = None,
+    cluster: str | None = None,
+    retry_failed: bool = False,
+    time_limit_s: float | None = None,
+    skip_invalid: bool = False,
+    quiet: bool = True,
+    task_fn: TaskFn = run_task,
+) -> SweepReport:
+    """Runs every run of ``plan`` that ``out`` does not have yet (failed ones too with ``retry_failed``).
+
+    ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``.
+    ``time_limit_s`` is the per-run wall-time limit. With ``skip_invalid``, cells whose scenario is invalid
+    are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the work done per run
+    (local workers only; tests use it to inject failures). Ctrl-C stops at once; every run committed so far
+    stays, and running the same sweep again resumes."""
+    started = time.monotonic()
+    plan, runs = plan_runs(plan, skip_invalid=skip_invalid, quiet=quiet)
+    with StoreWriter(out) as store:
+        store.register_plan(plan, runs)
+        done, failed = store.run_ids("done"), store.run_ids("failed")
+        unique = unique_runs(runs)
+        report = SweepReport(plan=plan.name, out=store.root, runs=len(unique))
+        report.already_done = sum(r.run_id in done for r in unique)
+        if not retry_failed:
+            report.skipped_failed = sum(r.run_id in failed for r in unique)
+        todo = [r for r in unique if r.run_id not in done and (retry_failed or r.run_id not in failed)]
+        report.to_run = len(todo)
+        display = sweep_display(f"sweep {plan.name}", len(todo), quiet)
+        executor = "local" if cluster is None else f"dask {cluster}"
+
+        def record(run: PlannedRun, outcome: RunOutcome, by: str) -> None:
+            store.commit(plan.name, run, outcome, by)
+            if outcome.status == "done":
+                report.done += 1
+            else:
+                report.failed += 1
+                report.failures[outcome.error_kind or "unknown"] += 1
+            display.update(report.done, report.failed)
+            store.update_status(_status(report), force=report.done + report.failed == report.to_run)
+
+        try:
+            store.update_status(_status(report), force=True)
+            for run in todo:
+                if run.invalid is not None:
+                    record(run, failure(run.run_id, "invalid", run.invalid, worker="plan"), "plan")
+            by_id = {r.run_id: r for r in todo if r.invalid is None}
+            tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s) for r in by_id.values()]
+            outcomes = (
+                execute_dask(tasks, cluster)
+                if cluster is not None
+                else execute_local(tasks, jobs or default_jobs(), task_fn)
+            )
+            with contextlib.closing(outcomes):
+                for outcome in outcomes:
+                    record(by_id[outcome.run_id], outcome, executor)
+        finally:
+            display.close()
+            report.wall_seconds = time.monotonic() - started
+            report.commit_seconds = store.commit_seconds
+    return report
+
+
+def _status(report: SweepReport) -> dict[str, Any]:
+    return {
+        "plan": report.plan,
+        "runs": report.runs,
+        "done": report.already_done + report.done,
+        "failed": report.skipped_failed + report.failed,
+        "to_run": report.to_run - report.done - report.failed,
+    }

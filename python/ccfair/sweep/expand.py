@@ -1,0 +1,173 @@
+"""A plan's runs: cells (the grid and zip product minus exclusions) x repetitions x (original, mirrored),
+each validated and resolved before anything runs.
+
+Order: repetition 0 of every cell first, then repetition 1, ...; a mirrored run right after its original.
+So an interrupted sweep has covered the whole grid evenly.
+
+``flip_start_order``: a cell's mirrored run reverses the order in which its flow groups start. The distinct
+start times t1 < t2 < ... < tk of the groups are kept and handed out in reverse: a group that started at t1
+starts at tk, one at t2 at t(k-1), and so on (groups that started together still start together). Each
+group keeps its active time (``stop - start``) when it has a ``stop``. With two groups starting at 0 s and
+10 s, the mirrored run starts the second group at 0 s and the first at 10 s. A cell whose groups all start
+at the same time has no mirrored run (it would be the same run); a plan where no cell has one is an error.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ccfair import __version__
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Scenario
+from ccfair.sweep.identity import canonical_json, run_id, run_seed
+from ccfair.sweep.paths import parse_path, set_path
+from ccfair.sweep.plan import Plan
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of a plan. ``scenario`` is the user-level document with every default written out and
+    ``seed`` set; ``spec`` the native spec it resolves to. An invalid cell kept with ``skip_invalid`` has
+    ``spec`` None and its validation message in ``invalid``."""
+
+    index: int  # position in the plan's run order
+    cell: int
+    repetition: int
+    flipped: bool
+    coordinates: tuple[tuple[str, Any], ...]  # (path, value) in plan order
+    seed: int
+    run_id: str
+    scenario: dict[str, Any]
+    spec: dict[str, Any] | None
+    invalid: str | None = None
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """A validated cell (or its mirror), before the seed is known."""
+
+    doc: dict[str, Any]  # explicit user-level form, no seed
+    spec: dict[str, Any] | None
+    invalid: str | None = None
+
+
+def describe(coordinates: tuple[tuple[str, Any], ...]) -> str:
+    """``link.rate = "1Gbps", flows[0].count = 5``, for messages."""
+    return (
+        ", ".join(f"{path} = {canonical_json(value)}" for path, value in coordinates) or "the base scenario"
+    )
+
+
+def cells(plan: Plan) -> list[tuple[tuple[str, Any], ...]]:
+    """The coordinates of every cell in product order (the last axis varies fastest), exclusions removed.
+    Raises if an exclude rule matches no cell or if nothing is left."""
+    kept = []
+    used = [False] * len(plan.exclude)
+    for combination in itertools.product(*(axis.points for axis in plan.axes)):
+        coordinates = tuple(
+            (path, value)
+            for axis, point in zip(plan.axes, combination, strict=True)
+            for path, value in zip(axis.paths, point, strict=True)
+        )
+        as_map = dict(coordinates)
+        hits = [rule.matches(as_map) for rule in plan.exclude]
+        for i, hit in enumerate(hits):
+            used[i] = used[i] or hit
+        if not any(hits):
+            kept.append(coordinates)
+    for rule, was_used in zip(plan.exclude, used, strict=True):
+        if not was_used:
+            raise ScenarioError(
+                rule.label, "matches no cell of the plan (zip groups only pair their own values)"
+            )
+    if not kept:
+        raise ScenarioError("exclude", "removes every cell of the plan")
+    return kept
+
+
+def mirror_start_order(scenario: Scenario) -> Scenario | None:
+    """The mirrored scenario (see the module docstring), or None if every group starts at the same time."""
+    starts = sorted({g.start_ns for g in scenario.flows})
+    if len(starts) < 2:
+        return None
+    rank = {t: i for i, t in enumerate(starts)}
+    groups = []
+    for g in scenario.flows:
+        start = starts[len(starts) - 1 - rank[g.start_ns]]
+        stop = None if g.stop_ns is None else start + (g.stop_ns - g.start_ns)
+        groups.append(dataclasses.replace(g, start_ns=start, stop_ns=stop))
+    return dataclasses.replace(scenario, flows=tuple(groups))
+
+
+def _variant(scenario: Scenario) -> _Variant:
+    spec = scenario.resolve()
+    return _Variant(doc=scenario.with_seed(None).to_dict(explicit=True), spec=spec)
+
+
+def _cell_variants(
+    plan: Plan, cell: int, coordinates: tuple[tuple[str, Any], ...], skip_invalid: bool
+) -> list[tuple[bool, _Variant]]:
+    """[(flipped, variant)] of one cell: the original, then the mirror if the plan flips and one exists."""
+    doc = copy.deepcopy(plan.base)
+    try:
+        for path, value in coordinates:
+            set_path(doc, parse_path(path, path), copy.deepcopy(value), path)
+        scenario = Scenario.from_dict(doc)
+        variants = [(False, _variant(scenario))]
+        if plan.flip_start_order:
+            mirrored = mirror_start_order(scenario)
+            if mirrored is not None:
+                variants.append((True, _variant(mirrored)))
+        return variants
+    except ScenarioError as e:
+        where = f"cell {cell}: {describe(coordinates)}"
+        if not skip_invalid:
+            raise ScenarioError(e.field, f"{e.message} (in {where})") from None
+        return [(False, _Variant(doc=doc, spec=None, invalid=str(e)))]
+
+
+def expand(
+    plan: Plan, *, skip_invalid: bool = False, progress: Callable[[float], None] | None = None
+) -> list[PlannedRun]:
+    """Every run of the plan, each cell validated and resolved. An invalid cell raises a ScenarioError
+    whose field is the scenario field and whose message names the cell; with ``skip_invalid`` it becomes
+    one run per repetition with ``invalid`` set, to be recorded as failed."""
+    all_cells = cells(plan)
+    variants: list[list[tuple[bool, _Variant]]] = []
+    for i, coordinates in enumerate(all_cells):
+        variants.append(_cell_variants(plan, i, coordinates, skip_invalid))
+        if progress is not None and i % 256 == 0:
+            progress(i / len(all_cells))
+    if plan.flip_start_order and not any(flipped for v in variants for flipped, _ in v):
+        raise ScenarioError(
+            "flip_start_order",
+            "in every cell all flow groups start at the same time, so a mirrored run would repeat the "
+            "original; give the groups different start times (flows[N].start) or remove flip_start_order",
+        )
+    runs: list[PlannedRun] = []
+    for repetition in range(plan.repetitions):
+        for cell, coordinates in enumerate(all_cells):
+            seed = run_seed(plan.seed, dict(coordinates), repetition)
+            for flipped, v in variants[cell]:
+                runs.append(
+                    PlannedRun(
+                        index=len(runs),
+                        cell=cell,
+                        repetition=repetition,
+                        flipped=flipped,
+                        coordinates=coordinates,
+                        seed=seed,
+                        run_id=run_id(v.doc, v.spec, seed, __version__),
+                        scenario={**v.doc, "seed": seed},
+                        spec=v.spec,
+                        invalid=v.invalid,
+                    )
+                )
+    if progress is not None:
+        progress(1.0)
+    return runs

@@ -1,0 +1,282 @@
+"""Reading a sweep plan (TOML) into a :class:`Plan` and checking everything that does not need the cells:
+keys, types, paths, list lengths, exclude rules. The cells themselves are checked by :mod:`.expand`."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccfair.errors import ScenarioError
+from ccfair.scenario import U64_MAX
+from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.paths import Segment, is_prefix, parse_path
+
+PLAN_KEYS = ("name", "scenario", "repetitions", "seed", "flip_start_order", "grid", "zip", "exclude")
+DEFAULT_PLAN_SEED = 1
+MAX_REPETITIONS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of the plan: a grid path, or a ``[[zip]]`` group whose paths vary together.
+    ``points[k]`` holds one value per path."""
+
+    label: str  # how errors name it: 'grid."link.rate"' or 'zip[0]'
+    paths: tuple[str, ...]
+    points: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True)
+class ExcludeRule:
+    """Drops every cell whose value at each path is one of the listed values (kept as canonical JSON, so
+    that ``1`` and ``true`` differ)."""
+
+    label: str  # 'exclude[0]'
+    match: tuple[tuple[str, frozenset[str]], ...]
+
+    def matches(self, coordinates: Mapping[str, Any]) -> bool:
+        return all(canonical_json(coordinates[path]) in options for path, options in self.match)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parsed plan; ``base`` is the user-level base scenario (a dict in the TOML structure)."""
+
+    name: str
+    base: dict[str, Any]
+    axes: tuple[Axis, ...]
+    exclude: tuple[ExcludeRule, ...]
+    repetitions: int
+    seed: int
+    flip_start_order: bool
+    source: str | None = None  # the plan file, if read from one
+
+    def to_json(self) -> str:
+        """The plan as one JSON document (base scenario included), for provenance."""
+        return canonical_json(
+            {
+                "name": self.name,
+                "scenario": self.base,
+                "repetitions": self.repetitions,
+                "seed": self.seed,
+                "flip_start_order": self.flip_start_order,
+                "axes": [{"paths": list(a.paths), "points": [list(p) for p in a.points]} for a in self.axes],
+                "exclude": [{p: sorted(v) for p, v in r.match} for r in self.exclude],
+            }
+        )
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict; a missing or unreadable file or bad TOML is a ScenarioError on the path."""
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(str(path), "is a directory, not a TOML file") from None
+    except OSError as e:
+        raise ScenarioError(str(path), f"cannot read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(path), f"invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(str(path), f"invalid TOML: not UTF-8 text ({e.reason})") from None
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Reads a plan file; a relative ``scenario = "file.toml"`` is relative to the plan's directory and the
+    default name is the file name without ``.toml``."""
+    p = Path(path)
+    return plan_from_dict(read_toml(p), default_name=p.stem, base_dir=p.parent, source=str(p))
+
+
+def plan_from_dict(
+    d: Mapping[str, Any], default_name: str = "plan", base_dir: Path | None = None, source: str | None = None
+) -> Plan:
+    """Reads and checks the plan structure; raises :class:`ScenarioError` naming the plan field."""
+    if not isinstance(d, Mapping):
+        raise ScenarioError("plan", f"expected a table, got {type(d).__name__}")
+    for key in d:
+        if key not in PLAN_KEYS:
+            raise ScenarioError(str(key), f"unknown plan key {key!r}; allowed keys: {', '.join(PLAN_KEYS)}")
+    name = d.get("name", default_name)
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError("name", f"expected a non-empty string, got {name!r}")
+    repetitions = _integer(d.get("repetitions", 1), "repetitions", 1, MAX_REPETITIONS)
+    seed = _integer(d.get("seed", DEFAULT_PLAN_SEED), "seed", 0, U64_MAX)
+    flip = d.get("flip_start_order", False)
+    if not isinstance(flip, bool):
+        raise ScenarioError("flip_start_order", f"expected true or false, got {flip!r}")
+    base = _base_scenario(d.get("scenario"), base_dir or Path("."))
+    axes = _grid_axes(d.get("grid", {})) + _zip_axes(d.get("zip", []))
+    _check_paths(axes)
+    exclude = _exclude_rules(d.get("exclude", []), axes)
+    return Plan(
+        name=name,
+        base=base,
+        axes=tuple(axes),
+        exclude=tuple(exclude),
+        repetitions=repetitions,
+        seed=seed,
+        flip_start_order=flip,
+        source=source,
+    )
+
+
+# ------------------------------------------------------------------------------------------------- pieces
+
+
+def _integer(value: object, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ScenarioError(field, f"expected an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ScenarioError(field, f"must be between {low} and {high}, got {value}")
+    return value
+
+
+def _base_scenario(value: object, base_dir: Path) -> dict[str, Any]:
+    if value is None:
+        raise ScenarioError("scenario", 'is required: a [scenario] table or scenario = "file.toml"')
+    if isinstance(value, str):
+        path = Path(value)
+        doc = read_toml(path if path.is_absolute() else base_dir / path)
+    elif isinstance(value, Mapping):
+        doc = dict(value)
+    else:
+        raise ScenarioError("scenario", f"expected a table or a file name, got {value!r}")
+    # Each run's seed derives from the plan's seed and the run's coordinates; a seed in the base scenario
+    # (common in scenario files) would be overridden anyway, so it is dropped rather than kept as a trap.
+    doc.pop("seed", None)
+    return copy.deepcopy(doc)
+
+
+def _check_value(value: object, field: str) -> None:
+    """Plan values must be plain TOML data that JSON can hold (no dates, no NaN)."""
+    if isinstance(value, datetime.date | datetime.time):
+        raise ScenarioError(field, f"dates and times are not scenario values, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(field, f"must be a finite number, got {value!r}")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_value(v, f"{field}.{k}")
+    elif isinstance(value, list):
+        for v in value:
+            _check_value(v, field)
+
+
+def _values(value: object, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ScenarioError(
+            field, f"expected a list of values, got {value!r} (a single value goes in [scenario])"
+        )
+    if not value:
+        raise ScenarioError(field, "is empty: give at least one value")
+    seen: set[str] = set()
+    for v in value:
+        _check_value(v, field)
+        key = canonical_json(v)
+        if key in seen:
+            raise ScenarioError(field, f"value {key} appears twice")
+        seen.add(key)
+    return list(value)
+
+
+def _flatten_grid(table: Mapping[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    """``[grid]`` entries as (path, list); unquoted dotted keys (``link.rate = [...]``) arrive as nested
+    tables and are joined back into paths."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping):
+            out.extend(_flatten_grid(value, path))
+        else:
+            out.append((path, value))
+    return out
+
+
+def _grid_axes(grid: object) -> list[Axis]:
+    if not isinstance(grid, Mapping):
+        raise ScenarioError("grid", f"expected a table of path = [values], got {grid!r}")
+    axes = []
+    for path, values in _flatten_grid(grid, ""):
+        label = f'grid."{path}"'
+        parse_path(path, label)
+        axes.append(Axis(label, (path,), tuple((v,) for v in _values(values, label))))
+    return axes
+
+
+def _zip_axes(groups: object) -> list[Axis]:
+    if not isinstance(groups, list):
+        raise ScenarioError("zip", f"expected [[zip]] tables, got {groups!r}")
+    axes = []
+    for i, group in enumerate(groups):
+        label = f"zip[{i}]"
+        if not isinstance(group, Mapping) or not group:
+            raise ScenarioError(label, 'expected a table of path = [values], e.g. "flows[0].count" = [1, 5]')
+        entries = _flatten_grid(group, "")
+        columns = []
+        for path, values in entries:
+            field = f'{label}."{path}"'
+            parse_path(path, field)
+            columns.append(_values(values, field))
+        lengths = {len(c) for c in columns}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{p} has {len(c)}" for (p, _), c in zip(entries, columns, strict=True))
+            raise ScenarioError(label, f"the lists of a zip group vary together and need one length: {sizes}")
+        points = tuple(zip(*columns, strict=True))
+        if len({canonical_json(list(p)) for p in points}) < len(points):
+            raise ScenarioError(label, "two points of the group are equal")
+        axes.append(Axis(label, tuple(p for p, _ in entries), points))
+    return axes
+
+
+def _check_paths(axes: list[Axis]) -> None:
+    seen: list[tuple[tuple[Segment, ...], str, str]] = []
+    for axis in axes:
+        for path in axis.paths:
+            segments = parse_path(path, axis.label)
+            if segments == ("seed",):
+                raise ScenarioError(
+                    axis.label, "each run's seed derives from the plan's seed; set the plan's top-level seed"
+                )
+            for other, other_path, other_label in seen:
+                if is_prefix(other, segments) or is_prefix(segments, other):
+                    raise ScenarioError(
+                        axis.label, f"{path!r} overlaps {other_path!r} of {other_label}; vary each value once"
+                    )
+            seen.append((segments, path, axis.label))
+
+
+def _exclude_rules(rules: object, axes: list[Axis]) -> list[ExcludeRule]:
+    if not isinstance(rules, list):
+        raise ScenarioError("exclude", f"expected a list of tables, got {rules!r}")
+    axis_values: dict[str, list[Any]] = {}
+    for axis in axes:
+        for k, path in enumerate(axis.paths):
+            axis_values[path] = [point[k] for point in axis.points]
+    out = []
+    for i, rule in enumerate(rules):
+        label = f"exclude[{i}]"
+        if not isinstance(rule, Mapping) or not rule:
+            raise ScenarioError(label, 'expected a table of path = value, e.g. { "link.aqm" = "fifo" }')
+        match = []
+        for path, wanted in _flatten_grid(rule, ""):
+            field = f'{label}."{path}"'
+            if path not in axis_values:
+                varied = ", ".join(axis_values) or "none"
+                raise ScenarioError(field, f"is not a path of [grid] or [[zip]]; varied paths: {varied}")
+            options = wanted if isinstance(wanted, list) else [wanted]
+            known = {canonical_json(v) for v in axis_values[path]}
+            for option in options:
+                if canonical_json(option) not in known:
+                    listed = ", ".join(canonical_json(v) for v in axis_values[path])
+                    raise ScenarioError(field, f"{canonical_json(option)} is not one of its values: {listed}")
+            match.append((path, frozenset(canonical_json(v) for v in options)))
+        out.append(ExcludeRule(label, tuple(match)))
+    return out

@@ -1,0 +1,343 @@
+"""The result store: catalog contents, queries and exports against ``ccfair.run``, atomic commits (a failed
+or killed commit leaves nothing visible), leftovers, locking, status."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ccfair
+from ccfair.errors import ScenarioError
+from ccfair.store import layout
+from ccfair.store.schema import fits, value_type
+from ccfair.store.status import store_status
+from ccfair.store.writer import StoreWriter
+from ccfair.sweep.driver import plan_runs, run_sweep
+from ccfair.sweep.identity import run_seed
+from ccfair.sweep.plan import plan_from_dict
+from ccfair.sweep.task import RunTask, failure, run_task
+from conftest import REPO, run_cli
+from test_sweep_support import BASE, plan_dict, write_plan
+
+SUMMARY_METRICS = [
+    "jain_index",
+    "utilization",
+    "total_goodput_bps",
+    "queue_sojourn_p50_ns",
+    "drops",
+    "events",
+]
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A finished 8-run sweep (2 buffers x 2 RTTs x 2 repetitions), run in one worker process."""
+    root = tmp_path_factory.mktemp("store") / "results"
+    report = run_sweep(plan_from_dict(plan_dict(), default_name="small"), root, jobs=1)
+    assert (report.done, report.failed) == (8, 0)
+    return root
+
+
+def direct_run(buffer, rtt, repetition):
+    """The same cell run with ccfair.run: scenario from the base, seed from the documented derivation."""
+    scenario = json.loads(json.dumps(BASE))
+    scenario["link"]["buffer"] = buffer
+    scenario["flows"][0]["rtt"] = rtt
+    seed = run_seed(11, {"link.buffer": buffer, "flows[0].rtt": rtt}, repetition)
+    return ccfair.run(scenario, seed=seed)
+
+
+def run_id_of(root, buffer, rtt, repetition):
+    frame = ccfair.load(root).runs
+    row = frame[
+        (frame["link_buffer"] == buffer) & (frame["flows0_rtt"] == rtt) & (frame["repetition"] == repetition)
+    ]
+    assert len(row) == 1
+    return row["run_id"].iloc[0]
+
+
+# ------------------------------------------------------------------------------------------ contents
+
+
+def test_catalog_has_one_row_per_run_with_coordinates_metrics_and_provenance(swept):
+    runs = ccfair.load(swept).runs
+    assert len(runs) == 8 and set(runs["status"]) == {"done"}
+    assert sorted(zip(runs["link_buffer"], runs["flows0_rtt"], runs["repetition"], strict=True)) == sorted(
+        (b, r, k) for b in ("0.5bdp", "1bdp") for r in ("20ms", "50ms") for k in (0, 1)
+    )
+    row = runs.iloc[0]
+    assert row["backend"] == "sim" and row["ccfair_version"] == ccfair.__version__
+    assert row["executor"] == "local" and row["worker"].startswith("pid ") and row["host"]
+    assert row["task_wall_seconds"] > 0 and row["link_rate_bps"] == 10**7 and row["flow_count"] == 2
+    assert json.loads(row["scenario_json"])["seed"] == row["seed"]
+    assert runs["error"].isna().all()
+    assert (runs["buffer_packets"] > 0).all() and runs["buffer_bytes"].isna().all()
+
+
+def test_status_counts_per_plan(swept):
+    status = store_status(swept)
+    assert status["running"] is None
+    assert status["plans"] == [
+        {"plan": "small", "runs": 8, "done": 8, "failed": 0, "missing": 0, "failures": {}}
+    ]
+
+
+def test_results_and_queries_equal_a_direct_run(swept):
+    direct = direct_run("1bdp", "20ms", 1)
+    rid = run_id_of(swept, "1bdp", "20ms", 1)
+    res = ccfair.load(swept)
+    row = res.runs[res.runs["run_id"] == rid].iloc[0]
+    for key in [*SUMMARY_METRICS, "fness", "retransmissions"]:
+        assert row[key] == direct.summary[key], key
+
+    stored = res.result(rid).to_json_dict()
+    expected = direct.to_json_dict()
+    for document in (stored, expected):
+        document["summary"].pop("wall_seconds")
+    assert stored == expected
+    pd.testing.assert_frame_equal(res.timeseries(rid).drop(columns="run_id"), direct.timeseries)
+    pd.testing.assert_frame_equal(res.queue(rid).drop(columns="run_id"), direct.queue)
+
+    sql = (
+        "select flow_id, goodput_bps, share, retransmissions from flows "
+        f"where run_id = '{rid}' order by flow_id"
+    )
+    cli = run_cli("query", str(swept), sql, "--json")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == [
+        {k: r[k] for k in ("flow_id", "goodput_bps", "share", "retransmissions")}
+        for r in direct.to_json_dict()["flows"]
+    ]
+    sql = f"select sum(delivered_bytes) as b from timeseries where run_id = '{rid}'"
+    assert res.query(sql)["b"].iloc[0] == direct.timeseries["delivered_bytes"].sum()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_exports_equal_a_direct_run(swept, tmp_path, fmt):
+    direct = direct_run("0.5bdp", "50ms", 0)
+    rid = run_id_of(swept, "0.5bdp", "50ms", 0)
+    out = tmp_path / "export"
+    cli = run_cli("export", str(swept), "--format", fmt, "--to", str(out))
+    assert cli.returncode == 0, cli.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        f"{t}.{fmt}" for t in ("runs", "flows", "classes", "cells", "plans", "timeseries", "queue")
+    )
+
+    def read(table):
+        if fmt == "parquet":
+            frame = pd.read_parquet(out / f"{table}.parquet")
+        else:
+            frame = pd.read_csv(out / f"{table}.csv")
+        return frame[frame["run_id"] == rid].reset_index(drop=True)
+
+    for table, columns in {
+        "flows": ["flow_id", "goodput_bps", "share", "retransmissions", "drops", "rtt_mean_ms"],
+        "classes": ["rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index"],
+        "timeseries": ["t_ns", "flow_id", "delivered_bytes", "goodput_bps", "cwnd", "srtt_ns"],
+        "queue": ["t_ns", "backlog_bytes", "drops", "tx_bytes"],
+    }.items():
+        got, want = read(table), getattr(direct, table)
+        assert len(got) == len(want), table
+        for c in columns:
+            np.testing.assert_array_equal(
+                got[c].to_numpy(dtype=float), want[c].to_numpy(dtype=float), err_msg=c
+            )
+    runs = read("runs")
+    for key in SUMMARY_METRICS:
+        assert runs[key].iloc[0] == direct.summary[key], key
+
+
+# ------------------------------------------------------------------------------------- atomic commits
+
+
+def outcomes_for(plan, n):
+    _, runs = plan_runs(plan)
+    return runs, [run_task(RunTask(r.run_id, r.scenario, r.seed)) for r in runs[:n]]
+
+
+def test_a_commit_failing_inside_the_transaction_leaves_nothing_visible(tmp_path):
+    plan = plan_from_dict(plan_dict(repetitions=1))
+    runs, outcomes = outcomes_for(plan, 2)
+    root = tmp_path / "results"
+    with StoreWriter(root) as writer:
+        writer.register_plan(plan, runs)
+        writer.commit(plan.name, runs[0], outcomes[0], "local")
+        insert = writer._insert_frame
+
+        def fail_on_classes(table, frame):
+            insert(table, frame)  # the flows rows are in, then the transaction breaks
+            if table == "classes":
+                raise RuntimeError("disk full")
+
+        writer._insert_frame = fail_on_classes
+        with pytest.raises(RuntimeError):
+            writer.commit(plan.name, runs[1], outcomes[1], "local")
+    lost = [layout.series_path(root, t, runs[1].run_id) for t in layout.SERIES_TABLES]
+    assert all(p.exists() for p in lost)  # renamed before the transaction, but referenced by no done row
+    res = ccfair.load(root)
+    assert list(res.runs["run_id"]) == [runs[0].run_id]
+    assert set(res.flows["run_id"]) == {runs[0].run_id}
+    assert set(res.query("select distinct run_id from timeseries")["run_id"]) == {runs[0].run_id}
+    StoreWriter(root).close()  # the next writer removes what no done run references
+    assert not any(p.exists() for p in lost)
+    assert layout.series_path(root, "timeseries", runs[0].run_id).exists()
+
+
+def test_a_failed_parquet_write_leaves_nothing_visible(tmp_path, monkeypatch):
+    plan = plan_from_dict(plan_dict(repetitions=1))
+    runs, outcomes = outcomes_for(plan, 2)
+    root = tmp_path / "results"
+    with StoreWriter(root) as writer:
+        writer.register_plan(plan, runs)
+        writer.commit(plan.name, runs[0], outcomes[0], "local")
+
+        def disk_full(path, data):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr("ccfair.store.writer._write_synced", disk_full)
+        with pytest.raises(OSError):
+            writer.commit(plan.name, runs[1], outcomes[1], "local")
+    assert list(ccfair.load(root).runs["run_id"]) == [runs[0].run_id]
+
+
+KILL_IN_COMMIT = textwrap.dedent(
+    """
+    import os, signal, sys
+    sys.path.insert(0, "tests")
+    from test_sweep_support import plan_dict
+    from ccfair.store.writer import StoreWriter
+    from ccfair.sweep.driver import plan_runs
+    from ccfair.sweep.plan import plan_from_dict
+    from ccfair.sweep.task import RunTask, run_task
+
+    plan, runs = plan_runs(plan_from_dict(plan_dict(repetitions=1), default_name="small"))
+    writer = StoreWriter(sys.argv[1])
+    writer.register_plan(plan, runs)
+    for r in runs[:2]:
+        writer.commit(plan.name, r, run_task(RunTask(r.run_id, r.scenario, r.seed)), "local")
+    insert = writer._insert_frame
+
+    def insert_then_die(table, frame):
+        insert(table, frame)
+        if table == "classes":  # every row of the run is in the open transaction; COMMIT is next
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    writer._insert_frame = insert_then_die
+    r = runs[2]
+    writer.commit(plan.name, r, run_task(RunTask(r.run_id, r.scenario, r.seed)), "local")
+    """
+)
+
+
+def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
+    root = tmp_path / "results"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_IN_COMMIT, str(root)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    plan = plan_from_dict(plan_dict(repetitions=1), default_name="small")
+    _, runs = plan_runs(plan)
+    res = ccfair.load(root)
+    assert sorted(res.runs["run_id"]) == sorted(r.run_id for r in runs[:2])
+    assert len(res.flows) == 4 and len(res.classes) == 4
+    assert store_status(root)["plans"][0]["missing"] == 2
+    report = run_sweep(plan, root, jobs=1)
+    assert (report.already_done, report.done, report.failed) == (2, 2, 0)
+    res = ccfair.load(root)
+    assert sorted(res.runs["run_id"]) == sorted(r.run_id for r in runs)
+    assert len(res.flows) == 8
+    assert len(list((root / layout.SERIES_DIR).glob("*/*"))) == 8
+
+
+def test_a_retried_failure_is_replaced_by_the_done_run(tmp_path):
+    plan = plan_from_dict(plan_dict(repetitions=1))
+    runs, outcomes = outcomes_for(plan, 1)
+    root = tmp_path / "results"
+    with StoreWriter(root) as writer:
+        writer.register_plan(plan, runs)
+        writer.commit(plan.name, runs[0], failure(runs[0].run_id, "timeout", "too slow"), "local")
+    with StoreWriter(root) as writer:
+        assert writer.run_ids("failed") == {runs[0].run_id}
+        writer.commit(plan.name, runs[0], outcomes[0], "local")
+    row = ccfair.load(root).runs
+    assert len(row) == 1 and row["status"].iloc[0] == "done" and pd.isna(row["error"].iloc[0])
+
+
+# ------------------------------------------------------------------------------------------ the schema
+
+
+def test_coordinate_columns_are_typed_from_the_plan_values(tmp_path):
+    plan = plan_from_dict(
+        plan_dict(
+            grid={"flows[0].count": [1, 2], "flows[0].pacing": [False, True], "flows[0].loss": [0, 0.01]}
+        )
+    )
+    _, runs = plan_runs(plan)
+    root = tmp_path / "results"
+    with StoreWriter(root) as writer:
+        writer.register_plan(plan, runs)
+        types = dict(writer._columns("runs"))
+    assert types["flows0_count"] == "BIGINT"
+    assert types["flows0_pacing"] == "BOOLEAN"
+    assert types["flows0_loss"] == "DOUBLE"
+    assert value_type(["1bdp", {"name": "fifo"}]) == "VARCHAR"
+    assert fits("DOUBLE", "BIGINT") and fits("VARCHAR", "BOOLEAN") and not fits("BIGINT", "VARCHAR")
+    cells = ccfair.load(root).cells
+    assert len(cells) == 16 and list(cells["run_index"]) == list(range(16))
+
+
+# ---------------------------------------------------------------------------------- locking and errors
+
+
+HOLD_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from ccfair.store.writer import StoreWriter
+    writer = StoreWriter(sys.argv[1])
+    writer.update_status({"plan": "p", "runs": 10, "done": 3, "failed": 1, "to_run": 6}, force=True)
+    print("ready", flush=True)
+    sys.stdin.read()
+    writer.close()
+    """
+)
+
+
+def test_a_store_held_by_a_sweep(tmp_path):
+    root = tmp_path / "results"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_WRITER, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "ready\n"
+        status = run_cli("status", str(root), "--json")
+        assert status.returncode == 0, status.stderr
+        running = json.loads(status.stdout)["running"]
+        assert (running["pid"], running["done"], running["to_run"]) == (holder.pid, 3, 6)
+        query = run_cli("query", str(root), "select 1")
+        assert query.returncode == 2 and "a sweep is writing to this store" in query.stderr
+        plan = write_plan(tmp_path / "p.toml")
+        sweep = run_cli("sweep", str(plan), "--out", str(root), "--quiet")
+        assert sweep.returncode == 2 and f"error: {root}: is in use by another process" in sweep.stderr
+    finally:
+        holder.communicate("", timeout=30)
+    assert not (root / layout.STATUS_FILE).exists()
+
+
+def test_reading_something_that_is_not_a_results_directory(tmp_path):
+    with pytest.raises(ScenarioError) as err:
+        ccfair.load(tmp_path)
+    assert err.value.field == str(tmp_path) and "not a results directory" in err.value.message
+    for args in (["status", str(tmp_path)], ["query", str(tmp_path), "select 1"]):
+        result = run_cli(*args)
+        assert result.returncode == 2 and "not a results directory" in result.stderr and result.stdout == ""
