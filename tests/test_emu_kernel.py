@@ -115,20 +115,20 @@ def test_kernel_bbr_takes_the_majority_from_cubic_in_a_shallow_buffer_less_so_in
     assert deep > shallow + 0.05, f"Cubic's share: {shallow:.2f} at 0.5 BDP, {deep:.2f} at 2 BDP"
 
 
-def test_a_sigkilled_run_leaves_nothing_after_the_next_run(tmp_path: Path) -> None:
-    victim = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ccfair",
-            "run",
-            str(SCENARIOS / "kernel-cubic-alone.toml"),
-            "--backend",
-            "kernel",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+RUN = [
+    sys.executable,
+    "-m",
+    "ccfair",
+    "run",
+    str(SCENARIOS / "kernel-cubic-alone.toml"),
+    "--backend",
+    "kernel",
+]
+
+
+def start_run_and_wait() -> tuple[subprocess.Popen[bytes], str, list[str]]:
+    """A kernel run in a subprocess, once its three programs are running: (process, name prefix, pids)."""
+    victim = subprocess.Popen(RUN, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     prefix = f"ccfair-{victim.pid}-"
     deadline = time.monotonic() + 30
     pids: list[str] = []
@@ -140,6 +140,19 @@ def test_a_sigkilled_run_leaves_nothing_after_the_next_run(tmp_path: Path) -> No
                 break
         time.sleep(0.1)
     assert len(pids) >= 3, "the run did not start"
+    return victim, prefix, pids
+
+
+def test_ctrl_c_stops_the_run_and_removes_everything() -> None:
+    victim, prefix, pids = start_run_and_wait()
+    victim.send_signal(signal.SIGINT)
+    assert victim.wait(timeout=30) == 130
+    assert not [n for n in netns.list_namespaces() if n.startswith(prefix)]
+    assert not [p for p in pids if running(p)]
+
+
+def test_a_sigkilled_run_leaves_nothing_after_the_next_run() -> None:
+    victim, prefix, pids = start_run_and_wait()
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
     # Its programs die with it (parent-death signal); its namespaces stay until the next run sweeps them.
