@@ -18,6 +18,9 @@
 //!   by an exponentially increasing slope while cwnd-limited at `inflight_hi`.
 //! - ECN (only with ECN allowed, negotiated and min_rtt ≤ 5 ms): α is an EWMA (gain 1/16) of the per-round CE
 //!   fraction; a CE fraction above 50 % of a probe's samples counts like excess loss.
+//!
+//! Constants (β, the 2 % loss threshold, the 15 % headroom, the ECN gains) are defined and explained in
+//! [`super::family`]. Deviations: none beyond those listed there.
 
 use super::Mode;
 use super::family::{

@@ -33,10 +33,18 @@
 //! unset (the kernel's `~0U`).
 //!
 //! **What the stack gives BBR** (the simulator's sender, and [`crate::testing::Driver`]): `cong_control`
-//! with the `tcp_rate.c` rate sample (app-limited marking, google's `tx_in_flight` and `lost`), internal
-//! pacing with the earliest-departure-time model (`tp.wstamp`), `cwnd_event(TxStart)` when nothing is in
-//! flight, `set_state` before every state change, `skb_marked_lost` for each packet marked lost, and
-//! `cwnd_event(TlpRecovery)` when a tail-loss-probe retransmission repaired a loss.
+//! with the `tcp_rate.c` rate sample, internal pacing with the earliest-departure-time model (`tp.wstamp`),
+//! BBR's own TSO burst size (`min_tso_segs` for v1, `tso_segs` for v2/v3), `cwnd_event(TxStart)` when nothing
+//! is in flight, `set_state` before every state change. From the google/bbr branch, which v2 and v3 were
+//! written against: the send-time `tx_in_flight` and `lost` snapshots with `rs.lost` counted after the ACK's
+//! own loss detection (`tcp_rate_gen`), application-limited marking on every ACK
+//! (`tcp_rate_check_app_limited` in `tcp_ack`), `skb_marked_lost` for each packet marked lost, and
+//! `cwnd_event(TlpRecovery)` when a tail-loss-probe retransmission repaired a loss. Of these v1 only reads the
+//! app-limited bit (which mainline sets when the application writes; the simulator's bulk sources write all the
+//! time until they stop, so the per-ACK marking only differs after a flow's application stopped).
+//!
+//! **Module names**: the kernel calls both mainline BBRv1 and google's BBRv3 "bbr"; here they are `bbr` (alias
+//! `bbr1`) and `bbr3`, next to v2alpha's own `bbr2`.
 
 pub mod bounds;
 pub mod family;

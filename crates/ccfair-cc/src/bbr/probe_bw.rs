@@ -17,6 +17,10 @@
 //!   or loss/ECN were too high ([`super::bounds`]). Then DOWN again.
 //! - With ECN but no loss in a cycle (v3, `ecn_reprobe_gain` 0.5), REFILL starts as soon as the marks stop,
 //!   with inflight_hi growth starting at half of inflight_hi.
+//!
+//! Constants: the probe-wait bounds (2 s + U[0, 1 s), 63 rounds, a random start of 0 or 1 round) are defined
+//! and explained in [`super::family`]; v2's `bbr_bw_probe_pif_gain` here. Deviations: none beyond
+//! [`super::family`]'s.
 
 use super::Mode;
 use super::family::{

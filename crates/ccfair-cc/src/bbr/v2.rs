@@ -20,6 +20,8 @@
 //!
 //! **Parameters**: `ecn_enable` (module parameter `ecn_enable`, default false). All other module parameters
 //! keep their defaults (the module exposes them for experiments; the default is what "bbr2" means).
+//!
+//! **Deviations**: those of [`super::family`]; v2alpha's debug output (`bbr_debug`) is left out.
 
 use serde::{Deserialize, Serialize};
 

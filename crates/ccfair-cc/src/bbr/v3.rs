@@ -18,6 +18,8 @@
 //! **Parameters**: `ecn_low` stands for the route attribute `TCP_ECN_LOW` (`RTAX_FEATURE_ECN_LOW`) that tells
 //! v3 the path marks ECN at a shallow threshold; together with ECN negotiated on the flow (`ecn = true`) it
 //! enables the ECN logic (default false: v3 then ignores ECN).
+//!
+//! **Deviations**: those of [`super::family`] (PLB, receiver-side ECN hooks, TLP ACK tagging).
 
 use serde::{Deserialize, Serialize};
 
