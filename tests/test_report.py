@@ -16,6 +16,7 @@ import pytest
 
 import ccfair
 from conftest import REPO, run_cli
+from test_plots_sweep import figs, results_dir  # noqa: F401  (session fixtures: the sweep is run once)
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -139,3 +140,75 @@ def test_report_opens_in_chromium_with_its_figure_and_tables(report):
         assert opened.console_errors == [] and opened.page_errors == []
         assert all(u.startswith(("file:", "data:")) for u in opened.requests), opened.requests
         screenshot(opened.page, "report-run.png")
+
+
+# -------------------------------------------------------------------------------------- a results directory
+
+FIGS_FIGURES = [
+    "heatmap-jain_index-figs",
+    "heatmap-utilization-figs",
+    "relgoodput-0-figs",
+    "share-0-figs",
+    "relgoodput-1-figs",
+    "share-1-figs",
+    "relgoodput-2-figs",
+    "share-2-figs",
+    "fness-figs",
+    "timeseries-figs",
+]
+
+
+@pytest.fixture(scope="module")
+def sweep_report(results_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    out = tmp_path_factory.mktemp("report") / "results.html"
+    proc = run_cli("report", str(results_dir), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    print(proc.stderr.strip())
+    return out
+
+
+def test_sweep_report_opens_in_chromium_with_every_figure_and_table(sweep_report, figs):  # noqa: F811
+    with open_page(sweep_report) as opened:
+        shown = images(opened.page)
+        assert [i["id"] for i in shown] == [
+            "fness-broken",
+            "timeseries-broken",
+            *FIGS_FIGURES,
+        ]  # plans by name
+        assert all(i["loaded"] and i["width"] > 300 and i["src"].startswith("data:image/png") for i in shown)
+        cells = table_rows(opened.page, "cells-figs")
+        assert len(cells) == 12
+        headers = opened.page.evaluate(
+            "Array.from(document.querySelectorAll('#cells-figs th')).map(h => h.textContent)"
+        )
+        assert headers[:6] == ["cell", "link.buffer", "flows[1].cc", "link.rate", "done", "failed"]
+        assert {(r[4], r[5]) for r in cells} == {("4", "0")}
+        jain = headers.index("jain")
+        runs = figs.runs[figs.runs["plan"] == "figs"]
+        first = runs[runs["cell"] == 0]["jain_index"]
+        assert cells[0][jain].split(" ± ")[0] == f"{first.mean():.3f}"
+        assert table_rows(opened.page, "failed-figs") == []
+        broken = table_rows(opened.page, "cells-broken")
+        assert [(r[0], r[2], r[3]) for r in broken] == [("0", "1", "0"), ("1", "0", "1")]
+        (failed,) = table_rows(opened.page, "failed-broken")
+        assert failed[3] == "flows[0].rtt = 0ms" and "rtt" in failed[5]
+        facts = opened.page.evaluate(
+            "Array.from(document.querySelectorAll('#plan-figs dt')).map(d => [d.textContent, "
+            "d.nextElementSibling.textContent])"
+        )
+        facts = dict(facts)
+        assert facts["axis link.buffer"] == "0.5bdp, 1bdp, 2bdp"
+        assert facts["runs"] == "48 planned: 48 done, 0 failed, 0 not run"
+        assert facts["ccfair version"] == ccfair.__version__
+        assert opened.console_errors == [] and opened.page_errors == []
+        assert all(u.startswith(("file:", "data:")) for u in opened.requests)
+        screenshot(opened.page, "report-sweep.png")
+
+
+def test_report_progress_reaches_the_end(results_dir):  # noqa: F811
+    from ccfair.plots.html_report import build_report
+
+    seen: list[float] = []
+    page = build_report(ccfair.load(results_dir), "results", "broken", seen.append)
+    assert seen == [0.5, 1.0]  # two figures: fness and the example time series
+    assert page.count("data:image/png;base64,") == 2

@@ -14,6 +14,7 @@ import numpy as np
 
 from ccfair.errors import ScenarioError
 from ccfair.plots.labels import path_label
+from ccfair.plots.style import value_style
 from ccfair.units import (
     parse_bdp_multiple,
     parse_duration_ns,
@@ -114,12 +115,20 @@ def make_axis(path: str, stored: Sequence[Any]) -> Axis:
     )
 
 
+def color_ticks(labels: Any, axis: Axis) -> None:
+    """Tick labels of a CCA or AQM axis in their registry colours."""
+    for label, value in zip(labels, axis.values, strict=False):
+        style = value_style(axis.path, value)
+        if style is not None:
+            label.set_color(style.color)
+
+
 def apply_x(ax: Any, axis: Axis) -> None:
     """Scale, ticks and label of a line plot's x axis."""
     if axis.log:
         ax.set_xscale("log")
     ax.set_xticks(list(axis.positions))
-    ax.set_xticklabels(axis.tick_labels())
+    color_ticks(ax.set_xticklabels(axis.tick_labels()), axis)
     ax.minorticks_off()
     ax.set_xlabel(axis.label)
     if not axis.numeric:

@@ -23,6 +23,7 @@ def draw_line(
     points["x"] = [x_axis.position(v) for v in points[xcol]]
     points = points.sort_values("x")
     yerr = np.nan_to_num(points["ci95"].to_numpy(dtype=float), nan=0.0)
-    container = ax.errorbar(points["x"], points["mean"], yerr=yerr, capsize=2, elinewidth=0.8, **style)
+    x, y = points["x"].to_numpy(dtype=float), points["mean"].to_numpy(dtype=float)
+    container = ax.errorbar(x, y, yerr=yerr, capsize=2, elinewidth=0.8, **style)
     container.lines[0].set_gid(gid)
     return points

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ccfair.plots.axes import value_text
+from ccfair.plots.style import value_style
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -32,5 +35,11 @@ def panel_grid(n: int, panel_size_in: tuple[float, float], **kwargs: Any) -> tup
     return fig, axes[:n]
 
 
-def facet_title(path: str | None, text: str) -> str:
-    return f"{path} = {text}" if path else ""
+def set_facet_title(ax: Axes, path: str | None, value: Any) -> None:
+    """``path = value`` over a panel, in the registry colour of a CCA or AQM value."""
+    if path is None or value is None:
+        return
+    style = value_style(path, value)
+    ax.set_title(f"{path} = {value_text(value)}")
+    if style is not None:
+        ax.title.set_color(style.color)

@@ -131,3 +131,16 @@ def shades(color: str, n: int) -> list[str]:
         target = 1.0 if t > 0 else 0.0
         out.append(to_hex(tuple(c + (target - c) * abs(t) for c in base)))
     return out
+
+
+def value_style(path: str | None, value: object) -> Style | None:
+    """The registry style of a grid value when the path names a congestion control (``flows[1].cc``) or a
+    queue discipline (``link.aqm``), so facets and ticks of those axes carry the same colours as lines."""
+    if path is None or not isinstance(value, str):
+        return None
+    leaf = path.rsplit(".", 1)[-1]
+    if leaf == "cc":
+        return cc_style(value)
+    if leaf == "aqm":
+        return aqm_style(value)
+    return None

@@ -1,0 +1,106 @@
+"""The two-flow fairness measure fness of every two-flow run, per pair of congestion controls and start
+order: one point per run and a Gaussian kernel density of the points. fness is -1 when flow 0 takes the
+whole link, 0 when both get the same, +1 when flow 1 takes it all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from ccfair.errors import ScenarioError
+from ccfair.plots.data import Sweep, as_sweep
+from ccfair.plots.labels import metric
+from ccfair.plots.panels import panel_grid
+from ccfair.plots.stats import gaussian_kde
+from ccfair.plots.style import cc_style, paper_style
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ccfair.store import Results
+
+KDE_HEIGHT = 0.7  # of a row
+JITTER = 0.08
+GRID = np.linspace(-1.0, 1.0, 401)
+
+
+def fness_runs(sweep: Sweep) -> pd.DataFrame:
+    """The done two-flow runs with their fness: ``run_id``, ``fness``, ``pair`` (``"reno vs cubic"``: flow 0
+    vs flow 1), ``order`` (which flow started first), ``cc0``, ``cc1``."""
+    done = sweep.done
+    runs = (
+        done[np.isfinite(done["fness"].to_numpy(dtype=float))] if "fness" in done.columns else done.iloc[:0]
+    )
+    if runs.empty:
+        raise ScenarioError(
+            "--kind",
+            "fness needs runs of exactly two flows; no done run of this sweep has an fness value "
+            f"(flow counts: {', '.join(map(str, sorted(done['flow_count'].dropna().unique()))) or 'none'})",
+        )
+    flows = sweep.table("flows", "fness")
+    flows = flows[flows["run_id"].isin(set(runs["run_id"]))]
+    first = flows[flows["flow_id"] == 0].set_index("run_id")
+    second = flows[flows["flow_id"] == 1].set_index("run_id")
+    rows = []
+    for run_id, value in zip(runs["run_id"], runs["fness"], strict=True):
+        a, b = first.loc[run_id], second.loc[run_id]
+        if a["start_ns"] < b["start_ns"]:
+            order = f"flow 0 ({a['cc']}) starts first"
+        elif b["start_ns"] < a["start_ns"]:
+            order = f"flow 1 ({b['cc']}) starts first"
+        else:
+            order = "both start together"
+        rows.append(
+            {
+                "run_id": run_id,
+                "fness": float(value),
+                "pair": f"{a['cc']} vs {b['cc']}",
+                "order": order,
+                "cc0": a["cc"],
+                "cc1": b["cc"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fness(data: Sweep | Results | str | Path, plan: str | None = None) -> Figure:
+    """One panel per CC pair, in it one row per start order: the runs' fness as points, their density."""
+    sweep = as_sweep(data, plan)
+    frame = fness_runs(sweep)
+    pairs = sorted(frame["pair"].unique())
+    rng = np.random.default_rng(0)  # the same jitter every time
+    with paper_style():
+        fig, axes = panel_grid(len(pairs), (3.4, 0.9 + 0.9 * frame.groupby("pair")["order"].nunique().max()))
+        for ax, pair in zip(axes, pairs, strict=True):
+            part = frame[frame["pair"] == pair]
+            orders = sorted(part["order"].unique())
+            cc0, cc1 = part["cc0"].iloc[0], part["cc1"].iloc[0]
+            color = cc_style(cc1).color if cc0 != cc1 else cc_style(cc0).color
+            for row, order in enumerate(orders):
+                values = part.loc[part["order"] == order, "fness"].to_numpy(dtype=float)
+                jitter = rng.uniform(-JITTER, JITTER, size=values.size)
+                ax.scatter(
+                    values,
+                    row - 0.12 + jitter,
+                    s=10,
+                    color=color,
+                    alpha=0.7,
+                    linewidths=0,
+                    gid=f"fness:{pair}:{order}",
+                )
+                density = gaussian_kde(values, GRID)
+                if density is not None:
+                    height = KDE_HEIGHT * density / density.max()
+                    ax.fill_between(GRID, row, row + height, color=color, alpha=0.25, linewidth=0)
+                    ax.plot(GRID, row + height, color=color, linewidth=1.0, gid=f"kde:{pair}:{order}")
+            ax.axvline(0.0, color="0.4", linestyle=":", linewidth=0.8)
+            ax.set_yticks(range(len(orders)), [f"{o}\n(n = {(part['order'] == o).sum()})" for o in orders])
+            ax.set_ylim(-0.4, len(orders) - 0.2)
+            ax.set_xlim(-1.05, 1.05)
+            ax.set_title(f"flow 0: {cc0}, flow 1: {cc1}")
+            ax.set_xlabel(f"fness (-1: {cc0} takes all, +1: {cc1} takes all)")
+        fig.suptitle(f"{metric('fness').label}: one point per run, kernel density")
+    return fig

@@ -1,0 +1,97 @@
+"""Share of the total goodput taken by each congestion control (or one, ``cc``) against a grid axis: mean
+and 95 % confidence interval over the runs of each point; dashed, the share its flows would get with equal
+sharing (its flows / all active flows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ccfair.errors import ScenarioError
+from ccfair.plots.axes import apply_x, make_axis
+from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
+from ccfair.plots.lines import draw_line
+from ccfair.plots.panels import panel_grid, set_facet_title
+from ccfair.plots.stats import aggregate
+from ccfair.plots.style import cc_style, paper_style
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ccfair.store import Results
+
+
+def cc_shares(classes: pd.DataFrame) -> pd.DataFrame:
+    """Per run and CCA: ``share`` (sum of its classes' shares) and ``fair_share`` (its flows / all flows)."""
+    per_cc = classes.groupby(["run_id", "cc"], sort=False)[["share", "flows"]].sum().reset_index()
+    totals = per_cc.groupby("run_id")["flows"].transform("sum")
+    return per_cc.assign(fair_share=per_cc["flows"] / totals)
+
+
+def share(
+    data: Sweep | Results | str | Path,
+    x: str | None = None,
+    cc: str | None = None,
+    facet: str | None = None,
+    plan: str | None = None,
+) -> Figure:
+    """The goodput share of each CCA (or only ``cc``) against grid axis ``x`` (default: the first varied)."""
+    sweep = as_sweep(data, plan)
+    classes = sweep.table("classes", "share")
+    (x,) = default_axes(sweep, ("--x",), (x,), "share")
+    xcol = sweep.varied_column(x, "--x")
+    fcol = sweep.varied_column(facet, "--facet") if facet is not None else None
+    if fcol == xcol:
+        raise ScenarioError("--facet", f"{facet!r} is already on --x; facet by another axis")
+    keep = ["run_id", xcol] + ([fcol] if fcol else [])
+    frame = cc_shares(classes).merge(sweep.done[keep], on="run_id", how="inner")
+    present = sorted(frame["cc"].unique())
+    if cc is not None and cc not in present:
+        raise ScenarioError(
+            "--cc", f"no flows of {cc!r} in this sweep; congestion controls: {', '.join(present)}"
+        )
+    ccs = [cc] if cc is not None else present
+    if not ccs:
+        raise ScenarioError("DIR", "no done run has classes to plot")
+    x_axis = make_axis(x, frame[xcol].tolist())
+    f_values = list(make_axis(facet, frame[fcol].tolist()).values) if facet and fcol else [None]
+    with paper_style():
+        fig, axes = panel_grid(len(f_values), (3.2, 2.4), sharey=True)
+        for ax, value in zip(axes, f_values, strict=True):
+            part = frame if fcol is None else frame[frame[fcol] == value]
+            for name in ccs:
+                rows = part[part["cc"] == name]
+                if rows.empty:
+                    continue
+                style = cc_style(name)
+                draw_line(
+                    ax,
+                    rows,
+                    x_axis,
+                    xcol,
+                    "share",
+                    {"color": style.color, "marker": style.marker, "label": name},
+                    gid=f"share:{name}",
+                )
+                fair = aggregate(rows, [xcol], "fair_share")
+                fair["x"] = [x_axis.position(v) for v in fair[xcol]]
+                fair = fair.sort_values("x")
+                ax.plot(
+                    fair["x"].to_numpy(dtype=float),
+                    fair["mean"].to_numpy(dtype=float),
+                    color=style.color,
+                    linestyle="--",
+                    linewidth=0.8,
+                    gid=f"fair:{name}",
+                )
+            apply_x(ax, x_axis)
+            ax.set_ylim(0, 1.05)
+            set_facet_title(ax, facet, value)
+        axes[0].set_ylabel("share of total goodput")
+        axes[0].legend(title="CCA (dashed: equal sharing)", loc="best")
+        note = pooled_note(sweep, [p for p in (x, facet) if p is not None])
+        who = f"{cc}'s" if cc else "each CCA's"
+        fig.suptitle(f"{who} share of goodput (mean, 95 % CI)" + (f"; {note}" if note else ""))
+    return fig
