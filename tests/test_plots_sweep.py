@@ -295,3 +295,13 @@ def test_zipped_paths_are_one_dimension():
         pooled_note(alone, ["flows[1].count"])
         == "mean over flows[0].count (4 values), link.buffer (2 values)"
     )
+
+
+def test_categorical_axes_show_points_apart_without_joining_lines(figs):
+    fig = share(figs, x="flows[1].cc", plan="figs")
+    lines = {x.get_gid(): x for x in fig.axes[0].get_lines() if (x.get_gid() or "").startswith("share:")}
+    assert sorted(lines) == ["share:cubic", "share:reno"]
+    assert all(line.get_linestyle() == "None" for line in lines.values())
+    cubic_x, reno_x = lines["share:cubic"].get_xdata(), lines["share:reno"].get_xdata()
+    assert list(cubic_x) == [pytest.approx(-0.04)]  # only in the cubic category, left of it
+    assert list(reno_x) == [pytest.approx(-0.04 + 0.08), pytest.approx(1.04)]

@@ -11,7 +11,7 @@ from ccfair.errors import ScenarioError
 from ccfair.plots.axes import apply_x, make_axis
 from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
 from ccfair.plots.labels import metric
-from ccfair.plots.lines import draw_line
+from ccfair.plots.lines import dodge, draw_line
 from ccfair.plots.panels import panel_grid, set_facet_title
 from ccfair.plots.style import cc_style, paper_style
 
@@ -54,7 +54,7 @@ def relgoodput(
         fig, axes = panel_grid(len(f_values), (3.2, 2.4), sharey=True)
         for ax, value in zip(axes, f_values, strict=True):
             part = frame if fcol is None else frame[frame[fcol] == value]
-            for cc, rtt_ns in keys:
+            for k, (cc, rtt_ns) in enumerate(keys):
                 rows = part[(part["cc"] == cc) & (part["rtt_ns"] == rtt_ns)]
                 if rows.empty:
                     continue
@@ -73,6 +73,7 @@ def relgoodput(
                         "linestyle": LINESTYLES[rtt_rank[rtt_ns] % len(LINESTYLES)],
                     },
                     gid=f"relgoodput:{label}",
+                    offset=dodge(k, len(keys), x_axis),
                 )
             ax.axhline(1.0, color="0.4", linestyle=":", linewidth=0.8)
             apply_x(ax, x_axis)

@@ -12,7 +12,7 @@ import pandas as pd
 from ccfair.errors import ScenarioError
 from ccfair.plots.axes import apply_x, make_axis
 from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
-from ccfair.plots.lines import draw_line
+from ccfair.plots.lines import dodge, draw_line
 from ccfair.plots.panels import panel_grid, set_facet_title
 from ccfair.plots.stats import aggregate
 from ccfair.plots.style import cc_style, paper_style
@@ -61,11 +61,12 @@ def share(
         fig, axes = panel_grid(len(f_values), (3.2, 2.4), sharey=True)
         for ax, value in zip(axes, f_values, strict=True):
             part = frame if fcol is None else frame[frame[fcol] == value]
-            for name in ccs:
+            for k, name in enumerate(ccs):
                 rows = part[part["cc"] == name]
                 if rows.empty:
                     continue
                 style = cc_style(name)
+                offset = dodge(k, len(ccs), x_axis)
                 draw_line(
                     ax,
                     rows,
@@ -74,23 +75,31 @@ def share(
                     "share",
                     {"color": style.color, "marker": style.marker, "label": name},
                     gid=f"share:{name}",
+                    offset=offset,
                 )
                 fair = aggregate(rows, [xcol], "fair_share")
-                fair["x"] = [x_axis.position(v) for v in fair[xcol]]
+                fair["x"] = [x_axis.position(v) + offset for v in fair[xcol]]
                 fair = fair.sort_values("x")
+                # Dashed on a numeric axis; a bar per category otherwise.
+                how = (
+                    {"linestyle": "--"}
+                    if x_axis.numeric
+                    else {"linestyle": "none", "marker": "_", "markersize": 14}
+                )
                 ax.plot(
                     fair["x"].to_numpy(dtype=float),
                     fair["mean"].to_numpy(dtype=float),
                     color=style.color,
-                    linestyle="--",
                     linewidth=0.8,
                     gid=f"fair:{name}",
+                    **how,
                 )
             apply_x(ax, x_axis)
             ax.set_ylim(0, 1.05)
             set_facet_title(ax, facet, value)
         axes[0].set_ylabel("share of total goodput")
-        axes[0].legend(title="CCA (dashed: equal sharing)", loc="best")
+        mark = "dashed" if x_axis.numeric else "bar"
+        axes[0].legend(title=f"CCA ({mark}: equal sharing)", loc="best")
         note = pooled_note(sweep, [p for p in (x, facet) if p is not None])
         who = f"{cc}'s" if cc else "each CCA's"
         fig.suptitle(f"{who} share of goodput (mean, 95 % CI)" + (f"; {note}" if note else ""))
