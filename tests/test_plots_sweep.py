@@ -215,6 +215,12 @@ def test_cli_metric_that_does_not_exist(results_dir):
     assert "link_buffer" not in line and "seed" not in line
 
 
+def test_heatmap_of_a_metric_without_values(figs):
+    runs = _done(figs).assign(fness=np.nan)
+    with pytest.raises(ccfair.ScenarioError, match="fness has no value in any done run of this sweep"):
+        heatmap(runs, metric="fness", x="link.buffer", y="link.rate")
+
+
 def test_cli_needs_a_plan_when_there_are_several(results_dir):
     line = _error("plot", str(results_dir), "--kind", "fness")
     assert line == "error: --plan: the results directory holds several plans; name one of: broken, figs"

@@ -58,9 +58,11 @@ def heatmap(
     table = aggregate(done, by, name)
     info = metric_label(name)
     means = table["mean"].to_numpy(dtype=float) * info.scale
+    if not np.isfinite(means).any():
+        raise ScenarioError("--metric", f"{name} has no value in any done run of this sweep")
     low, high = info.bounds or (float(np.nanmin(means)), float(np.nanmax(means)))
-    if not np.isfinite(low) or low == high:
-        low, high = (low - 0.5, high + 0.5) if np.isfinite(low) else (0.0, 1.0)
+    if low == high:
+        low, high = low - 0.5, high + 0.5
     cmap = mpl.colormaps["RdBu" if name == "fness" else "viridis"]
     norm = mpl.colors.Normalize(vmin=low, vmax=high)
     facets = list(f_axis.values) if f_axis is not None else [None]
