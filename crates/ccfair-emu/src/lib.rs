@@ -1,7 +1,8 @@
 //! The ccfair emulator: real kernel TCP through ccfair's own userspace bottleneck (see `main.rs` for the
-//! programs). The modules with I/O (`forward`, `send`, `recv`, `ping`, `prepare`) sit on `sys`, the only
+//! programs). The modules with I/O (`forward`, `send`, `recv`, `blast`, `ping`, `prepare`) sit on `sys`, the only
 //! module with `unsafe`; `frame`, `pool`, `shaper` and `record` are pure and unit-tested.
 
+pub mod blast;
 pub mod clock;
 pub mod config;
 pub mod forward;

@@ -4,19 +4,20 @@
 //! - `forward CONFIG.json`: the bottleneck router (router namespace)
 //! - `send CONFIG.json`: the bulk senders (sender namespace)
 //! - `recv CONFIG.json`: the receiver (receiver namespace)
+//! - `blast CONFIG.json`: constant-rate full-size frames, for measuring the forwarder (sender namespace)
 //! - `ping DST ID COUNT INTERVAL_MS`: ICMP echo along flow ID's path
 //! - `prepare [--sysctl K=V]... [--offloads-off IFACE]...`: per-namespace sysctls and offloads
 //!
-//! `forward`, `send` and `recv` print `ready` when set up, start the run on `go <CLOCK_MONOTONIC ns>` from
+//! `forward`, `send`, `recv` and `blast` print `ready` when set up, start the run on `go <CLOCK_MONOTONIC ns>` from
 //! standard input, exit when their standard input closes (the orchestrator died), and die with their parent
 //! (PR_SET_PDEATHSIG). Exit codes: 0 done, 2 bad usage or configuration, 1 failure; errors go to stderr.
 #![allow(clippy::disallowed_methods)] // this crate measures wall time by design (see clock.rs)
 
 use std::process::ExitCode;
 
-use ccfair_emu::{config, forward, ping, prepare, recv, send, sys};
+use ccfair_emu::{blast, config, forward, ping, prepare, recv, send, sys};
 
-const USAGE: &str = "usage: ccfair-emu forward|send|recv CONFIG.json | ping DST ID COUNT INTERVAL_MS | \
+const USAGE: &str = "usage: ccfair-emu forward|send|recv|blast CONFIG.json | ping DST ID COUNT INTERVAL_MS | \
                      prepare [--sysctl K=V]... [--offloads-off IFACE]...";
 
 enum Failure {
@@ -35,7 +36,7 @@ fn main_inner(args: &[String]) -> Result<(), Failure> {
     let cmd = args.first().map(String::as_str).unwrap_or("");
     let run = Failure::Run;
     match cmd {
-        "forward" | "send" | "recv" => {
+        "forward" | "send" | "recv" | "blast" => {
             let parent = sys::parent_pid();
             // Die with the orchestrator, even if it is SIGKILLed (and catch a parent that died already).
             sys::set_parent_death_signal(libc::SIGKILL).map_err(|e| run(e.to_string()))?;
@@ -46,6 +47,7 @@ fn main_inner(args: &[String]) -> Result<(), Failure> {
             match cmd {
                 "forward" => forward::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
                 "send" => send::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
+                "blast" => blast::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
                 _ => recv::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
             }
         }

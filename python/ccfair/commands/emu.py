@@ -81,7 +81,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
 
         if not args.json:
-            print("Forwarder (2 Cubic flows, 2 ms RTT, 2 BDP FIFO; lateness = send time - ideal departure):")
+            print(
+                "Forwarder (full-size frames at 105 % of the rate; lateness = send time - ideal departure):"
+            )
         measurement = doctor.measure(rates, args.seconds or doctor.PROBE_SECONDS, report)
         path = doctor.save_measurement(measurement)
         note(f"saved to {path}", args.json)
@@ -99,7 +101,10 @@ def _probe_line(p: dict[str, Any]) -> str:
     def us(x: Any) -> str:
         return "-" if x is None else f"{x / 1e3:.1f} us"
 
-    verdict = "clean" if p["clean"] else f"NOT clean {p['note']}".rstrip()
+    lost = p["frames_lost_in_emulator"]
+    verdict = (
+        "clean" if p["clean"] else "NOT clean" + (f" ({lost} frames lost in the emulator)" if lost else "")
+    )
     late = f"p50 {us(p['lateness_p50_ns'])}, p99 {us(p['lateness_p99_ns'])}, max {us(p['lateness_max_ns'])}"
     rate = format_rate(p["rate_bps"])
     return f"  {rate:>9}: utilization {p['utilization'] * 100:5.1f} %, lateness {late}: {verdict}"

@@ -1,14 +1,17 @@
 """``ccfair doctor``: what this host offers the kernel backend, and the forwarder's clean rate.
 
 Checks: root, iproute2, network namespaces and veth pairs, the emulator binary, AF_PACKET (the probe
-runs), and the kernel's congestion controls. Then the forwarder is measured: two Cubic flows fill an
-emulated link (2 ms RTT, 2 BDP FIFO) at rising rates for a few seconds each, and at each rate the link's
-utilization and how late the emulator sent frames (p50/p99/max against their ideal departure times) are
-recorded. The clean rate is the highest rate where the departure lateness p99 stays within
+runs), and the kernel's congestion controls. Then the forwarder alone is measured: ``ccfair-emu blast`` offers
+full-size frames at 105 % of the link rate (so the queue never empties) to an emulated link of rising rates
+for a few seconds each; at each rate the link's utilization and how late the emulator sent frames (p50/p99/max
+against their ideal departure times) are recorded. The frames go to no one's MAC address, so no TCP endpoint
+work competes. The clean rate is the highest rate where the departure lateness p99 stays within
 :data:`CLEAN_P99_NS`, the link is at least :data:`CLEAN_UTILIZATION` busy and no frame was lost inside the
-emulator; the ladder stops at the first rate that is not clean. The result is kept per host (kernel
-release, host name, CPU count) in ``$CCFAIR_DOCTOR_FILE`` or ``~/.cache/ccfair/doctor.json``, and kernel
-runs faster than the clean rate are refused before anything is built.
+emulator; the ladder stops at the first rate that is not clean. (Whether the kernel's TCP endpoints can fill
+a link of that rate on the same host is another matter: a run's own utilization and lateness tell.) The
+result is kept per host (kernel release, host name, CPU count) in ``$CCFAIR_DOCTOR_FILE`` or
+``~/.cache/ccfair/doctor.json``, and kernel runs faster than the clean rate are refused before anything is
+built.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import os
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +31,9 @@ from ccfair.units import format_rate
 
 ENV_VAR = "CCFAIR_DOCTOR_FILE"
 CLEAN_P99_NS = 100_000
-CLEAN_UTILIZATION = 0.90
+CLEAN_UTILIZATION = 0.99
+# Frames to this MAC reach the receiver's namespace and are dropped there at once (not addressed to it).
+NOBODY_MAC = "02:cc:fa:00:00:99"
 DEFAULT_RATES_BPS = (100_000_000, 200_000_000, 500_000_000, 1_000_000_000, 2_000_000_000)
 PROBE_SECONDS = 4
 
@@ -121,18 +127,92 @@ def checks() -> list[tuple[str, bool, str]]:
     return out
 
 
-def probe_spec(rate_bps: int, cc: str, seconds: int = PROBE_SECONDS) -> dict[str, Any]:
-    from ccfair.emu.scenario import kernel_scenario
+def probe_spec(rate_bps: int, seconds: int = PROBE_SECONDS) -> dict[str, Any]:
+    """The probe's link: ``rate_bps``, a 100-packet FIFO, one flow without delay."""
+    return {
+        "duration_ns": seconds * 10**9,
+        "interval_ns": 100_000_000,
+        "measure_start_ns": 10**9,
+        "measure_end_ns": seconds * 10**9,
+        "link": {"rate_bps": rate_bps, "mtu_bytes": 1500, "aqm": {"name": "fifo", "limit": {"packets": 100}}},
+        "groups": [{"rtt_ns": 0, "initial_window": 10, "ecn": "off"}],
+    }
 
-    sc = kernel_scenario(
-        {
-            "duration": f"{seconds}s",
-            "measure": {"start": "1s", "end": f"{seconds}s"},
-            "link": {"rate": format_rate(rate_bps), "buffer": "2bdp", "base_rtt": "2ms"},
-            "flows": [{"cc": cc, "count": 2, "rtt": "2ms"}],
-        }
+
+def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
+    """Offers full-size frames at 105 % of ``rate_bps`` to an emulated link of that rate (the queue never
+    empties) and reports how busy the link was and how late the emulator sent."""
+    from ccfair.emu import netns
+    from ccfair.emu.run import (
+        PORT_BASE,
+        cpu_plan,
+        forward_config,
+        send_go,
+        sigterm_as_interrupt,
+        start_program,
+        stop_programs,
+        wait_ready,
+        wait_run,
     )
-    return sc.resolve()
+
+    spec = probe_spec(rate_bps, seconds)
+    netns.sweep_stale()
+    emu_cpus, endpoint_cpus = cpu_plan()
+    programs = []
+    with (
+        sigterm_as_interrupt(),
+        tempfile.TemporaryDirectory(prefix="ccfair-doctor-") as tmp,
+        netns.Topology() as topo,
+    ):
+        work = Path(tmp)
+        try:
+            router = {"net.ipv4.ip_forward": "0"}
+            topo.build(1500, [(10, False)], {"rtr": router}, binary, endpoint_cpus)
+            fwd = forward_config(spec, 1, emu_cpus, work / "rtr.json")
+            fwd["flows"] = [{"data_delay_ns": 0, "ack_delay_ns": 0}]
+            blast = {
+                **{k: spec[k] for k in ("duration_ns", "interval_ns", "measure_start_ns", "measure_end_ns")},
+                "iface": netns.SENDER_IF,
+                "src_mac": _mac(netns.SENDER_MAC),
+                "dst_mac": _mac(NOBODY_MAC),
+                "src_ip": netns.SENDER_IP,
+                "dst_ip": netns.receiver_ip(0),
+                "port_base": PORT_BASE,
+                "rate_bps": rate_bps * 105 // 100,
+                "ip_len": 1500,
+                "cpus": endpoint_cpus,
+                "out": str(work / "snd.json"),
+            }
+            for role, cfg in (("rtr", fwd), ("snd", blast)):
+                (work / f"{role}.config.json").write_text(json.dumps(cfg))
+            for role, command in (("rtr", "forward"), ("snd", "blast")):
+                p = start_program(topo, role, binary, [command, str(work / f"{role}.config.json")], work)
+                programs.append(p)
+                wait_ready(p)
+            epoch = time.monotonic_ns() + 200_000_000
+            send_go(programs, epoch)
+            wait_run(programs, epoch, spec["duration_ns"], None)
+            emu = json.loads((work / "rtr.json").read_text())
+        finally:
+            stop_programs(programs)
+    window_s = (spec["measure_end_ns"] - spec["measure_start_ns"]) / 1e9
+    late, health = emu["lateness_window"], emu["health"]
+    lost = sum(health[k] for k in ("rx_kernel_drops", "pool_exhausted", "oversize_frames", "tx_errors"))
+    utilization = emu["totals"]["window_link_tx_bytes"] * 8 / (rate_bps * window_s)
+    p99 = late["p99_ns"]
+    return {
+        "rate_bps": rate_bps,
+        "utilization": utilization,
+        "lateness_p50_ns": late["p50_ns"],
+        "lateness_p99_ns": p99,
+        "lateness_max_ns": late["max_ns"],
+        "frames_lost_in_emulator": lost,
+        "clean": p99 is not None and p99 <= CLEAN_P99_NS and utilization >= CLEAN_UTILIZATION and lost == 0,
+    }
+
+
+def _mac(text: str) -> list[int]:
+    return [int(x, 16) for x in text.split(":")]
 
 
 def measure(
@@ -140,40 +220,16 @@ def measure(
 ) -> dict[str, Any]:
     """Runs the probe ladder; returns the measurement (also what :func:`save_measurement` keeps)."""
     from ccfair.emu.binary import emulator_binary
-    from ccfair.emu.run import execute
-    from ccfair.emu.scenario import kernel_ccs
 
     binary = emulator_binary()
-    cc = "cubic" if "cubic" in kernel_ccs() else "reno"
     probes = []
     clean_rate = 0
     for rate in sorted(rates_bps):
-        spec = probe_spec(rate, cc, seconds)
-        output, prov = execute(spec, 1, binary)
-        t = output["totals"]
-        window_s = (spec["measure_end_ns"] - spec["measure_start_ns"]) / 1e9
-        utilization = t["window_link_tx_bytes"] * 8 / (rate * window_s)
-        p99 = prov["emulator_lateness_p99_ns"]
-        clean = (
-            p99 is not None
-            and p99 <= CLEAN_P99_NS
-            and utilization >= CLEAN_UTILIZATION
-            and not _lost_frames(prov["emulator_note"])
-        )
-        probe = {
-            "rate_bps": rate,
-            "utilization": utilization,
-            "lateness_p50_ns": prov["emulator_lateness_p50_ns"],
-            "lateness_p99_ns": p99,
-            "lateness_max_ns": prov["emulator_lateness_max_ns"],
-            "rx_drops": prov["emulator_rx_drops"],
-            "note": prov["emulator_note"],
-            "clean": clean,
-        }
-        probes.append(probe)
+        result = probe(rate, seconds, binary)
+        probes.append(result)
         if report is not None:
-            report(probe)
-        if not clean:
+            report(result)
+        if not result["clean"]:
             break
         clean_rate = rate
     return {
@@ -183,7 +239,3 @@ def measure(
         "clean_p99_ns": CLEAN_P99_NS,
         "probes": probes,
     }
-
-
-def _lost_frames(note: str) -> bool:
-    return any(word in note for word in ("dropped", "oversize", "refused"))

@@ -81,6 +81,25 @@ def sysctls_for(spec: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     return {"snd": dict(common), "rcv": dict(common), "rtr": router}
 
 
+def forward_config(spec: Mapping[str, Any], seed: int, cpus: list[int], out: Path) -> dict[str, Any]:
+    """The emulator's configuration (its ``flows`` list is filled by the caller)."""
+    return {
+        **schedule(spec),
+        "sender_if": netns.ROUTER_SENDER_IF,
+        "receiver_if": netns.ROUTER_RECEIVER_IF,
+        "rate_bps": spec["link"]["rate_bps"],
+        "mtu_bytes": spec["link"]["mtu_bytes"],
+        "aqm": spec["link"]["aqm"],
+        "port_base": PORT_BASE,
+        "flows": [],
+        "seed": seed,
+        "realtime": REALTIME,
+        "spin_ns": SPIN_NS,
+        "cpus": cpus,
+        "out": str(out),
+    }
+
+
 def delays(group: Mapping[str, Any]) -> tuple[int, int]:
     """(data, ACK) delay of a group: the simulator's split is rtt // 2 on data, the rest on ACKs."""
     rtt = group["rtt_ns"]
@@ -300,21 +319,7 @@ def execute(
                 "cpus": endpoint_cpus,
                 "out": str(work / "rcv.json"),
             }
-            fwd_cfg = {
-                **sched,
-                "sender_if": netns.ROUTER_SENDER_IF,
-                "receiver_if": netns.ROUTER_RECEIVER_IF,
-                "rate_bps": spec["link"]["rate_bps"],
-                "mtu_bytes": spec["link"]["mtu_bytes"],
-                "aqm": spec["link"]["aqm"],
-                "port_base": PORT_BASE,
-                "flows": [],
-                "seed": seed,
-                "realtime": REALTIME,
-                "spin_ns": SPIN_NS,
-                "cpus": emu_cpus,
-                "out": str(work / "rtr.json"),
-            }
+            fwd_cfg = forward_config(spec, seed, emu_cpus, work / "rtr.json")
             send_cfg: dict[str, Any] = {
                 **sched,
                 "flows": [],
