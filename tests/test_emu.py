@@ -331,3 +331,14 @@ def test_stale_sweep_removes_only_namespaces_of_dead_owners(monkeypatch: pytest.
 def test_kernel_scenario_class_is_a_scenario() -> None:
     assert isinstance(kernel_scenario(BBR_VS_CUBIC), KernelScenario)
     assert isinstance(kernel_scenario(BBR_VS_CUBIC), ccfair.Scenario)
+
+
+def test_clean_rate_is_the_top_of_the_clean_ladder() -> None:
+    def p(rate: int, clean: bool) -> dict[str, Any]:
+        return {"rate_bps": rate, "clean": clean}
+
+    assert doctor.clean_rate([p(2, True), p(1, True), p(5, False), p(3, True)]) == 3
+    assert doctor.clean_rate([p(2, False), p(1, True), p(3, True)]) == 1
+    assert doctor.clean_rate([p(1, True), p(2, True)]) == 2
+    assert doctor.clean_rate([p(1, False), p(2, True)]) == 0
+    assert doctor.clean_rate([]) == 0

@@ -223,7 +223,6 @@ def measure(
 
     binary = emulator_binary()
     probes = []
-    clean_rate = 0
     for rate in sorted(rates_bps):
         result = probe(rate, seconds, binary)
         probes.append(result)
@@ -231,11 +230,26 @@ def measure(
             report(result)
         if not result["clean"]:
             break
-        clean_rate = rate
+    # Rates measured before on this host and not now are kept, so measuring only high rates does not forget
+    # the low ones.
+    previous = load_measurement()
+    measured = {p["rate_bps"] for p in probes}
+    kept = [p for p in (previous or {}).get("probes", []) if p["rate_bps"] not in measured]
+    merged = sorted(kept + probes, key=lambda p: p["rate_bps"])
     return {
         "host_key": host_key(),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "clean_rate_bps": clean_rate,
+        "clean_rate_bps": clean_rate(merged),
         "clean_p99_ns": CLEAN_P99_NS,
-        "probes": probes,
+        "probes": merged,
     }
+
+
+def clean_rate(probes: list[dict[str, Any]]) -> int:
+    """The highest probed rate at and below which every probe was clean (0 if the lowest was not)."""
+    rate = 0
+    for p in sorted(probes, key=lambda p: p["rate_bps"]):
+        if not p["clean"]:
+            break
+        rate = p["rate_bps"]
+    return rate
