@@ -119,10 +119,11 @@ class LocalPool:
             ready = wait(
                 [w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=self._wait_s(busy)
             )
-            for worker in busy:
-                outcome = self._collect(worker, ready)
-                if outcome is not None:
-                    yield outcome
+            outcomes = [o for o in (self._collect(w, ready) for w in busy) if o is not None]
+            # Idle workers get their next task before the caller stores these outcomes, so the workers
+            # compute while the single writer commits.
+            self._dispatch(queue)
+            yield from outcomes
 
     def _dispatch(self, queue: deque[RunTask]) -> None:
         """Gives queued tasks to idle workers, starting workers up to ``jobs`` (replacing retired ones)."""
