@@ -68,8 +68,12 @@ def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ[doctor.ENV_VAR] = old
 
 
-def test_one_cubic_flow_gets_at_least_90_percent_of_the_link() -> None:
+def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(tmp_path: Path) -> None:
     r = ccfair.run(SCENARIOS / "kernel-cubic-alone.toml", backend="kernel")
+    saved = ccfair.load_run(r.save(tmp_path / "run"))
+    assert saved.summary["backend"] == "kernel"
+    assert saved.timeseries["delivery_rate_bps"].notna().any()
+    assert saved.flows["goodput_bps"].tolist() == r.flows["goodput_bps"].tolist()
     assert r.summary["backend"] == "kernel"
     assert r.summary["kernel_release"] == os.uname().release
     assert "snd: net.ipv4.tcp_wmem=" in r.summary["sysctls"]
