@@ -183,6 +183,15 @@ def running(pid: str) -> bool:
     return "State:\tZ" not in status
 
 
+def test_a_failure_while_building_removes_what_was_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = kernel_scenario(SCENARIOS / "kernel-cubic-alone.toml").resolve()
+    before = netns.list_namespaces()
+    # /bin/false as the helper: the namespaces and veths exist when the per-namespace setup fails.
+    with pytest.raises(netns.NetError, match="prepare"):
+        emu_run.execute(spec, 1, "/bin/false")
+    assert netns.list_namespaces() == before
+
+
 def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> None:
     sim_ccs = {c["name"] for c in catalog()["congestion_controls"]}
     pair = ("bbr", "cubic") if "bbr" in sim_ccs and "bbr" in kernel_ccs() else ("reno", "cubic")

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::{self, Clock, Control};
 use crate::config::Schedule;
+use crate::frame::internet_checksum;
 use crate::send::wait_for_go;
 use crate::sys::{self, PacketSocket};
 
@@ -48,14 +49,8 @@ fn frame(cfg: &BlastConfig) -> Vec<u8> {
     ip[9] = 6;
     ip[12..16].copy_from_slice(&cfg.src_ip.octets());
     ip[16..20].copy_from_slice(&cfg.dst_ip.octets());
-    let mut sum = 0u32;
-    for i in (0..20).step_by(2) {
-        sum += u16::from_be_bytes([ip[i], ip[i + 1]]) as u32;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    let c = internet_checksum(&ip[..20]);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
     let tcp = &mut ip[20..];
     tcp[0..2].copy_from_slice(&40000u16.to_be_bytes());
     tcp[2..4].copy_from_slice(&cfg.port_base.to_be_bytes());

@@ -127,18 +127,23 @@ pub fn write_ecn(frame: &mut [u8], ecn: Ecn) {
     ip[10..12].copy_from_slice(&new_sum.to_be_bytes());
 }
 
-/// The IPv4 header checksum of `frame` computed from scratch (for tests).
-pub fn ipv4_checksum_ok(frame: &[u8]) -> bool {
-    let ip = &frame[ETH_HEADER..];
-    let ihl = ((ip[0] & 0x0f) as usize) * 4;
+/// The Internet checksum (RFC 1071) of `bytes`: the ones' complement of their ones' complement sum.
+pub fn internet_checksum(bytes: &[u8]) -> u16 {
     let mut sum = 0u32;
-    for i in (0..ihl).step_by(2) {
-        sum += be16(ip, i) as u32;
+    for c in bytes.chunks(2) {
+        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
     }
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
-    sum == 0xffff
+    !(sum as u16)
+}
+
+/// Whether the IPv4 header checksum of `frame` is right (a valid header sums to zero).
+pub fn ipv4_checksum_ok(frame: &[u8]) -> bool {
+    let ip = &frame[ETH_HEADER..];
+    let ihl = ((ip[0] & 0x0f) as usize) * 4;
+    internet_checksum(&ip[..ihl]) == 0
 }
 
 /// A frame held in the buffer pool, as the queue discipline sees it.
@@ -201,14 +206,8 @@ pub(crate) mod tests {
         ip[9] = PROTO_TCP;
         ip[12..16].copy_from_slice(&[10, 0, 0, 1]);
         ip[16..20].copy_from_slice(&[10, 0, 0, 2]);
-        let mut sum = 0u32;
-        for i in (0..20).step_by(2) {
-            sum += be16(ip, i) as u32;
-        }
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        let c = internet_checksum(&ip[..20]);
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
         let tcp = &mut ip[20..];
         tcp[0..2].copy_from_slice(&src_port.to_be_bytes());
         tcp[2..4].copy_from_slice(&dst_port.to_be_bytes());

@@ -6,29 +6,19 @@
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 
+use crate::frame::internet_checksum;
 use crate::sys;
 
 const PAYLOAD: usize = 56;
 /// How long to wait for each reply.
 const TIMEOUT_NS: u64 = 2_000_000_000;
 
-fn checksum(b: &[u8]) -> u16 {
-    let mut sum = 0u32;
-    for c in b.chunks(2) {
-        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 fn echo(id: u16, seq: u16) -> [u8; 8 + PAYLOAD] {
     let mut m = [0u8; 8 + PAYLOAD];
     m[0] = 8;
     m[4..6].copy_from_slice(&id.to_be_bytes());
     m[6..8].copy_from_slice(&seq.to_be_bytes());
-    let c = checksum(&m);
+    let c = internet_checksum(&m);
     m[2..4].copy_from_slice(&c.to_be_bytes());
     m
 }
