@@ -161,7 +161,7 @@ def outcomes_for(plan, n):
 
 def test_a_commit_failing_inside_the_transaction_leaves_nothing_visible(tmp_path):
     plan = plan_from_dict(plan_dict(repetitions=1))
-    runs, outcomes = outcomes_for(plan, 2)
+    runs, outcomes = outcomes_for(plan, 3)
     root = tmp_path / "results"
     with StoreWriter(root) as writer:
         writer.register_plan(plan, runs)
@@ -169,14 +169,14 @@ def test_a_commit_failing_inside_the_transaction_leaves_nothing_visible(tmp_path
         insert = writer._insert_frame
 
         def fail_on_classes(table, frame):
-            insert(table, frame)  # the flows rows are in, then the transaction breaks
+            insert(table, frame)  # the runs and flows rows are in, then the transaction breaks
             if table == "classes":
                 raise RuntimeError("disk full")
 
         writer._insert_frame = fail_on_classes
         with pytest.raises(RuntimeError):
-            writer.commit(plan.name, runs[1], outcomes[1], "local")
-    lost = [layout.series_path(root, t, runs[1].run_id) for t in layout.SERIES_TABLES]
+            writer.commit_many(plan.name, [(runs[1], outcomes[1]), (runs[2], outcomes[2])], "local")
+    lost = [layout.series_path(root, t, r.run_id) for t in layout.SERIES_TABLES for r in runs[1:3]]
     assert all(p.exists() for p in lost)  # renamed before the transaction, but referenced by no done row
     res = ccfair.load(root)
     assert list(res.runs["run_id"]) == [runs[0].run_id]
@@ -257,18 +257,27 @@ def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
     assert len(list((root / layout.SERIES_DIR).glob("*/*"))) == 8
 
 
-def test_a_retried_failure_is_replaced_by_the_done_run(tmp_path):
+def test_runs_finishing_together_share_a_commit_and_retries_replace_failures(tmp_path):
     plan = plan_from_dict(plan_dict(repetitions=1))
-    runs, outcomes = outcomes_for(plan, 1)
+    runs, outcomes = outcomes_for(plan, 3)
     root = tmp_path / "results"
     with StoreWriter(root) as writer:
         writer.register_plan(plan, runs)
-        writer.commit(plan.name, runs[0], failure(runs[0].run_id, "timeout", "too slow"), "local")
+        writer.commit_many(
+            plan.name,
+            [(runs[0], failure(runs[0].run_id, "timeout", "too slow")), (runs[1], outcomes[1])],
+            "local",
+        )
     with StoreWriter(root) as writer:
         assert writer.run_ids("failed") == {runs[0].run_id}
-        writer.commit(plan.name, runs[0], outcomes[0], "local")
-    row = ccfair.load(root).runs
-    assert len(row) == 1 and row["status"].iloc[0] == "done" and pd.isna(row["error"].iloc[0])
+        writer.commit_many(plan.name, [(runs[0], outcomes[0]), (runs[2], outcomes[2])], "local")
+    res = ccfair.load(root)
+    rows = res.runs.set_index("run_id")
+    assert sorted(rows.index) == sorted(r.run_id for r in runs[:3])
+    assert set(rows["status"]) == {"done"} and rows["error"].isna().all()
+    assert rows.loc[runs[1].run_id, "jain_index"] == outcomes[1].summary["jain_index"]
+    assert list(rows.loc[[r.run_id for r in runs[:3]], "link_buffer"]) == ["0.5bdp", "0.5bdp", "1bdp"]
+    assert res.flows.groupby("run_id").size().to_dict() == {r.run_id: 2 for r in runs[:3]}
 
 
 # ------------------------------------------------------------------------------------------ the schema

@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +79,19 @@ def _rollback(con: Any) -> None:
         pass
 
 
+def _concat(tables: Sequence[pa.Table | None]) -> pa.Table:
+    present = [t for t in tables if t is not None]
+    return pa.concat_tables(present, promote_options="default")
+
+
 def _utc_now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 class StoreWriter:
     """Opens (creating if needed) the results directory ``root`` for writing; one per directory at a time.
-    Use as a context manager; ``commit_seconds`` accumulates the time spent committing runs."""
+    Use as a context manager; ``commit_seconds`` and ``commit_cpu_seconds`` accumulate the wall and CPU
+    time (of this process, DuckDB's threads included) spent committing runs."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
@@ -96,6 +102,7 @@ class StoreWriter:
         self._failed: set[str] = set()  # runs whose failed row a new attempt replaces
         self._status_written = 0.0
         self.commit_seconds = 0.0
+        self.commit_cpu_seconds = 0.0
         try:
             self._create_schema()
             self._remove_leftovers()
@@ -213,39 +220,50 @@ class StoreWriter:
     # ------------------------------------------------------------------------------------------------- runs
 
     def commit(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> None:
-        """Stores one finished attempt of ``run``: a done run with its tables, or a failure with its error.
-        Returns once it is durable. Ctrl-C during a commit takes effect right after it."""
-        with _interrupt_after():
-            self._commit(plan, run, outcome, executor)
+        """Stores one finished attempt of ``run`` (see :meth:`commit_many`)."""
+        self.commit_many(plan, [(run, outcome)], executor)
 
-    def _commit(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> None:
-        t0 = time.perf_counter()
-        if outcome.status == "done":
+    def commit_many(
+        self, plan: str, finished: Sequence[tuple[PlannedRun, RunOutcome]], executor: str
+    ) -> None:
+        """Stores finished attempts, each a done run with its tables or a failure with its error, in one
+        transaction: runs that finish while the writer is busy share one commit, so a writer behind many
+        workers catches up. Each run is stored whole or not at all. Returns once they are durable; Ctrl-C
+        during a commit takes effect right after it."""
+        with _interrupt_after():
+            self._commit(plan, finished, executor)
+
+    def _commit(self, plan: str, finished: Sequence[tuple[PlannedRun, RunOutcome]], executor: str) -> None:
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        done = [(run, outcome) for run, outcome in finished if outcome.status == "done"]
+        for run, outcome in done:
             self._write_series(run.run_id, outcome)
-        row = self._run_row(plan, run, outcome, executor)
+        rows = [self._run_row(plan, run, outcome, executor) for run, outcome in finished]
+        retried = [run.run_id for run, _ in finished if run.run_id in self._failed]
         con = self._con
         con.execute("BEGIN")
         try:
-            self._add_metric_columns(row)
-            if run.run_id in self._failed:
-                con.execute("DELETE FROM runs WHERE run_id = ? AND status = 'failed'", [run.run_id])
-            names = ", ".join(quote(n) for n in row)
-            marks = ", ".join("?" for _ in row)
-            con.execute(f"INSERT INTO runs ({names}) VALUES ({marks})", list(row.values()))
-            if outcome.status == "done":
-                assert outcome.flows is not None and outcome.classes is not None
-                self._insert_frame("flows", outcome.flows)
-                self._insert_frame("classes", outcome.classes)
+            self._add_metric_columns(rows)
+            if retried:
+                con.execute(
+                    "DELETE FROM runs WHERE status = 'failed' AND list_contains(?, run_id)", [retried]
+                )
+            self._insert_rows(rows)
+            if done:
+                self._insert_frame("flows", _concat([outcome.flows for _, outcome in done]))
+                self._insert_frame("classes", _concat([outcome.classes for _, outcome in done]))
             con.execute("COMMIT")
         except BaseException:
             _rollback(con)
             self._known_columns.clear()
             raise
-        if outcome.status == "done":
-            self._failed.discard(run.run_id)
-        else:
-            self._failed.add(run.run_id)
+        for run, outcome in finished:
+            if outcome.status == "done":
+                self._failed.discard(run.run_id)
+            else:
+                self._failed.add(run.run_id)
         self.commit_seconds += time.perf_counter() - t0
+        self.commit_cpu_seconds += time.process_time() - cpu0
 
     def _write_series(self, run_id: str, outcome: RunOutcome) -> None:
         """Both Parquet files durable under their final names (the catalog row comes after)."""
@@ -307,13 +325,24 @@ class StoreWriter:
             self._known_columns[table] = set(self._columns(table))
         return self._known_columns[table]
 
-    def _add_metric_columns(self, row: Mapping[str, Any]) -> None:
+    def _add_metric_columns(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """New summary metrics (from a newer ccfair) get their own DOUBLE column."""
         existing = self._table_columns("runs")
-        for name in row:
-            if name not in existing:
-                self._con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} DOUBLE")
-                existing.add(name)
+        for row in rows:
+            for name in row:
+                if name not in existing:
+                    self._con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} DOUBLE")
+                    existing.add(name)
+
+    def _insert_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """``runs`` rows in one statement with parameters (cheaper than a frame for a few wide rows); every
+        key of any row is a column, missing values are null."""
+        names = list(dict.fromkeys(name for row in rows for name in row))
+        one = "(" + ", ".join("?" for _ in names) + ")"
+        self._con.execute(
+            f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES {', '.join(one for _ in rows)}",
+            [row.get(name) for row in rows for name in names],
+        )
 
     def _insert_frame(self, table: str, frame: pa.Table) -> None:
         """Appends ``frame``; the table is created from the first frame, and later columns are added."""

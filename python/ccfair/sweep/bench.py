@@ -6,14 +6,19 @@ Runs a plan (default ``plans/bench-sweep.toml``: 200 short runs) three ways and 
   cost of the simulations themselves
 - one sweep per ``--jobs`` value into a fresh results directory: runs per minute, speed-up over one worker
 - the store's cost per run: the writer's commit (Parquet files fsynced and renamed, one DuckDB transaction)
-  and the worker's encoding of the tables, each as a share of a 1 s run; and the whole sweep machinery's
-  extra wall time per run over the baseline with one worker (worker start, transfer, encoding, commit)
+  in wall and CPU time, and the worker's encoding of the tables, as a share of a 1 s run; and the whole
+  sweep machinery's extra wall time per run over the baseline with one worker (worker start, transfer,
+  encoding, commit)
+
+On a machine shared with other work the wall-clock figures vary from run to run; the load average before
+the benchmark is printed with them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -26,6 +31,7 @@ from ccfair.runner import run
 from ccfair.scenario import Scenario
 from ccfair.store.reader import query
 from ccfair.sweep.driver import plan_runs, run_sweep
+from ccfair.sweep.execute_local import default_jobs
 from ccfair.tables import Column, fixed, render, text
 
 DEFAULT_PLAN = Path("plans/bench-sweep.toml")
@@ -54,11 +60,13 @@ def sweep_figures(plan_path: Path, jobs: int, quiet: bool) -> dict[str, Any]:
         "wall_seconds": wall,
         "runs_per_minute": report.done / wall * 60,
         "commit_ms_per_run": report.commit_seconds / max(1, report.done) * 1e3,
+        "commit_cpu_ms_per_run": report.commit_cpu_seconds / max(1, report.done) * 1e3,
         "encode_ms_per_run": float(encode) * 1e3,
     }
 
 
 def bench(plan_path: Path, jobs: list[int], quiet: bool = True) -> dict[str, Any]:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     n, base_s = baseline_seconds(plan_path)
     sweeps = [sweep_figures(plan_path, j, quiet) for j in jobs]
     one = next((s for s in sweeps if s["jobs"] == 1), None)
@@ -68,6 +76,8 @@ def bench(plan_path: Path, jobs: list[int], quiet: bool = True) -> dict[str, Any
     return {
         "plan": str(plan_path),
         "runs": n,
+        "cpus": default_jobs(),
+        "load_average_before": load,
         "baseline": {
             "wall_seconds": base_s,
             "runs_per_minute": n / base_s * 60,
@@ -88,6 +98,7 @@ def report_text(result: dict[str, Any]) -> str:
                 "runs_per_minute": s["runs_per_minute"],
                 "speedup": s["speedup"],
                 "commit": s["commit_ms_per_run"],
+                "commit_cpu": s["commit_cpu_ms_per_run"],
                 "encode": s["encode_ms_per_run"],
                 "share": s["store_share_of_1s_run"] * 100,
             }
@@ -99,12 +110,14 @@ def report_text(result: dict[str, Any]) -> str:
         Column("runs/min", "runs_per_minute", fixed(0)),
         Column("vs 1 worker", "speedup", fixed(2)),
         Column("commit ms/run", "commit", fixed(1)),
+        Column("(CPU ms)", "commit_cpu", fixed(1)),
         Column("encode ms/run", "encode", fixed(1)),
         Column("store % of a 1 s run", "share", fixed(1)),
     ]
     lines = [
         f"{result['plan']}: {result['runs']} runs, "
-        f"mean {base['mean_run_seconds'] * 1e3:.0f} ms of simulation each",
+        f"mean {base['mean_run_seconds'] * 1e3:.0f} ms of simulation each; {result['cpus']} CPUs, "
+        f"load average {result['load_average_before'] or 0:.1f} before",
         render(rows, columns),
     ]
     if result["sweep_overhead_ms_per_run"] is not None:

@@ -38,6 +38,7 @@ class SweepReport:
     failures: Counter[str] = field(default_factory=Counter)
     wall_seconds: float = 0.0
     commit_seconds: float = 0.0
+    commit_cpu_seconds: float = 0.0
 
 
 def plan_runs(
@@ -109,21 +110,25 @@ def run_sweep(
         display = sweep_display(f"sweep {plan.name}", len(todo), quiet)
         executor = "local" if cluster is None else f"dask {cluster}"
 
-        def record(run: PlannedRun, outcome: RunOutcome, by: str) -> None:
-            store.commit(plan.name, run, outcome, by)
-            if outcome.status == "done":
-                report.done += 1
-            else:
-                report.failed += 1
-                report.failures[outcome.error_kind or "unknown"] += 1
+        def record(finished: list[tuple[PlannedRun, RunOutcome]], by: str) -> None:
+            store.commit_many(plan.name, finished, by)
+            for _, outcome in finished:
+                if outcome.status == "done":
+                    report.done += 1
+                else:
+                    report.failed += 1
+                    report.failures[outcome.error_kind or "unknown"] += 1
             display.update(report.done, report.failed)
             store.update_status(_status(report), force=report.done + report.failed == report.to_run)
 
         try:
             store.update_status(_status(report), force=True)
-            for run in todo:
-                if run.invalid is not None:
-                    record(run, failure(run.run_id, "invalid", run.invalid, worker="plan"), "plan")
+            invalid = [r for r in todo if r.invalid is not None]
+            if invalid:
+                record(
+                    [(r, failure(r.run_id, "invalid", r.invalid or "", worker="plan")) for r in invalid],
+                    "plan",
+                )
             by_id = {r.run_id: r for r in todo if r.invalid is None}
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s) for r in by_id.values()]
             outcomes = (
@@ -132,12 +137,13 @@ def run_sweep(
                 else execute_local(tasks, jobs or default_jobs(), task_fn)
             )
             with contextlib.closing(outcomes):
-                for outcome in outcomes:
-                    record(by_id[outcome.run_id], outcome, executor)
+                for batch in outcomes:
+                    record([(by_id[o.run_id], o) for o in batch], executor)
         finally:
             display.close()
             report.wall_seconds = time.monotonic() - started
             report.commit_seconds = store.commit_seconds
+            report.commit_cpu_seconds = store.commit_cpu_seconds
     return report
 
 

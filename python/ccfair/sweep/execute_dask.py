@@ -28,8 +28,9 @@ def _connect(address: str) -> Any:
         raise ScenarioError("--cluster", f"cannot reach a Dask scheduler at {address}: {e}") from None
 
 
-def execute_dask(tasks: Iterable[RunTask], address: str) -> Generator[RunOutcome, None, None]:
-    """Submits ``tasks`` to the scheduler at ``address``, yielding outcomes as they finish."""
+def execute_dask(tasks: Iterable[RunTask], address: str) -> Generator[list[RunOutcome], None, None]:
+    """Submits ``tasks`` to the scheduler at ``address``, yielding outcomes as they finish (those that
+    finished together in one list)."""
     from distributed import as_completed
 
     client = _connect(address)
@@ -49,16 +50,20 @@ def execute_dask(tasks: Iterable[RunTask], address: str) -> Generator[RunOutcome
 
         first = [f for f in (submit() for _ in range(window)) if f is not None]
         completed = as_completed(first, loop=client.loop)
-        for future in completed:
-            task = by_key.pop(future.key)
-            try:
-                outcome: RunOutcome = future.result()
-            except Exception as e:  # KilledWorker, a lost worker, a scheduler error
-                outcome = failure(task.run_id, "crash", f"{type(e).__name__}: {e}", worker="dask")
-            future.release()
-            yield outcome
-            follow = submit()
-            if follow is not None:
-                completed.add(follow)
+        while not completed.is_empty():
+            batch = completed.next_batch(block=True)
+            outcomes = []
+            for future in batch:
+                task = by_key.pop(future.key)
+                try:
+                    outcomes.append(future.result())
+                except Exception as e:  # KilledWorker, a lost worker, a scheduler error
+                    outcomes.append(failure(task.run_id, "crash", f"{type(e).__name__}: {e}", worker="dask"))
+                future.release()
+            for _ in batch:
+                follow = submit()
+                if follow is not None:
+                    completed.add(follow)
+            yield outcomes
     finally:
         client.close()

@@ -1,4 +1,5 @@
-"""Local execution: ``jobs`` worker processes, one run per task, outcomes streamed back as they finish.
+"""Local execution: ``jobs`` worker processes, one run per task, outcomes streamed back as they finish
+(in batches of those that finished together).
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: a worker that dies (an abort in the native core, the
 OOM killer) breaks that whole pool, and a hung run cannot be stopped. Here each worker has its own pipe, so
@@ -110,8 +111,8 @@ class LocalPool:
         worker.conn.close()
         self._workers.remove(worker)
 
-    def run(self, tasks: Iterable[RunTask]) -> Iterator[RunOutcome]:
-        """Yields one outcome per task, in completion order."""
+    def run(self, tasks: Iterable[RunTask]) -> Iterator[list[RunOutcome]]:
+        """Yields the outcomes of the tasks as they finish, those that finished together in one list."""
         queue = deque(tasks)
         while queue or any(w.task is not None for w in self._workers):
             self._dispatch(queue)
@@ -123,7 +124,8 @@ class LocalPool:
             # Idle workers get their next task before the caller stores these outcomes, so the workers
             # compute while the single writer commits.
             self._dispatch(queue)
-            yield from outcomes
+            if outcomes:
+                yield outcomes
 
     def _dispatch(self, queue: deque[RunTask]) -> None:
         """Gives queued tasks to idle workers, starting workers up to ``jobs`` (replacing retired ones)."""
@@ -208,7 +210,8 @@ class LocalPool:
 
 def execute_local(
     tasks: Iterable[RunTask], jobs: int, task_fn: TaskFn = run_task
-) -> Generator[RunOutcome, None, None]:
-    """Runs ``tasks`` on ``jobs`` local worker processes, yielding outcomes as they finish."""
+) -> Generator[list[RunOutcome], None, None]:
+    """Runs ``tasks`` on ``jobs`` local worker processes, yielding outcomes as they finish (those that
+    finished together in one list)."""
     with LocalPool(jobs, task_fn) as pool:
         yield from pool.run(tasks)
