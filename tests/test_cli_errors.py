@@ -14,7 +14,7 @@ BAD_FILES = {
     "tiny-buffer": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "100B"'), "link.buffer"),
     "unknown-cc": (SMALL_TOML.replace('cc = "reno"', 'cc = "vegas"'), "flows[0].cc"),
     "bad-cc-param": (SMALL_TOML + "cc_params = { bta = 0.5 }\n", "flows[1].cc_params"),
-    "unknown-aqm": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = "red"'), "link.aqm"),
+    "unknown-aqm": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = "blue"'), "link.aqm"),
     "measure": (SMALL_TOML + '[measure]\nend = "20s"\n', "measure.end"),
     "stop-before-start": (SMALL_TOML + 'start = "5s"\nstop = "4s"\n', "flows[1].stop"),
     "start-after-end": (SMALL_TOML + 'start = "10s"\n', "flows[1].start"),

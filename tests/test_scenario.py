@@ -314,8 +314,8 @@ ERRORS = [
     (with_flow(1, cc_params={"beta": "x"}), "flows[1].cc_params", "invalid type"),
     (with_flow(0, cc_params={"beta": 0.5}), "flows[0].cc_params", "unknown field `beta`"),
     (with_flow(1, cc_params={"beta": datetime.date(2020, 1, 1)}), "flows[1].cc_params", "values must be"),
-    (with_link(aqm="red"), "link.aqm", "unknown queue discipline 'red'; available: fifo"),
-    (with_link(aqm={"name": "codel"}), "link.aqm", "unknown queue discipline"),
+    (with_link(aqm="blue"), "link.aqm", 'unknown queue discipline "blue"; available: fifo, red, codel'),
+    (with_link(aqm={"name": "sfq"}), "link.aqm", "unknown queue discipline"),
     (small(flows=[]), "flows", "at least one flow group"),
 ]
 

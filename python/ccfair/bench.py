@@ -5,6 +5,11 @@
 - C: 10 Gbps, 1000 Cubic flows, 20 ms, 1 BDP, 10 s (up to a minute; left out with ``quick``)
 - D: B with half the flows BBRv1 (5 Cubic + 5 BBR): what paced, model-based flows cost (left out with
   ``quick``)
+- E and F: FQ-CoDel with 10 and with 1000 paced Cubic flows at the same per-flow rate (10 Mbps) and RTT
+  (20 ms): events per second within 2x of each other show that its per-packet cost does not grow with the
+  number of flows (no scan of its buckets per packet). Pacing makes packets of different flows interleave at
+  the bottleneck in both, as fair queuing serves them, so the two differ only in the number of flows (left out
+  with ``quick``)
 
 For each: simulator events, wall-clock seconds of the simulation, millions of events per wall second, and
 wall seconds per simulated second.
@@ -41,9 +46,11 @@ class BenchResult:
     wall_seconds_per_sim_second: float
 
 
-def _scenario(rate: str, buffer: str, duration: str, groups: list[dict[str, Any]]) -> Scenario:
+def _scenario(
+    rate: str, buffer: str, duration: str, groups: list[dict[str, Any]], aqm: str = "fifo"
+) -> Scenario:
     return Scenario.from_dict(
-        {"duration": duration, "link": {"rate": rate, "buffer": buffer}, "flows": groups}
+        {"duration": duration, "link": {"rate": rate, "buffer": buffer, "aqm": aqm}, "flows": groups}
     )
 
 
@@ -81,6 +88,21 @@ def benchmarks(quick: bool = False) -> list[Benchmark]:
                     "30s",
                     [{"cc": "cubic", "rtt": "10ms", "count": 5}, {"cc": "bbr", "rtt": "10ms", "count": 5}],
                 ),
+            )
+        )
+        paced_cubic = {"cc": "cubic", "rtt": "20ms", "pacing": True}
+        marks.append(
+            Benchmark(
+                "E",
+                "100 Mbps, 10 paced Cubic flows, 20 ms, 1 BDP, FQ-CoDel, 60 s",
+                _scenario("100Mbps", "1bdp", "60s", [{**paced_cubic, "count": 10}], aqm="fq_codel"),
+            )
+        )
+        marks.append(
+            Benchmark(
+                "F",
+                "10 Gbps, 1000 paced Cubic flows, 20 ms, 1 BDP, FQ-CoDel, 4 s",
+                _scenario("10Gbps", "1bdp", "4s", [{**paced_cubic, "count": 1000}], aqm="fq_codel"),
             )
         )
     return marks

@@ -12,7 +12,8 @@ A scenario file::
     rate = "10Mbps"
     buffer = "1bdp"             # "0.5bdp" | "1000pkt" | "150KB" | "20ms"
     base_rtt = "50ms"           # optional, for bdp buffers; default = the smallest flow-group rtt
-    aqm = "fifo"                # or a table [link.aqm] with name = "fifo" and the discipline's parameters
+    aqm = "fifo"                # or a table [link.aqm] with name = "codel" and the discipline's parameters
+                                # (see `ccfair list`; *_ns take "5ms", *_bps "10Mbps", *_bytes "30KB" too)
     mtu = 1500                  # bytes, 576..9000
     [[flows]]
     cc = "cubic"                # a congestion control or alias (see `ccfair list`)
@@ -49,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import _native
-from ccfair.catalog import canonical_cc, catalog, queue_discipline, queue_discipline_names
+from ccfair.catalog import canonical_cc, catalog
 from ccfair.errors import ScenarioError
 from ccfair.toml_text import dumps as toml_dumps
 from ccfair.units import (
@@ -60,6 +61,7 @@ from ccfair.units import (
     parse_buffer,
     parse_duration_ns,
     parse_rate_bps,
+    parse_size_bytes,
 )
 
 _LIMITS = catalog()["limits"]
@@ -241,7 +243,7 @@ class Scenario:
         if not self.flows:
             raise ScenarioError("flows", "at least one flow group is needed")
         groups = [_resolve_group(i, g, duration) for i, g in enumerate(self.flows)]
-        aqm = _resolve_aqm(link.aqm, self.buffer_limit())
+        aqm = _resolve_aqm(link.aqm, self.buffer_limit(), link.mtu_bytes, len(self.flows))
         spec: dict[str, Any] = {
             "duration_ns": duration,
             "interval_ns": self.interval_ns,
@@ -299,12 +301,21 @@ class Scenario:
         base_rtt = self.base_rtt_ns() if explicit else self.link.base_rtt_ns
         if base_rtt is not None:
             link["base_rtt"] = format_duration(base_rtt)
-        aqm = self.link.aqm
-        link["aqm"] = {"name": aqm.name, **aqm.params} if aqm.params else aqm.name
+        link["aqm"] = self._aqm_to_dict(explicit)
         link["mtu"] = self.link.mtu_bytes
         d["link"] = link
         d["flows"] = [_group_to_dict(g, explicit) for g in self.flows]
         return d
+
+    def _aqm_to_dict(self, explicit: bool) -> str | dict[str, Any]:
+        """``link.aqm`` as written, or with ``explicit`` every parameter the discipline resolves to (unset
+        optional ones, which have no TOML form, stay out: they mean the same derived default)."""
+        aqm = self.link.aqm
+        params = dict(aqm.params)
+        if explicit:
+            resolved = _resolve_aqm(aqm, self.buffer_limit(), self.link.mtu_bytes, len(self.flows))
+            params = {k: v for k, v in resolved.items() if k not in ("name", "limit") and v is not None}
+        return {"name": aqm.name, **params} if params else aqm.name
 
     def to_toml(self, *, explicit: bool = False) -> str:
         """:meth:`to_dict` as TOML text."""
@@ -465,21 +476,38 @@ def _resolve_group(i: int, g: FlowGroup, duration_ns: int) -> dict[str, Any]:
     }
 
 
-def _resolve_aqm(aqm: Aqm, limit: dict[str, int]) -> dict[str, Any]:
-    entry = queue_discipline(aqm.name)
-    if entry is None:
-        names = ", ".join(queue_discipline_names())
-        raise ScenarioError("link.aqm", f"unknown queue discipline {aqm.name!r}; available: {names}")
-    settable = [p["name"] for p in entry["params"] if p["name"] != "limit"]
-    for key in aqm.params:
-        if key == "limit":
-            raise ScenarioError("link.aqm.limit", "the queue limit is set by link.buffer")
-        if key not in settable:
-            allowed = (
-                ", ".join(settable) if settable else f"none ({aqm.name} has no parameters besides the buffer)"
-            )
-            raise ScenarioError(f"link.aqm.{key}", f"unknown parameter {key!r}; allowed: {allowed}")
-    return {"name": aqm.name, "limit": limit, **aqm.params}
+def _resolve_aqm(aqm: Aqm, limit: dict[str, int], mtu_bytes: int, flow_groups: int) -> dict[str, Any]:
+    """The canonical native configuration of ``link.aqm`` (every parameter, defaults filled) from
+    ``_native.check_aqm``, which checks names, types and ranges against the Rust definitions."""
+    params = {key: _aqm_quantity(key, value) for key, value in aqm.params.items()}
+    try:
+        params_json = json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(
+            "link.aqm", f"parameters must be finite numbers, booleans, strings or arrays ({e})"
+        ) from None
+    try:
+        text = _native.check_aqm(aqm.name, params_json, json.dumps(limit), mtu_bytes, flow_groups)
+    except ValueError as e:
+        raise native_error(e) from None
+    config: dict[str, Any] = json.loads(text)
+    return config
+
+
+def _aqm_quantity(key: str, value: object) -> object:
+    """A queue-discipline parameter named with its unit (``target_ns``, ``bandwidth_bps``, ``min_bytes``) may
+    be written as a quantity string (``"5ms"``, ``"10Mbps"``, ``"30KB"``): it becomes the integer in that
+    unit."""
+    if not isinstance(value, str):
+        return value
+    field = f"link.aqm.{key}"
+    if key.endswith("_ns"):
+        return parse_duration_ns(value, field, allow_zero=True)
+    if key.endswith("_bps"):
+        return parse_rate_bps(value, field)
+    if key.endswith("_bytes"):
+        return parse_size_bytes(value, field)
+    return value
 
 
 def _group_to_dict(g: FlowGroup, explicit: bool) -> dict[str, Any]:

@@ -4,14 +4,33 @@
 //! frames, and it never reads a clock: `now` is always an argument. Every packet it drops (the arriving one on
 //! overflow, or one it picks itself) and every packet it CE-marks is reported to the caller's [`QdiscSink`],
 //! which is how the simulator keeps its packet-conservation books and the emulator its statistics.
+//!
+//! Kernel timers (PIE's and DualPI2's probability updates, adaptive RED) are run lazily: at the start of every
+//! `enqueue`/`dequeue` each qdisc first runs the timer ticks that fell due since its last call. Between two calls
+//! the queue does not change, so a tick run late sees exactly the state the kernel's timer would have seen.
+//!
+//! Files: `fifo` (tail drop), `red`, `codel` (+ the control law `fq_codel` reuses), `fq_codel`, `pie`, `gsp`,
+//! `ppv` (core-stateless bottleneck + edge marker), `dualpi2`, `step`; `pool` and `heap` are the allocation-free
+//! packet lists and indexed priority queue the multi-queue disciplines share.
 
+pub mod codel;
 pub mod config;
+pub mod dualpi2;
 pub mod fifo;
+pub mod fq_codel;
+pub mod gsp;
+pub(crate) mod heap;
+pub mod pie;
+pub(crate) mod pool;
+pub mod ppv;
+pub mod red;
+pub mod step;
 
-use ccfair_core::{DropReason, PacketMeta, Time};
+use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
 
-pub use config::{AqmConfig, QdiscInfo, QueueLimit, qdiscs};
+pub use config::{AqmConfig, BuildContext, ConfigError, QdiscInfo, QueueLimit, qdiscs};
 pub use fifo::Fifo;
+pub use ppv::PpvMarker;
 
 /// Receives the packets a qdisc drops and learns of the ones it marks.
 pub trait QdiscSink<P> {
@@ -29,7 +48,7 @@ pub struct QdiscStats {
     pub overlimit_drops: u64,
     /// Drops chosen by the AQM's control law.
     pub aqm_drops: u64,
-    /// CE marks applied instead of drops.
+    /// CE marks applied instead of drops (packets whose codepoint changed from ECT to CE).
     pub ce_marks: u64,
 }
 
@@ -71,9 +90,38 @@ pub(crate) fn drop_packet<P>(
     sink.dropped(now, pkt, reason);
 }
 
+/// Linux `INET_ECN_set_ce`: an ECT packet becomes CE and counts as marked; a CE packet stays CE and also
+/// counts as marked (the kernel returns success, so it is not dropped); a not-ECT packet cannot be marked and
+/// the caller drops it. Only a codepoint change is reported to the sink and counted in `ce_marks`, so a
+/// packet two AQM stages mark (DualPI2's coupled mark, then its step) is one marked packet in the books.
+pub(crate) fn mark_ce<P: PacketMeta>(
+    stats: &mut QdiscStats,
+    sink: &mut dyn QdiscSink<P>,
+    now: Time,
+    pkt: &mut P,
+) -> bool {
+    match pkt.ecn() {
+        Ecn::NotEct => false,
+        Ecn::Ce => true,
+        Ecn::Ect0 | Ecn::Ect1 => {
+            pkt.set_ecn(Ecn::Ce);
+            stats.ce_marks += 1;
+            sink.marked(now, pkt);
+            true
+        }
+    }
+}
+
+/// Books a packet leaving the qdisc for the link.
+#[inline]
+pub(crate) fn count_dequeue<P: PacketMeta>(stats: &mut QdiscStats, pkt: &P) {
+    stats.dequeued_packets += 1;
+    stats.dequeued_bytes += pkt.wire_len() as u64;
+}
+
 #[cfg(test)]
 pub(crate) mod test_packet {
-    use ccfair_core::{Ecn, PacketMeta, Time};
+    use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
 
     /// A minimal packet for qdisc unit tests.
     #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +131,7 @@ pub(crate) mod test_packet {
         pub ts: Time,
         pub ecn: Ecn,
         pub hash: u32,
+        pub value: u32,
     }
 
     impl TestPacket {
@@ -93,7 +142,29 @@ pub(crate) mod test_packet {
                 ts: Time::ZERO,
                 ecn: Ecn::NotEct,
                 hash: 0,
+                value: 0,
             }
+        }
+
+        pub fn ecn(mut self, ecn: Ecn) -> Self {
+            self.ecn = ecn;
+            self
+        }
+
+        pub fn hash(mut self, hash: u32) -> Self {
+            self.hash = hash;
+            self
+        }
+
+        pub fn value(mut self, value: u32) -> Self {
+            self.value = value;
+            self
+        }
+
+        /// Stamped with its enqueue time, as the caller of `enqueue` does.
+        pub fn at(mut self, t: Time) -> Self {
+            self.ts = t;
+            self
         }
     }
 
@@ -117,17 +188,37 @@ pub(crate) mod test_packet {
             self.hash
         }
         fn packet_value(&self) -> u32 {
-            0
+            self.value
         }
     }
 
-    /// Collects drops.
+    /// Collects drops and marks.
     #[derive(Default)]
-    pub struct Drops(pub Vec<(TestPacket, ccfair_core::DropReason)>);
+    pub struct Drops(pub Vec<(TestPacket, DropReason)>, pub Vec<u64>);
+
+    impl Drops {
+        pub fn aqm_drops(&self) -> usize {
+            self.0.iter().filter(|(_, r)| *r == DropReason::Aqm).count()
+        }
+        pub fn marks(&self) -> usize {
+            self.1.len()
+        }
+    }
 
     impl super::QdiscSink<TestPacket> for Drops {
-        fn dropped(&mut self, _now: Time, pkt: TestPacket, reason: ccfair_core::DropReason) {
+        fn dropped(&mut self, _now: Time, pkt: TestPacket, reason: DropReason) {
             self.0.push((pkt, reason));
         }
+        fn marked(&mut self, _now: Time, pkt: &TestPacket) {
+            self.1.push(pkt.id);
+        }
+    }
+
+    pub fn ms(v: u64) -> Time {
+        Time::from_ns(v * 1_000_000)
+    }
+
+    pub fn us(v: u64) -> Time {
+        Time::from_ns(v * 1_000)
     }
 }

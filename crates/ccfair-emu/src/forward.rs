@@ -169,6 +169,7 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
     let shaper = Shaper::new(
         &cfg.aqm,
         Rate::from_bps(cfg.rate_bps),
+        cfg.mtu_bytes,
         paths,
         cfg.seed,
         Pool::new(slots, slot_bytes),

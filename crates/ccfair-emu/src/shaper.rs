@@ -19,7 +19,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use ccfair_aqm::{AqmConfig, Qdisc, QdiscSink};
+use ccfair_aqm::{AqmConfig, BuildContext, Qdisc, QdiscSink};
 use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, PacketMeta, Rate, Rng, Time};
 
@@ -81,6 +81,7 @@ impl Shaper {
     pub fn new(
         aqm: &AqmConfig,
         rate: Rate,
+        mtu_bytes: u32,
         paths: Vec<Path>,
         seed: u64,
         pool: Pool,
@@ -97,7 +98,13 @@ impl Shaper {
             })
             .collect();
         Shaper {
-            qdisc: aqm.build(),
+            qdisc: aqm
+                .build(&BuildContext {
+                    rate_bps: rate.bps(),
+                    mtu_bytes,
+                    seed,
+                })
+                .expect("the front end validates the queue discipline"),
             rate,
             busy_start: Time::ZERO,
             busy_bytes: 0,
@@ -272,6 +279,7 @@ mod tests {
                 limit: QueueLimit::Packets(limit),
             },
             Rate::from_bps(rate_bps),
+            1500,
             paths,
             1,
             Pool::new(4096, 64),

@@ -67,6 +67,33 @@ fn check_cc(name: &str, params_json: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&cfg).expect("configs serialize"))
 }
 
+/// Validates a queue discipline, its parameters and the buffer limit (`{"packets": N}` or `{"bytes": N}`) for a
+/// link of `mtu_bytes` shared by `flow_groups` groups of flows; returns the canonical configuration as JSON.
+/// Errors are `link.aqm[.param]: message`.
+#[pyfunction]
+fn check_aqm(
+    name: &str,
+    params_json: &str,
+    limit_json: &str,
+    mtu_bytes: u32,
+    flow_groups: usize,
+) -> PyResult<String> {
+    let params: serde_json::Value =
+        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("link.aqm: {e}")))?;
+    let limit: ccfair_aqm::QueueLimit =
+        serde_json::from_str(limit_json).map_err(|e| PyValueError::new_err(format!("link.buffer: {e}")))?;
+    let checked = ccfair_aqm::AqmConfig::from_name_and_params(name, &params, limit, mtu_bytes)
+        .and_then(|cfg| cfg.validate_groups(flow_groups).map(|_| cfg));
+    let cfg = checked.map_err(|e| {
+        let field = match e.field.as_str() {
+            "aqm" => "link.aqm".to_string(),
+            f => format!("link.aqm.{f}"),
+        };
+        PyValueError::new_err(format!("{field}: {}", e.message))
+    })?;
+    Ok(serde_json::to_string(&cfg).expect("configs serialize"))
+}
+
 /// The available congestion controls and queue disciplines, with parameters, as JSON.
 #[pyfunction]
 fn catalog() -> String {
@@ -90,6 +117,7 @@ fn catalog() -> String {
                 "name": q.name,
                 "summary": q.summary,
                 "source": q.source,
+                "defaults": q.defaults,
                 "params": q.params.iter().map(|p| serde_json::json!({"name": p.name, "allowed": p.allowed, "doc": p.doc})).collect::<Vec<_>>(),
             })
         })
@@ -329,6 +357,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(check_cc, m)?)?;
+    m.add_function(wrap_pyfunction!(check_aqm, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

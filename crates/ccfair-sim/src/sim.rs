@@ -11,7 +11,7 @@
 //!
 //! The `Observer` `O` sees every packet-level event after the built-in [`Recorder`].
 
-use ccfair_aqm::QdiscSink;
+use ccfair_aqm::{BuildContext, ConfigError, PpvMarker, QdiscSink};
 use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, NullObserver, Observer, Rate, Rng, Time};
 
@@ -98,6 +98,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     seg_buf: Vec<Segment>,
     ack_buf: Vec<Ack>,
     qev: QdiscEvents,
+    /// The edge marker a core-stateless AQM needs at the senders (PPV), stamping every segment's value.
+    marker: Option<PpvMarker>,
     events_processed: u64,
 }
 
@@ -147,7 +149,21 @@ impl<O: Observer> Simulation<O> {
                 });
             }
         }
-        let qdisc = spec.link.aqm.build::<Segment>();
+        let ctx = BuildContext {
+            rate_bps: spec.link.rate_bps,
+            mtu_bytes: spec.link.mtu_bytes,
+            seed,
+        };
+        let aqm_error = |e: ConfigError| SpecError {
+            field: match e.field.as_str() {
+                "aqm" => "link.aqm".into(),
+                f => format!("link.aqm.{f}"),
+            },
+            message: e.message,
+        };
+        let qdisc = spec.link.aqm.build::<Segment>(&ctx).map_err(aqm_error)?;
+        let groups: Vec<u32> = flows.iter().map(|f| f.group).collect();
+        let marker = spec.link.aqm.edge_marker(&ctx, &groups).map_err(aqm_error)?;
         let bottleneck = Bottleneck::new(qdisc, Rate::from_bps(spec.link.rate_bps));
         let l4s = flows
             .iter()
@@ -177,6 +193,7 @@ impl<O: Observer> Simulation<O> {
             seg_buf: Vec::with_capacity(64),
             ack_buf: Vec::with_capacity(8),
             qev: QdiscEvents::default(),
+            marker,
             events_processed: 0,
         })
     }
@@ -362,10 +379,13 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Hands freshly sent segments to the network: path loss, then the bottleneck.
+    /// Hands freshly sent segments to the network: the edge marker (PPV), path loss, then the bottleneck.
     fn transmit(&mut self, buf: &mut Vec<Segment>) {
         let now = self.now;
-        for seg in buf.drain(..) {
+        for mut seg in buf.drain(..) {
+            if let Some(m) = &mut self.marker {
+                seg.packet_value = m.mark(now, seg.flow, seg.wire_len);
+            }
             self.rec.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             self.obs.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];

@@ -144,6 +144,8 @@ pub struct Segment {
     /// CWR flag (sender reduced its window after ECE).
     pub cwr: bool,
     pub retransmit: bool,
+    /// Packet value stamped by the edge marker of a core-stateless AQM (PPV); 0 when none is configured.
+    pub packet_value: u32,
 }
 
 impl PacketMeta for Segment {
@@ -174,7 +176,7 @@ impl PacketMeta for Segment {
     }
     #[inline]
     fn packet_value(&self) -> u32 {
-        0
+        self.packet_value
     }
 }
 

@@ -478,6 +478,7 @@ mod tests {
             ecn: Ecn::NotEct,
             cwr: false,
             retransmit: false,
+            packet_value: 0,
         }
     }
 

@@ -144,6 +144,7 @@ impl Sender {
             ecn,
             cwr,
             retransmit,
+            packet_value: 0,
         }
     }
 

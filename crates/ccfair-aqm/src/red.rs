@@ -1,0 +1,746 @@
+//! RED, Random Early Detection (Floyd & Jacobson, IEEE/ACM ToN 1993; Linux `include/net/red.h`,
+//! `net/sched/sch_red.c`, with the parameter derivation of iproute2's `tc/q_red.c` and `tc/tc_red.c`).
+//!
+//! In a nutshell: on every arrival the average queue avg ← (1 − W)·avg + W·backlog (bytes, W = 2^−Wlog);
+//! after an idle period avg first decays as if (1 − W)^m, m = idle time / one packet's transmission time.
+//! Below min the packet passes; at or above max it is hard-marked (dropped, or CE-marked with `ecn`); in between
+//! it is marked with p_b = max_p·(avg − min)/(max − min), spread uniformly by counting packets since the last mark
+//! (the paper's p_a = p_b/(1 − count·p_b)), which Linux does divisionless: it draws qR uniform in
+//! [0, (max − min)/max_p) once per mark and marks when (avg − min)·count ≥ qR.
+//!
+//! Constants and derivations (Linux has no kernel defaults; `tc` computes them, and we do as `tc` does): max =
+//! limit/4 and min = max/3 when not given (Floyd's REDparameters advice, `q_red.c`); burst = (2·min + max)/(3·avpkt)
+//! packets; Wlog = the smallest with burst + 1 − min/avpkt ≤ (1 − (1 − W)^burst)/W (`tc_red_eval_ewma`);
+//! max_p = probability·2³² (tc's `TCA_RED_MAX_P`, probability 0.02 by default); the idle-decay table Stab and
+//! Scell_log from avpkt and the link rate (`tc_red_eval_idle_damping`); adaptive RED (Floyd, Gummadi & Shenker
+//! 2001) every 500 ms when enabled: max_p += min(1 %, max_p/4) if avg is above min + 0.6·(max − min) and
+//! max_p ≤ 50 %, max_p ← 0.9·max_p if avg is below min + 0.4·(max − min) and max_p ≥ 1 %. No "gentle" region:
+//! sch_red hard-marks from max on.
+//!
+//! Deviations: `avpkt_bytes` defaults to the link MTU (tc requires it; bulk TCP sends full packets) and
+//! `bandwidth_bps` to the link rate (tc assumes 10 Mbit/s when omitted); tc builds the Stab table in psched ticks
+//! (64 ns) while the kernel indexes it by microseconds of idle time, we build it in microseconds, the unit it
+//! is read in (the entries themselves are tc's: ⌊m·(−ln(1 − W))⌋ used as a shift count, and the kernel's
+//! coarse linear rule below the first non-zero entry, both kept); the child queue honours the scenario's limit in
+//! packets or bytes (Linux RED's child is a byte FIFO); `reciprocal_divide` is plain division (Linux's is
+//! exact for 32-bit operands, so results are equal).
+
+use std::collections::VecDeque;
+
+use ccfair_core::{DropReason, Dur, PacketMeta, ParamDoc, Rng, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, QueueLimit, err};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+
+/// `RED_STAB_SIZE`.
+const STAB_SIZE: usize = 256;
+/// Adaptive RED's period (`HZ/2`).
+const ADAPT_PERIOD_NS: u64 = 500_000_000;
+/// `RED_ONE_PERCENT` and the adaptive bounds on max_p (Q0.32).
+const ONE_PERCENT: u32 = ((1u64 << 32) / 100) as u32;
+const MAX_P_MIN: u32 = ONE_PERCENT;
+const MAX_P_MAX: u32 = 50 * ONE_PERCENT;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedParams {
+    pub limit: QueueLimit,
+    /// Lower threshold on the averaged backlog, bytes (default: max/3).
+    pub min_bytes: Option<u64>,
+    /// Upper threshold, bytes (default: 3·min if min is given, else limit/4).
+    pub max_bytes: Option<u64>,
+    /// Average packet size, bytes (default: the link MTU).
+    pub avpkt_bytes: Option<u32>,
+    /// Burst (packets) the average should absorb; sets Wlog (default: (2·min + max)/(3·avpkt)).
+    pub burst_packets: Option<u32>,
+    /// max_p, the marking probability reached at max.
+    pub probability: f64,
+    /// Link rate the idle decay assumes (default: the link's rate).
+    pub bandwidth_bps: Option<u64>,
+    pub ecn: bool,
+    pub harddrop: bool,
+    pub nodrop: bool,
+    pub adaptive: bool,
+}
+
+impl Default for RedParams {
+    fn default() -> Self {
+        RedParams {
+            limit: QueueLimit::Bytes(1_000_000),
+            min_bytes: None,
+            max_bytes: None,
+            avpkt_bytes: None,
+            burst_packets: None,
+            probability: 0.02,
+            bandwidth_bps: None,
+            ecn: false,
+            harddrop: false,
+            nodrop: false,
+            adaptive: false,
+        }
+    }
+}
+
+pub const PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "min_bytes",
+        allowed: "> 0 bytes, < max_bytes",
+        doc: "min threshold on the average backlog (default max/3)",
+    },
+    ParamDoc {
+        name: "max_bytes",
+        allowed: "> min_bytes",
+        doc: "max threshold (default 3 x min if given, else buffer/4)",
+    },
+    ParamDoc {
+        name: "avpkt_bytes",
+        allowed: "> 0 bytes",
+        doc: "average packet size for burst and idle decay (default the link MTU)",
+    },
+    ParamDoc {
+        name: "burst_packets",
+        allowed: "> min/avpkt packets",
+        doc: "burst the average absorbs; sets the EWMA weight (default (2 min + max)/(3 avpkt))",
+    },
+    ParamDoc {
+        name: "probability",
+        allowed: "0 < p <= 1",
+        doc: "max_p, marking probability at max (tc default 0.02)",
+    },
+    ParamDoc {
+        name: "bandwidth_bps",
+        allowed: "> 0 bit/s",
+        doc: "rate for the idle-time decay (default the link rate)",
+    },
+    ParamDoc {
+        name: "ecn",
+        allowed: "true | false",
+        doc: "CE-mark ECT packets instead of dropping (default false)",
+    },
+    ParamDoc {
+        name: "harddrop",
+        allowed: "true | false",
+        doc: "drop even ECT packets when the average is above max (default false)",
+    },
+    ParamDoc {
+        name: "nodrop",
+        allowed: "true | false (needs ecn)",
+        doc: "queue not-ECT packets instead of dropping them (default false)",
+    },
+    ParamDoc {
+        name: "adaptive",
+        allowed: "true | false",
+        doc: "Adaptive RED: tune max_p every 500 ms toward the middle of [min, max] (default false)",
+    },
+];
+
+/// The kernel parameters `tc` would compute (`struct red_parms` inputs), in bytes and shifts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedDerived {
+    pub qth_min: u64,
+    pub qth_max: u64,
+    pub avpkt: u32,
+    pub burst: u32,
+    pub wlog: u32,
+    /// max_p in Q0.32.
+    pub max_p: u32,
+}
+
+impl RedParams {
+    /// Thresholds, burst, EWMA weight and max_p as `tc` derives them.
+    pub fn derive(&self, mtu_bytes: u32) -> Result<RedDerived, ConfigError> {
+        let avpkt = self.avpkt_bytes.unwrap_or(mtu_bytes);
+        if avpkt == 0 {
+            return err("avpkt_bytes", "must be at least 1");
+        }
+        if !(self.probability > 0.0 && self.probability <= 1.0) {
+            return err("probability", "must be in (0, 1]");
+        }
+        if self.bandwidth_bps == Some(0) {
+            return err("bandwidth_bps", "must be positive");
+        }
+        if self.nodrop && !self.ecn {
+            return err("nodrop", "is only meaningful with ecn = true");
+        }
+        let limit_bytes = self.limit.bytes(mtu_bytes);
+        let qth_max = match (self.max_bytes, self.min_bytes) {
+            (Some(m), _) => m,
+            (None, Some(min)) => min * 3,
+            (None, None) => limit_bytes / 4,
+        };
+        let qth_min = self.min_bytes.unwrap_or(qth_max / 3);
+        if qth_min == 0 {
+            return err(
+                "min_bytes",
+                "must be at least 1 byte (the buffer is too small for the defaults)",
+            );
+        }
+        if qth_max <= qth_min {
+            return err("max_bytes", format!("must be greater than min_bytes ({qth_min})"));
+        }
+        let burst = match self.burst_packets {
+            Some(b) => b,
+            None => ((2 * qth_min + qth_max) / (3 * avpkt as u64)) as u32,
+        };
+        let Some(wlog) = eval_ewma(qth_min, burst, avpkt) else {
+            return err(
+                "burst_packets",
+                format!(
+                    "burst {burst} is too small for min {qth_min} bytes: need more than min/avpkt = {}",
+                    qth_min / avpkt as u64
+                ),
+            );
+        };
+        let max_p = (self.probability * 4_294_967_296.0).min(u32::MAX as f64) as u32;
+        Ok(RedDerived {
+            qth_min,
+            qth_max,
+            avpkt,
+            burst,
+            wlog,
+            max_p,
+        })
+    }
+
+    pub fn validate(&self, mtu_bytes: u32) -> Result<(), ConfigError> {
+        if self.min_bytes == Some(0) {
+            return err("min_bytes", "must be at least 1");
+        }
+        self.derive(mtu_bytes).map(|_| ())
+    }
+}
+
+/// `tc_red_eval_ewma`: the smallest Wlog (W = 2^−Wlog) for which a burst of `burst` packets arriving at an empty
+/// queue does not push the average past min: burst + 1 − min/avpkt ≤ (1 − (1 − W)^burst)/W.
+pub fn eval_ewma(qth_min: u64, burst: u32, avpkt: u32) -> Option<u32> {
+    let a = burst as f64 + 1.0 - qth_min as f64 / avpkt as f64;
+    if a < 1.0 {
+        return None;
+    }
+    let mut w = 0.5f64;
+    for wlog in 1..32 {
+        if a <= (1.0 - (1.0 - w).powi(burst as i32)) / w {
+            return Some(wlog);
+        }
+        w /= 2.0;
+    }
+    None
+}
+
+/// `tc_red_eval_idle_damping`, in microseconds: the table of right shifts approximating (1 − W)^m for an idle
+/// time of `i << scell_log` µs, m = idle / (avpkt's transmission time at `rate_bps`).
+fn eval_idle_damping(wlog: u32, avpkt: u32, rate_bps: u64) -> (u32, [u8; STAB_SIZE]) {
+    let xmit_time_us = avpkt as f64 * 8.0 * 1e6 / rate_bps as f64;
+    let lw = -(1.0 - 1.0 / (1u64 << wlog) as f64).ln() / xmit_time_us;
+    let maxtime = 31.0 / lw;
+    let mut clog = 0;
+    while clog < 31 && maxtime / (1u64 << clog) as f64 >= 512.0 {
+        clog += 1;
+    }
+    let mut stab = [0u8; STAB_SIZE];
+    for (i, s) in stab.iter_mut().enumerate().take(STAB_SIZE - 1).skip(1) {
+        *s = (((i as u64) << clog) as f64 * lw).min(31.0) as u8;
+    }
+    stab[STAB_SIZE - 1] = 31;
+    (clog, stab)
+}
+
+/// What `red_action` decides for one arrival.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RedAction {
+    DontMark,
+    ProbMark,
+    HardMark,
+}
+
+/// Linux `struct red_stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RedStats {
+    pub prob_drop: u64,
+    pub prob_mark: u64,
+    pub forced_drop: u64,
+    pub forced_mark: u64,
+    pub pdrop: u64,
+}
+
+pub struct Red<P> {
+    queue: VecDeque<P>,
+    limit: QueueLimit,
+    backlog_bytes: u64,
+    // red_parms (thresholds scaled by 2^Wlog, as in the kernel)
+    qth_min: u64,
+    qth_max: u64,
+    qth_delta: u64,
+    wlog: u32,
+    max_p: u32,
+    max_p_delta: u32,
+    target_min: u64,
+    target_max: u64,
+    scell_log: u32,
+    scell_max: u64,
+    stab: [u8; STAB_SIZE],
+    ecn: bool,
+    harddrop: bool,
+    nodrop: bool,
+    adaptive: bool,
+    next_adapt: Time,
+    // red_vars
+    qavg: u64,
+    qcount: i64,
+    qr: u32,
+    idle_start: Option<Time>,
+    rng: Rng,
+    pub red_stats: RedStats,
+    stats: QdiscStats,
+}
+
+impl<P> Red<P> {
+    /// A RED queue; `params` must have passed `validate`.
+    pub fn new(params: &RedParams, mtu_bytes: u32, link_rate_bps: u64, rng: Rng) -> Self {
+        let d = params
+            .derive(mtu_bytes)
+            .expect("RED parameters are validated before building");
+        let (scell_log, stab) =
+            eval_idle_damping(d.wlog, d.avpkt, params.bandwidth_bps.unwrap_or(link_rate_bps));
+        let qth_delta = d.qth_max - d.qth_min;
+        let mut red = Red {
+            queue: VecDeque::with_capacity(params.limit.preallocation(mtu_bytes)),
+            limit: params.limit,
+            backlog_bytes: 0,
+            qth_min: d.qth_min << d.wlog,
+            qth_max: d.qth_max << d.wlog,
+            qth_delta,
+            wlog: d.wlog,
+            max_p: d.max_p,
+            max_p_delta: 1,
+            // Adaptive target band [min + 0.4·Δ, min + 0.6·Δ], with Linux's integer fifths.
+            target_min: d.qth_min + 2 * (qth_delta / 5),
+            target_max: d.qth_min + 3 * (qth_delta / 5),
+            scell_log,
+            scell_max: 255 << scell_log,
+            stab,
+            ecn: params.ecn,
+            harddrop: params.harddrop,
+            nodrop: params.nodrop,
+            adaptive: params.adaptive,
+            next_adapt: Time::from_ns(ADAPT_PERIOD_NS),
+            qavg: 0,
+            qcount: -1,
+            qr: 0,
+            // The queue starts empty: idle from the start (`__red_change`).
+            idle_start: Some(Time::ZERO),
+            rng,
+            red_stats: RedStats::default(),
+            stats: QdiscStats::default(),
+        };
+        red.max_p_delta = ((d.max_p as u64 / qth_delta) as u32).max(1);
+        red
+    }
+
+    /// The averaged backlog, bytes.
+    pub fn avg_bytes(&self) -> f64 {
+        self.qavg as f64 / (1u64 << self.wlog) as f64
+    }
+
+    pub fn wlog(&self) -> u32 {
+        self.wlog
+    }
+
+    /// max_p as a probability.
+    pub fn max_p(&self) -> f64 {
+        self.max_p as f64 / 4_294_967_296.0
+    }
+
+    /// `red_calc_qavg_from_idle_time`: the average decayed over the idle period ending `now`.
+    fn qavg_after_idle(&self, idle_start: Time, now: Time) -> u64 {
+        let us_idle = now.saturating_since(idle_start).us().min(self.scell_max);
+        let shift = self.stab[((us_idle >> self.scell_log) as usize) & (STAB_SIZE - 1)];
+        if shift != 0 {
+            self.qavg >> shift
+        } else {
+            // Short idle: (1 − W)^m ≈ 1 − mW, linearly.
+            let dec = ((self.qavg as u128 * us_idle as u128) >> self.scell_log) as u64;
+            if dec < self.qavg >> 1 {
+                self.qavg - dec
+            } else {
+                self.qavg >> 1
+            }
+        }
+    }
+
+    /// `red_calc_qavg`: the new average on an arrival with `backlog` bytes queued.
+    fn calc_qavg(&self, backlog: u64, now: Time) -> u64 {
+        match self.idle_start {
+            Some(start) => self.qavg_after_idle(start, now),
+            // avg += backlog − avg·W, in fixed point with the point at Wlog.
+            None => self.qavg - (self.qavg >> self.wlog) + backlog,
+        }
+    }
+
+    /// `red_random`: qR uniform in [0, (max − min)/max_p), in bytes.
+    fn random(&mut self) -> u32 {
+        ((self.rng.next_u64() >> 32) as u32) / self.max_p_delta
+    }
+
+    /// `red_action` for the scaled average `qavg`.
+    pub fn action(&mut self, qavg: u64) -> RedAction {
+        if qavg < self.qth_min {
+            self.qcount = -1;
+            RedAction::DontMark
+        } else if qavg >= self.qth_max {
+            self.qcount = -1;
+            RedAction::HardMark
+        } else {
+            self.qcount += 1;
+            if self.qcount != 0 {
+                // Mark when (avg − min)·count ≥ qR: the count since the last mark is uniform in [1, 1/p_b].
+                let excess = (qavg - self.qth_min) >> self.wlog;
+                if excess.saturating_mul(self.qcount as u64) >= self.qr as u64 {
+                    self.qcount = 0;
+                    self.qr = self.random();
+                    return RedAction::ProbMark;
+                }
+            } else {
+                self.qr = self.random();
+            }
+            RedAction::DontMark
+        }
+    }
+
+    /// The action for an average of `avg_bytes` (unscaled), for tests of the marking law.
+    pub fn action_at(&mut self, avg_bytes: u64) -> RedAction {
+        self.action(avg_bytes << self.wlog)
+    }
+
+    /// `red_adaptative_algo`, run every 500 ms up to `now`.
+    fn run_adaptive(&mut self, now: Time) {
+        while self.adaptive && self.next_adapt <= now {
+            let t = self.next_adapt;
+            let qavg = match self.idle_start {
+                Some(start) => self.qavg_after_idle(start, t),
+                None => self.qavg,
+            } >> self.wlog;
+            if qavg > self.target_max && self.max_p <= MAX_P_MAX {
+                self.max_p += MAX_P_MIN.min(self.max_p / 4);
+            } else if qavg < self.target_min && self.max_p >= MAX_P_MIN {
+                self.max_p = (self.max_p / 10) * 9;
+            }
+            let rounded = (self.max_p as u64 + self.qth_delta / 2) / self.qth_delta;
+            self.max_p_delta = (rounded as u32).max(1);
+            self.next_adapt += Dur::from_ns(ADAPT_PERIOD_NS);
+        }
+    }
+}
+
+impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
+    fn enqueue(&mut self, now: Time, mut pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
+        self.run_adaptive(now);
+        self.qavg = self.calc_qavg(self.backlog_bytes, now);
+        self.idle_start = None;
+        let congestion_drop = match self.action(self.qavg) {
+            RedAction::DontMark => false,
+            RedAction::ProbMark => {
+                if !self.ecn {
+                    self.red_stats.prob_drop += 1;
+                    true
+                } else if mark_ce(&mut self.stats, sink, now, &mut pkt) {
+                    self.red_stats.prob_mark += 1;
+                    false
+                } else if !self.nodrop {
+                    self.red_stats.prob_drop += 1;
+                    true
+                } else {
+                    false // not-ECT packet in nodrop mode: queue it
+                }
+            }
+            RedAction::HardMark => {
+                if self.harddrop || !self.ecn {
+                    self.red_stats.forced_drop += 1;
+                    true
+                } else if mark_ce(&mut self.stats, sink, now, &mut pkt) {
+                    self.red_stats.forced_mark += 1;
+                    false
+                } else if !self.nodrop {
+                    self.red_stats.forced_drop += 1;
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if congestion_drop {
+            drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
+            return false;
+        }
+        if !self
+            .limit
+            .admits(self.queue.len() as u32, self.backlog_bytes, pkt.wire_len())
+        {
+            self.red_stats.pdrop += 1;
+            drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
+            return false;
+        }
+        self.backlog_bytes += pkt.wire_len() as u64;
+        self.stats.enqueued_packets += 1;
+        self.queue.push_back(pkt);
+        true
+    }
+
+    fn dequeue(&mut self, now: Time, _sink: &mut dyn QdiscSink<P>) -> Option<P> {
+        self.run_adaptive(now);
+        match self.queue.pop_front() {
+            Some(pkt) => {
+                self.backlog_bytes -= pkt.wire_len() as u64;
+                count_dequeue(&mut self.stats, &pkt);
+                Some(pkt)
+            }
+            None => {
+                if self.idle_start.is_none() {
+                    self.idle_start = Some(now);
+                }
+                None
+            }
+        }
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.backlog_bytes
+    }
+
+    fn backlog_packets(&self) -> u32 {
+        self.queue.len() as u32
+    }
+
+    fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+
+    fn kind(&self) -> &'static str {
+        "red"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_packet::{Drops, TestPacket, ms};
+    use ccfair_core::Ecn;
+    use ccfair_core::rng::StreamId;
+
+    fn red(params: RedParams) -> Red<TestPacket> {
+        Red::new(&params, 1500, 100_000_000, Rng::stream(5, StreamId::Qdisc(0)))
+    }
+
+    fn explicit() -> RedParams {
+        RedParams {
+            limit: QueueLimit::Bytes(400_000),
+            min_bytes: Some(30_000),
+            max_bytes: Some(90_000),
+            avpkt_bytes: Some(1000),
+            probability: 0.1,
+            ..RedParams::default()
+        }
+    }
+
+    #[test]
+    fn tc_derivations() {
+        // Thresholds from the limit: max = limit/4, min = max/3.
+        let d = RedParams {
+            limit: QueueLimit::Bytes(360_000),
+            ..RedParams::default()
+        }
+        .derive(1500)
+        .unwrap();
+        assert_eq!((d.qth_min, d.qth_max), (30_000, 90_000));
+        // burst = (2·30000 + 90000)/(3·1500) = 33; a = 33 + 1 − 20 = 14; W = 1/16 gives 14.3 ≥ 14, W = 1/8 only 7.9.
+        assert_eq!((d.burst, d.wlog), (33, 4));
+        let d = explicit().derive(1500).unwrap();
+        // burst 50, a = 21: W = 1/32 gives 25.5, 1/16 only 15.9.
+        assert_eq!((d.burst, d.wlog), (50, 5));
+        assert_eq!(d.max_p, 429_496_729);
+        // A packet limit counts full packets.
+        let d = RedParams {
+            limit: QueueLimit::Packets(240),
+            ..RedParams::default()
+        }
+        .derive(1500)
+        .unwrap();
+        assert_eq!(d.qth_max, 90_000);
+    }
+
+    #[test]
+    fn marking_probability_ramps_between_the_thresholds() {
+        let mut q = red(explicit());
+        // p_b = max_p·(avg − min)/(max − min); with count uniformisation the marked fraction is 2·p_b/(1 + p_b).
+        for (avg, p_b) in [
+            (45_000u64, 0.025),
+            (60_000, 0.05),
+            (75_000, 0.075),
+            (89_000, 0.0983),
+        ] {
+            let n = 200_000;
+            let marks = (0..n).filter(|_| q.action_at(avg) == RedAction::ProbMark).count() as f64;
+            let want = 2.0 * p_b / (1.0 + p_b);
+            let got = marks / n as f64;
+            assert!((got - want).abs() / want < 0.05, "avg {avg}: {got} vs {want}");
+        }
+        assert!((0..1000).all(|_| q.action_at(29_999) == RedAction::DontMark));
+        assert!((0..1000).all(|_| q.action_at(90_000) == RedAction::HardMark));
+    }
+
+    #[test]
+    fn marks_are_spread_uniformly_not_geometrically() {
+        // With uniformisation the gap between marks never exceeds 1/p_b (here 20 packets).
+        let mut q = red(explicit());
+        let mut since = 0;
+        let mut gaps = vec![];
+        for _ in 0..100_000 {
+            since += 1;
+            if q.action_at(60_000) == RedAction::ProbMark {
+                gaps.push(since);
+                since = 0;
+            }
+        }
+        // The first gap includes the packet that draws the first qR.
+        assert!(
+            gaps[1..].iter().all(|&g| (1..=21).contains(&g)),
+            "{:?}",
+            &gaps[..20]
+        );
+        // ... and the gaps are spread over the whole range, not clustered.
+        assert!(gaps.iter().any(|&g| g <= 2) && gaps.iter().any(|&g| g >= 19));
+    }
+
+    #[test]
+    fn average_follows_the_ewma_with_weight_two_to_the_minus_wlog() {
+        let mut q = red(explicit());
+        let mut d = Drops::default();
+        // Hold the backlog at 40 packets of 1000 bytes: the average approaches 40 000 as 1 − (1 − 1/32)^n.
+        for i in 0..40 {
+            q.queue.push_back(TestPacket::new(i, 1000));
+        }
+        q.backlog_bytes = 40_000;
+        q.idle_start = None;
+        for n in 1..=64u64 {
+            q.enqueue(Time::ZERO, TestPacket::new(100 + n, 1000), &mut d);
+            q.queue.pop_back();
+            q.backlog_bytes = 40_000;
+            if n == 32 || n == 64 {
+                let want = 40_000.0 * (1.0 - (1.0 - 1.0 / 32.0f64).powi(n as i32));
+                assert!(
+                    (q.avg_bytes() - want).abs() < 40.0,
+                    "n {n}: {} vs {want}",
+                    q.avg_bytes()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn idle_time_decays_the_average() {
+        let mut q = red(explicit());
+        let mut d = Drops::default();
+        // avpkt 1000 bytes at 100 Mbit/s is 80 µs; −ln(1 − 1/32)/80 µs per µs gives Scell_log 8.
+        assert_eq!(q.scell_log, 8);
+        q.qavg = 60_000 << q.wlog;
+        q.idle_start = None;
+        // Idle from 1 s to 1.02 s: 20 000 µs is table cell 78, whose entry is ⌊78·256·(−ln(31/32))/80⌋ = 7, so
+        // the average is shifted right by 7 (the kernel's decay; the exact (1 − W)^250 would be smaller still).
+        assert!(q.dequeue(ms(1000), &mut d).is_none());
+        q.enqueue(ms(1020), TestPacket::new(1, 1000), &mut d);
+        assert_eq!(q.avg_bytes(), 60_000.0 / 128.0);
+        // A 40 µs idle period falls in cell 0: linear decay avg·idle/2^Scell_log = avg·40/256.
+        q.qavg = 60_000 << q.wlog;
+        q.dequeue(ms(2000), &mut d);
+        assert!(q.dequeue(ms(2000), &mut d).is_none());
+        q.enqueue(Time::from_ns(2_000_040_000), TestPacket::new(2, 1000), &mut d);
+        assert_eq!(q.avg_bytes(), 60_000.0 * (1.0 - 40.0 / 256.0));
+    }
+
+    #[test]
+    fn ecn_marks_and_harddrop_drops_above_max() {
+        let mut q = red(RedParams {
+            ecn: true,
+            ..explicit()
+        });
+        let mut d = Drops::default();
+        q.qavg = 100_000 << q.wlog;
+        q.idle_start = None;
+        q.backlog_bytes = 100_000;
+        assert!(q.enqueue(Time::ZERO, TestPacket::new(1, 1000).ecn(Ecn::Ect0), &mut d));
+        assert_eq!(d.marks(), 1);
+        assert!(!q.enqueue(Time::ZERO, TestPacket::new(2, 1000), &mut d));
+        assert_eq!(d.aqm_drops(), 1);
+        let mut q = red(RedParams {
+            ecn: true,
+            harddrop: true,
+            ..explicit()
+        });
+        q.qavg = 100_000 << q.wlog;
+        q.idle_start = None;
+        q.backlog_bytes = 100_000;
+        assert!(!q.enqueue(Time::ZERO, TestPacket::new(3, 1000).ecn(Ecn::Ect0), &mut d));
+        assert_eq!(q.red_stats.forced_drop, 1);
+    }
+
+    #[test]
+    fn adaptive_red_moves_max_p() {
+        let mut q = red(RedParams {
+            adaptive: true,
+            ..explicit()
+        });
+        let mut d = Drops::default();
+        q.qavg = 85_000 << q.wlog; // above min + 0.6·Δ = 66 000
+        q.idle_start = None;
+        // Packets to dequeue, so that the queue never goes idle.
+        for i in 0..10 {
+            q.queue.push_back(TestPacket::new(i, 1000));
+        }
+        q.backlog_bytes = 85_000;
+        let before = q.max_p();
+        q.dequeue(ms(499), &mut d);
+        assert_eq!(q.max_p(), before);
+        q.backlog_bytes = 85_000;
+        q.dequeue(ms(500), &mut d);
+        // + min(1 %, max_p/4) = +1 %.
+        assert!((q.max_p() - (before + 0.01)).abs() < 1e-6, "{}", q.max_p());
+        q.qavg = 35_000 << q.wlog; // below min + 0.4·Δ = 54 000
+        q.backlog_bytes = 35_000;
+        q.dequeue(ms(1000), &mut d);
+        assert!((q.max_p() - 0.9 * (before + 0.01)).abs() < 1e-6, "{}", q.max_p());
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field() {
+        let e = RedParams {
+            min_bytes: Some(50_000),
+            max_bytes: Some(40_000),
+            ..explicit()
+        }
+        .validate(1500)
+        .unwrap_err();
+        assert_eq!(e.field, "max_bytes");
+        let e = RedParams {
+            burst_packets: Some(5),
+            ..explicit()
+        }
+        .validate(1500)
+        .unwrap_err();
+        assert_eq!(e.field, "burst_packets");
+        let e = RedParams {
+            nodrop: true,
+            ..explicit()
+        }
+        .validate(1500)
+        .unwrap_err();
+        assert_eq!(e.field, "nodrop");
+        let e = RedParams {
+            probability: 0.0,
+            ..explicit()
+        }
+        .validate(1500)
+        .unwrap_err();
+        assert_eq!(e.field, "probability");
+    }
+}
