@@ -155,6 +155,23 @@ def test_ctrl_c_stops_the_run_and_removes_everything() -> None:
     assert not [p for p in pids if running(p)]
 
 
+def test_the_simulators_codel_marks_a_kernel_ecn_flow_through_the_emulator(tmp_path: Path) -> None:
+    r = ccfair.run(
+        {
+            "duration": "10s",
+            "measure": {"start": "3s", "end": "10s"},
+            "link": {"rate": "10Mbps", "buffer": "2bdp", "aqm": {"name": "codel", "ecn": True}},
+            "flows": [{"cc": "cubic", "rtt": "50ms", "ecn": "classic"}],
+        },
+        backend="kernel",
+    )
+    assert r.summary["marks"] > 0  # the kernel negotiated ECN and CoDel marked CE instead of dropping
+    assert r.flows["window_queue_drops"].iloc[0] == 0
+    # CoDel keeps the standing queue near its 5 ms target, far below the 100 ms the buffer allows.
+    assert r.summary["queue_sojourn_p50_ns"] < 20e6
+    assert r.summary["utilization"] > 0.9
+
+
 def test_a_sigkilled_run_leaves_nothing_after_the_next_run() -> None:
     victim, prefix, pids = start_run_and_wait()
     victim.send_signal(signal.SIGKILL)
