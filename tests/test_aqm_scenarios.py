@@ -108,7 +108,7 @@ def test_fq_codel_restores_fairness_between_bbr_and_cubic():
 
 
 def test_fq_codel_evens_out_rtt_unfairness_between_cubic_and_reno():
-    # The stand-in mix the issue names: Cubic at 10 ms against Reno at 100 ms.
+    # An equally unfair mix under tail drop: Cubic at 10 ms against Reno at 100 ms.
     fifo = run("aqm-fq_codel-cubic-vs-reno-rtt", aqm="fifo")
     fq = run("aqm-fq_codel-cubic-vs-reno-rtt")
     assert fifo.summary["jain_index"] <= 0.9

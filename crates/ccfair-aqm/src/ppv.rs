@@ -24,7 +24,7 @@
 //!
 //! Deviations: the core-stateless AQM's delay controller of the ANRW paper (a PIE-like probability turned into
 //! a CTV from the recent PV distribution) is not modelled: the bottleneck is the basic PPV buffer, dropping
-//! lowest values only when full (as the issue specifies). Among equal lowest values the oldest queued packet
+//! lowest values only when full. Among equal lowest values the oldest queued packet
 //! goes; an arrival whose value is not above the lowest queued one is itself dropped. The logarithmic TVF and
 //! its resolution are our choice (the papers leave the TVF to the operator).
 
