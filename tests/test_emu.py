@@ -342,3 +342,14 @@ def test_clean_rate_is_the_top_of_the_clean_ladder() -> None:
     assert doctor.clean_rate([p(1, True), p(2, True)]) == 2
     assert doctor.clean_rate([p(1, False), p(2, True)]) == 0
     assert doctor.clean_rate([]) == 0
+
+
+def test_require_root_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same check as above without dropping privileges, so it runs wherever the checkout lives.
+    from ccfair.emu import netns
+    from ccfair.errors import ScenarioError
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(ScenarioError) as e:
+        netns.require_root()
+    assert e.value.field == "backend" and "needs root" in e.value.message
