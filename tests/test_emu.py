@@ -181,6 +181,9 @@ def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
             "marks": [0] * 4,
             "departures": [10] * 4,
             "tx_bytes": [625_000] * 4,
+            # The meter's L4S/classic split of all-classic kernel traffic (NaN is JSON null).
+            "sojourn_l4s_p99_ns": [None] * 4,
+            "sojourn_classic_p99_ns": [2e6] * 4,
             "lateness_p99_ns": [2e4] * 4,
         },
         "flows": [
@@ -202,6 +205,8 @@ def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
             "window_sojourn_p50_ns": 1e6,
             "window_sojourn_p99_ns": 2e6,
             "window_sojourn_mean_ns": 1.2e6,
+            "window_sojourn_l4s_p99_ns": None,
+            "window_sojourn_classic_p99_ns": 2e6,
             "window_departures": 20,
             "sent_segments": 60,
             "queue_drops": 2,
@@ -262,6 +267,8 @@ def test_kernel_results_compute_goodput_activity_and_counters() -> None:
     assert r.timeseries[r.timeseries["flow_id"] == 0]["retransmits"].tolist() == [0, 1, 2, 0]
     assert r.queue["sojourn_classic_p99_ns"].tolist() == r.queue["sojourn_p99_ns"].tolist()
     assert r.queue["sojourn_l4s_p99_ns"].isna().all()
+    assert r.summary["queue_sojourn_l4s_p99_ns"] is None  # no L4S traffic: no value
+    assert r.summary["queue_sojourn_classic_p99_ns"] == pytest.approx(2e6)
 
 
 def test_health_flags_lateness_beyond_two_percent_of_the_rtt_and_any_loss() -> None:

@@ -1,5 +1,6 @@
 //! Shared vocabulary of the ccfair crates: integer-nanosecond time, units, packet metadata, seeded random
-//! streams, a log-bucketed histogram and the observer interface through which the simulator reports events.
+//! streams, a log-bucketed histogram, the bottleneck queue's meter and the observer interface through which
+//! the simulator reports events.
 //!
 //! Nothing here reads a wall clock or an unseeded random source: the core is deterministic by construction.
 
@@ -7,6 +8,7 @@ pub mod hist;
 pub mod observer;
 pub mod packet;
 pub mod param;
+pub mod queue_meter;
 pub mod rng;
 pub mod time;
 pub mod units;
@@ -15,6 +17,7 @@ pub use hist::LogHistogram;
 pub use observer::{DropReason, NullObserver, Observer};
 pub use packet::{Ecn, PacketMeta};
 pub use param::ParamDoc;
+pub use queue_meter::{QueueMeter, QueueSeries, QueueTally};
 pub use rng::Rng;
 pub use time::{Dur, Time};
 pub use units::Rate;

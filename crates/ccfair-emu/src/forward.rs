@@ -19,7 +19,7 @@ use crate::clock::{self, Clock, Command, Control};
 use crate::config::{ForwardConfig, Mark};
 use crate::frame::{self, EmuPacket};
 use crate::pool::Pool;
-use crate::record::{FlowRecord, QueueSeries, Recorder, Spread, Totals};
+use crate::record::{FlowRecord, QueueRows, Recorder, Spread, Totals};
 use crate::shaper::{Out, Path, Shaper};
 use crate::sys::{self, PacketSocket};
 
@@ -49,7 +49,7 @@ pub struct Health {
 
 #[derive(Serialize)]
 struct Output {
-    queue: QueueSeries,
+    queue: QueueRows,
     flows: Vec<FlowRecord>,
     totals: Totals,
     lateness_window: Spread,
@@ -389,7 +389,7 @@ impl Forwarder {
         self.health.held_at_end = self.shaper.held_frames();
         let (lateness_window, lateness_run) = self.shaper.rec.lateness_spread();
         let output = Output {
-            queue: std::mem::take(&mut self.shaper.rec.queue),
+            queue: self.shaper.rec.take_queue(),
             flows: self.shaper.rec.flow_records(),
             totals: self.shaper.rec.final_totals(),
             lateness_window,

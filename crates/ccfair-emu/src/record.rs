@@ -13,7 +13,8 @@
 //! Times are emulator times (ns since the emulator started); series are reported relative to the run epoch.
 //! Nothing here allocates per packet: counters are preallocated per flow; rows are appended per interval.
 
-use ccfair_core::{LogHistogram, Time};
+use ccfair_core::queue_meter::quantile_or_nan as pct;
+use ccfair_core::{LogHistogram, QueueMeter, QueueSeries, Time};
 use serde::Serialize;
 
 /// Segments timed at once per flow; beyond that the oldest timing is forgotten (no bias: the sample of an
@@ -40,20 +41,13 @@ impl FlowCounters {
     }
 }
 
-/// The queue time series (one row per interval), same columns as the simulator's.
+/// The queue time series (one row per interval): the simulator's columns, measured by the same meter, plus
+/// the emulator's own health per interval.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct QueueSeries {
-    pub t_ns: Vec<u64>,
-    pub backlog_bytes: Vec<u64>,
-    pub backlog_packets: Vec<u32>,
-    pub sojourn_p50_ns: Vec<f64>,
-    pub sojourn_p99_ns: Vec<f64>,
-    pub sojourn_max_ns: Vec<f64>,
-    pub drops: Vec<u64>,
-    pub marks: Vec<u64>,
-    pub departures: Vec<u64>,
-    pub tx_bytes: Vec<u64>,
-    /// Emulator health per interval: p99 of how late frames left (ns), NaN when none did.
+pub struct QueueRows {
+    #[serde(flatten)]
+    pub queue: QueueSeries,
+    /// p99 of how late frames left (ns), NaN when none did.
     pub lateness_p99_ns: Vec<f64>,
 }
 
@@ -113,10 +107,6 @@ impl RttTimer {
     }
 }
 
-fn pct(h: &LogHistogram, q: f64) -> f64 {
-    h.quantile(q).map_or(f64::NAN, |x| x as f64)
-}
-
 /// Quantiles of a histogram, for the report.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Spread {
@@ -161,6 +151,8 @@ pub struct Totals {
     pub window_sojourn_p50_ns: f64,
     pub window_sojourn_p99_ns: f64,
     pub window_sojourn_mean_ns: f64,
+    pub window_sojourn_l4s_p99_ns: f64,
+    pub window_sojourn_classic_p99_ns: f64,
     pub window_departures: u64,
     pub sent_segments: u64,
     pub queue_drops: u64,
@@ -182,22 +174,15 @@ pub struct Recorder {
     rtt_hist: Vec<LogHistogram>,
     in_window: bool,
     window_done: bool,
-    iv_sojourn: LogHistogram,
+    /// The bottleneck queue, per interval and over the window.
+    meter: QueueMeter,
     iv_lateness: LogHistogram,
-    iv_drops: u64,
-    iv_marks: u64,
-    iv_departures: u64,
-    iv_tx_bytes: u64,
-    win_sojourn: LogHistogram,
-    win_tx_bytes: u64,
-    win_queue_drops: u64,
+    lateness_series: Vec<f64>,
+    /// Random-loss drops on the path during the window (not the queue's).
     win_path_drops: u64,
-    win_marks: u64,
-    win_departures: u64,
     pub lateness_window: LogHistogram,
     pub lateness_run: LogHistogram,
     pub totals: Totals,
-    pub queue: QueueSeries,
 }
 
 impl Recorder {
@@ -211,9 +196,7 @@ impl Recorder {
             interval_drops: vec![Vec::new(); n_flows],
             rtt: (0..n_flows).map(|_| RttTimer::new()).collect(),
             rtt_hist: (0..n_flows).map(|_| LogHistogram::new()).collect(),
-            iv_sojourn: LogHistogram::new(),
             iv_lateness: LogHistogram::new(),
-            win_sojourn: LogHistogram::new(),
             lateness_window: LogHistogram::new(),
             lateness_run: LogHistogram::new(),
             ..Recorder::default()
@@ -224,23 +207,21 @@ impl Recorder {
     pub fn start(&mut self, epoch: Time) {
         self.epoch = epoch;
         self.at_last_sample.copy_from_slice(&self.counters);
-        self.iv_sojourn.clear();
+        self.meter.restart_interval();
         self.iv_lateness.clear();
-        self.iv_drops = 0;
-        self.iv_marks = 0;
-        self.iv_departures = 0;
-        self.iv_tx_bytes = 0;
         self.lateness_run.clear();
     }
 
     pub fn window_start(&mut self) {
         self.at_window_start.copy_from_slice(&self.counters);
         self.in_window = true;
+        self.meter.set_in_window(true);
     }
 
     pub fn window_end(&mut self) {
         self.at_window_end.copy_from_slice(&self.counters);
         self.in_window = false;
+        self.meter.set_in_window(false);
         self.window_done = true;
     }
 
@@ -273,39 +254,25 @@ impl Recorder {
     pub fn queue_drop(&mut self, flow: u32) {
         self.counters[flow as usize].queue_drops += 1;
         self.totals.queue_drops += 1;
-        self.iv_drops += 1;
-        if self.in_window {
-            self.win_queue_drops += 1;
-        }
+        self.meter.dropped();
     }
 
     #[inline]
     pub fn marked(&mut self, flow: u32) {
         self.counters[flow as usize].ce_marks += 1;
-        self.iv_marks += 1;
-        if self.in_window {
-            self.win_marks += 1;
-        }
+        self.meter.marked();
     }
 
-    /// A packet left the queue (serialization starts) after `sojourn_ns`.
+    /// A packet left the queue (serialization starts) after `sojourn_ns`; `l4s` when it is L4S traffic.
     #[inline]
-    pub fn departed(&mut self, sojourn_ns: u64) {
-        self.iv_sojourn.record(sojourn_ns);
-        self.iv_departures += 1;
-        if self.in_window {
-            self.win_sojourn.record(sojourn_ns);
-            self.win_departures += 1;
-        }
+    pub fn departed(&mut self, sojourn_ns: u64, l4s: bool) {
+        self.meter.departed(sojourn_ns, l4s);
     }
 
     /// `ip_bytes` finished serializing on the bottleneck.
     #[inline]
     pub fn link_tx(&mut self, ip_bytes: u32) {
-        self.iv_tx_bytes += ip_bytes as u64;
-        if self.in_window {
-            self.win_tx_bytes += ip_bytes as u64;
-        }
+        self.meter.transmitted(ip_bytes);
     }
 
     /// A frame with an ideal departure time left `late_ns` after it.
@@ -330,25 +297,21 @@ impl Recorder {
             drops.push(c.queue_drops + c.path_drops - p.queue_drops - p.path_drops);
         }
         self.at_last_sample.copy_from_slice(&self.counters);
-        let q = &mut self.queue;
-        q.t_ns.push(now.saturating_since(self.epoch).ns());
-        q.backlog_bytes.push(backlog_bytes);
-        q.backlog_packets.push(backlog_packets);
-        q.sojourn_p50_ns.push(pct(&self.iv_sojourn, 0.5));
-        q.sojourn_p99_ns.push(pct(&self.iv_sojourn, 0.99));
-        q.sojourn_max_ns
-            .push(self.iv_sojourn.max().map_or(f64::NAN, |x| x as f64));
-        q.drops.push(self.iv_drops);
-        q.marks.push(self.iv_marks);
-        q.departures.push(self.iv_departures);
-        q.tx_bytes.push(self.iv_tx_bytes);
-        q.lateness_p99_ns.push(pct(&self.iv_lateness, 0.99));
-        self.iv_sojourn.clear();
+        self.meter.sample(
+            now.saturating_since(self.epoch).ns(),
+            backlog_bytes,
+            backlog_packets,
+        );
+        self.lateness_series.push(pct(&self.iv_lateness, 0.99));
         self.iv_lateness.clear();
-        self.iv_drops = 0;
-        self.iv_marks = 0;
-        self.iv_departures = 0;
-        self.iv_tx_bytes = 0;
+    }
+
+    /// The queue rows so far, handed over (the recorder keeps none).
+    pub fn take_queue(&mut self) -> QueueRows {
+        QueueRows {
+            queue: std::mem::take(&mut self.meter.series),
+            lateness_p99_ns: std::mem::take(&mut self.lateness_series),
+        }
     }
 
     pub fn interval_ns(&self) -> u64 {
@@ -377,15 +340,18 @@ impl Recorder {
     }
 
     pub fn final_totals(&self) -> Totals {
+        let w = self.meter.window();
         Totals {
-            window_link_tx_bytes: self.win_tx_bytes,
-            window_queue_drops: self.win_queue_drops,
+            window_link_tx_bytes: w.tx_bytes,
+            window_queue_drops: w.drops,
             window_path_drops: self.win_path_drops,
-            window_marks: self.win_marks,
-            window_sojourn_p50_ns: pct(&self.win_sojourn, 0.5),
-            window_sojourn_p99_ns: pct(&self.win_sojourn, 0.99),
-            window_sojourn_mean_ns: self.win_sojourn.mean().unwrap_or(f64::NAN),
-            window_departures: self.win_departures,
+            window_marks: w.marks,
+            window_sojourn_p50_ns: w.sojourn_ns(0.5),
+            window_sojourn_p99_ns: w.sojourn_ns(0.99),
+            window_sojourn_mean_ns: w.sojourn_mean_ns(),
+            window_sojourn_l4s_p99_ns: pct(&w.sojourn_l4s, 0.99),
+            window_sojourn_classic_p99_ns: pct(&w.sojourn_classic, 0.99),
+            window_departures: w.departures,
             ..self.totals.clone()
         }
     }
@@ -442,14 +408,21 @@ mod tests {
         r.window_start();
         r.path_drop(0);
         r.marked(1);
-        r.departed(5_000);
+        r.departed(5_000, false);
         r.link_tx(1500);
+        r.lateness(40);
         r.window_end();
         r.queue_drop(0);
         r.sample(t(1200), 0, 0);
-        assert_eq!(r.queue.t_ns, vec![100_000, 200_000]);
-        assert_eq!(r.queue.drops, vec![1, 1]);
-        assert_eq!(r.queue.marks, vec![0, 1]);
+        let rows = r.take_queue();
+        assert_eq!(rows.queue.t_ns, vec![100_000, 200_000]);
+        assert_eq!(rows.queue.drops, vec![1, 1]);
+        assert_eq!(rows.queue.marks, vec![0, 1]);
+        assert!(
+            rows.lateness_p99_ns[0].is_nan(),
+            "no frame left in the first interval"
+        );
+        assert_eq!(rows.lateness_p99_ns[1], 40.0);
         let f = r.flow_records();
         assert_eq!(f[0].interval_drops, vec![0, 2]);
         assert_eq!(f[1].interval_drops, vec![1, 0]);

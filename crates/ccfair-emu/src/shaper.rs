@@ -21,7 +21,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use ccfair_aqm::{AqmConfig, BuildContext, Qdisc, QdiscSink};
 use ccfair_core::rng::StreamId;
-use ccfair_core::{DropReason, Dur, PacketMeta, Rate, Rng, Time};
+use ccfair_core::{DropReason, Dur, Ecn, PacketMeta, Rate, Rng, Time};
 
 use crate::frame::EmuPacket;
 use crate::pool::Pool;
@@ -176,7 +176,10 @@ impl Shaper {
         let Some(pkt) = self.qdisc.dequeue(now, &mut sink) else {
             return;
         };
-        self.rec.departed(now.saturating_since(pkt.enqueue_ts()).ns());
+        // L4S traffic is what arrived as ECT(1), as a DualQ classifier sees it.
+        let l4s = pkt.wire_ecn == Ecn::Ect1;
+        self.rec
+            .departed(now.saturating_since(pkt.enqueue_ts()).ns(), l4s);
         self.busy_bytes += pkt.wire_len() as u128;
         let ns = (self.busy_bytes * 8 * 1_000_000_000).div_ceil(self.rate.bps() as u128);
         self.in_tx = Some((pkt, Time::from_ns(self.busy_start.ns() + ns as u64)));

@@ -13,6 +13,7 @@ pub mod scenario;
 pub mod sim;
 pub mod tcp;
 
-pub use recorder::{FlowCounters, FlowRecord, FlowSeries, QueueSeries, Recorder, Totals};
+pub use ccfair_core::QueueSeries;
+pub use recorder::{FlowCounters, FlowRecord, FlowSeries, Recorder, Totals};
 pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec, SpecError};
 pub use sim::{RunOutput, Simulation};

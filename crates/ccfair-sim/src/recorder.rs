@@ -3,7 +3,8 @@
 //! once per interval.
 
 use ccfair_cc::CcVars;
-use ccfair_core::{DropReason, Dur, LogHistogram, Observer, Time};
+use ccfair_core::queue_meter::quantile_or_nan;
+use ccfair_core::{DropReason, Dur, LogHistogram, Observer, QueueMeter, QueueSeries, Time};
 
 /// Cumulative per-flow counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,25 +64,6 @@ pub struct FlowSeries {
     pub cc_aux: Vec<f64>,
 }
 
-/// Queue columns, one row per interval.
-#[derive(Clone, Debug, Default)]
-pub struct QueueSeries {
-    pub t_ns: Vec<u64>,
-    pub backlog_bytes: Vec<u64>,
-    pub backlog_packets: Vec<u32>,
-    pub sojourn_p50_ns: Vec<f64>,
-    pub sojourn_p99_ns: Vec<f64>,
-    pub sojourn_max_ns: Vec<f64>,
-    pub drops: Vec<u64>,
-    pub marks: Vec<u64>,
-    pub departures: Vec<u64>,
-    pub tx_bytes: Vec<u64>,
-    /// Sojourn of L4S flows' packets (ECN mode "l4s") and of the others, per interval (NaN if none): the
-    /// per-queue delays of a DualQ AQM, whose classifier is the same ECT(1) codepoint.
-    pub sojourn_l4s_p99_ns: Vec<f64>,
-    pub sojourn_classic_p99_ns: Vec<f64>,
-}
-
 /// Run-level totals.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
@@ -131,32 +113,18 @@ pub struct Recorder {
     rtt_hist: Vec<LogHistogram>,
     in_window: bool,
     window_done: bool,
-    // Queue, current interval.
-    iv_sojourn: LogHistogram,
-    iv_sojourn_l4s: LogHistogram,
-    iv_sojourn_classic: LogHistogram,
     /// Which flows send L4S traffic (ECT(1)).
     l4s: Vec<bool>,
-    iv_drops: u64,
-    iv_marks: u64,
-    iv_departures: u64,
-    iv_tx_bytes: u64,
-    // Queue, window.
-    win_sojourn: LogHistogram,
-    win_sojourn_l4s: LogHistogram,
-    win_sojourn_classic: LogHistogram,
-    win_tx_bytes: u64,
-    win_queue_drops: u64,
+    /// The bottleneck queue, per interval and over the window.
+    meter: QueueMeter,
+    /// Random-loss drops on the path during the window (not the queue's).
     win_path_drops: u64,
-    win_marks: u64,
-    win_departures: u64,
     // Whole run.
     pub sent_segments: u64,
     pub arrived_segments: u64,
     pub queue_drops: u64,
     pub path_drops: u64,
     pub flows: FlowSeries,
-    pub queue: QueueSeries,
 }
 
 impl Recorder {
@@ -170,13 +138,7 @@ impl Recorder {
             at_window_end: vec![FlowCounters::default(); n_flows],
             at_last_sample: vec![FlowCounters::default(); n_flows],
             rtt_hist: (0..n_flows).map(|_| LogHistogram::new()).collect(),
-            iv_sojourn: LogHistogram::new(),
-            iv_sojourn_l4s: LogHistogram::new(),
-            iv_sojourn_classic: LogHistogram::new(),
             l4s,
-            win_sojourn: LogHistogram::new(),
-            win_sojourn_l4s: LogHistogram::new(),
-            win_sojourn_classic: LogHistogram::new(),
             ..Recorder::default()
         }
     }
@@ -193,13 +155,20 @@ impl Recorder {
     pub fn window_start(&mut self) {
         self.at_window_start.copy_from_slice(&self.counters);
         self.in_window = true;
+        self.meter.set_in_window(true);
     }
 
     /// The measurement window closes.
     pub fn window_end(&mut self) {
         self.at_window_end.copy_from_slice(&self.counters);
         self.in_window = false;
+        self.meter.set_in_window(false);
         self.window_done = true;
+    }
+
+    /// The queue time series so far.
+    pub fn queue(&self) -> &QueueSeries {
+        &self.meter.series
     }
 
     /// Appends one interval's rows: `views` are the active flows; queue state is instantaneous.
@@ -240,37 +209,13 @@ impl Recorder {
             s.cc_aux.push(v.vars.aux);
         }
         self.at_last_sample.copy_from_slice(&self.counters);
-        let q = &mut self.queue;
-        let pct = |h: &LogHistogram, p: f64| h.quantile(p).map_or(f64::NAN, |x| x as f64);
-        q.t_ns.push(now.ns());
-        q.backlog_bytes.push(backlog_bytes);
-        q.backlog_packets.push(backlog_packets);
-        q.sojourn_p50_ns.push(pct(&self.iv_sojourn, 0.5));
-        q.sojourn_p99_ns.push(pct(&self.iv_sojourn, 0.99));
-        q.sojourn_max_ns
-            .push(self.iv_sojourn.max().map_or(f64::NAN, |x| x as f64));
-        q.drops.push(self.iv_drops);
-        q.marks.push(self.iv_marks);
-        q.departures.push(self.iv_departures);
-        q.tx_bytes.push(self.iv_tx_bytes);
-        q.sojourn_l4s_p99_ns.push(pct(&self.iv_sojourn_l4s, 0.99));
-        q.sojourn_classic_p99_ns.push(pct(&self.iv_sojourn_classic, 0.99));
-        self.iv_sojourn.clear();
-        self.iv_sojourn_l4s.clear();
-        self.iv_sojourn_classic.clear();
-        self.iv_drops = 0;
-        self.iv_marks = 0;
-        self.iv_departures = 0;
-        self.iv_tx_bytes = 0;
+        self.meter.sample(now.ns(), backlog_bytes, backlog_packets);
     }
 
     /// Wire bytes finished serializing on the bottleneck.
     #[inline]
     pub fn link_tx(&mut self, bytes: u32) {
-        self.iv_tx_bytes += bytes as u64;
-        if self.in_window {
-            self.win_tx_bytes += bytes as u64;
-        }
+        self.meter.transmitted(bytes);
     }
 
     /// The flow table, after the run.
@@ -314,24 +259,21 @@ impl Recorder {
 
     /// Run totals, after the run.
     pub fn totals(&self, events: u64, sim_end: Time, window_ns: u64, in_flight_at_end: u64) -> Totals {
-        let pct = |p: f64| self.win_sojourn.quantile(p).map_or(f64::NAN, |x| x as f64);
+        let w = self.meter.window();
         Totals {
             events,
             sim_end_ns: sim_end.ns(),
             window_ns,
-            window_link_tx_bytes: self.win_tx_bytes,
-            window_queue_drops: self.win_queue_drops,
+            window_link_tx_bytes: w.tx_bytes,
+            window_queue_drops: w.drops,
             window_path_drops: self.win_path_drops,
-            window_marks: self.win_marks,
-            window_sojourn_p50_ns: pct(0.5),
-            window_sojourn_p99_ns: pct(0.99),
-            window_sojourn_mean_ns: self.win_sojourn.mean().unwrap_or(f64::NAN),
-            window_sojourn_l4s_p99_ns: self.win_sojourn_l4s.quantile(0.99).map_or(f64::NAN, |x| x as f64),
-            window_sojourn_classic_p99_ns: self
-                .win_sojourn_classic
-                .quantile(0.99)
-                .map_or(f64::NAN, |x| x as f64),
-            window_departures: self.win_departures,
+            window_marks: w.marks,
+            window_sojourn_p50_ns: w.sojourn_ns(0.5),
+            window_sojourn_p99_ns: w.sojourn_ns(0.99),
+            window_sojourn_mean_ns: w.sojourn_mean_ns(),
+            window_sojourn_l4s_p99_ns: quantile_or_nan(&w.sojourn_l4s, 0.99),
+            window_sojourn_classic_p99_ns: quantile_or_nan(&w.sojourn_classic, 0.99),
+            window_departures: w.departures,
             sent_segments: self.sent_segments,
             arrived_segments: self.arrived_segments,
             queue_drops: self.queue_drops,
@@ -362,43 +304,19 @@ impl Observer for Recorder {
         } else {
             c.queue_drops += 1;
             self.queue_drops += 1;
-            self.iv_drops += 1;
-            if self.in_window {
-                self.win_queue_drops += 1;
-            }
+            self.meter.dropped();
         }
     }
 
     #[inline]
     fn segment_marked(&mut self, _now: Time, flow: u32) {
         self.counters[flow as usize].ce_marks += 1;
-        self.iv_marks += 1;
-        if self.in_window {
-            self.win_marks += 1;
-        }
+        self.meter.marked();
     }
 
     #[inline]
     fn queue_departure(&mut self, _now: Time, flow: u32, sojourn: Dur, _wire_bytes: u32) {
-        let l4s = self.l4s[flow as usize];
-        self.iv_sojourn.record(sojourn.ns());
-        if l4s {
-            &mut self.iv_sojourn_l4s
-        } else {
-            &mut self.iv_sojourn_classic
-        }
-        .record(sojourn.ns());
-        self.iv_departures += 1;
-        if self.in_window {
-            self.win_sojourn.record(sojourn.ns());
-            if l4s {
-                &mut self.win_sojourn_l4s
-            } else {
-                &mut self.win_sojourn_classic
-            }
-            .record(sojourn.ns());
-            self.win_departures += 1;
-        }
+        self.meter.departed(sojourn.ns(), self.l4s[flow as usize]);
     }
 
     #[inline]

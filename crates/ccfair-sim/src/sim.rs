@@ -17,9 +17,10 @@ use ccfair_core::{DropReason, Dur, NullObserver, Observer, Rate, Rng, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
 use crate::net::{Bottleneck, Pipe};
-use crate::recorder::{FlowRecord, FlowSeries, FlowView, QueueSeries, Recorder, Totals};
+use crate::recorder::{FlowRecord, FlowSeries, FlowView, Recorder, Totals};
 use crate::scenario::{ScenarioSpec, SpecError};
 use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
+use ccfair_core::QueueSeries;
 
 // Event kinds, packed with a flow index into one 24-bit code: 4 bits of kind, 20 bits of flow index.
 const EV_LINK_DONE: u64 = 0;
@@ -277,7 +278,7 @@ impl<O: Observer> Simulation<O> {
         RunOutput {
             flows: self.rec.flow_records(&meta),
             series: self.rec.flows.clone(),
-            queue: self.rec.queue.clone(),
+            queue: self.rec.queue().clone(),
             totals: self.rec.totals(
                 self.events_processed,
                 self.now,

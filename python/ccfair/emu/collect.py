@@ -12,8 +12,9 @@ Where each column comes from:
 - NaN where the kernel does not expose a value: ``cc_mode`` is -1 (BBR's state is not in TCP_CC_INFO),
   ``cc_inflight_hi``/``lo`` and ``cc_aux`` (Cubic's W_max) are NaN, and so is ``pacing_rate_bps`` while
   the kernel's pacing rate is unlimited; ``arrived_segments`` is NaN
-- every kernel flow is classic traffic (ECN ``off`` or ``classic``), so the L4S sojourn is NaN and the classic
-  sojourn is the queue's
+- the L4S and classic sojourns split the queue's departures by the ECN codepoint they arrived with (ECT(1) is
+  L4S), through the simulator's queue meter; kernel flows are classic (ECN ``off`` or ``classic``), so the L4S
+  sojourn is NaN
 - kernel-only extra columns: ``delivery_rate_bps`` (time series), ``lateness_p99_ns`` (queue)
 
 A flow has a time-series row for interval (t - interval, t] if it started before t and had not finished
@@ -135,10 +136,7 @@ def to_native(
             rows["cc_aux"].append(math.nan)
             rows["delivery_rate_bps"].append(_f(s["delivery_rate_bps"][k]))
     timeseries = {name: _col(rows[name], dtype) for name, dtype in TIMESERIES_COLUMNS.items()}
-    # Every kernel flow is classic (the backend refuses L4S): the classic sojourn is the queue's.
-    q = {**emu["queue"], "sojourn_classic_p99_ns": emu["queue"]["sojourn_p99_ns"]}
-    q["sojourn_l4s_p99_ns"] = [None] * len(q["t_ns"])
-    queue = {name: _col(q[name], dtype) for name, dtype in QUEUE_COLUMNS.items()}
+    queue = {name: _col(emu["queue"][name], dtype) for name, dtype in QUEUE_COLUMNS.items()}
     tot = emu["totals"]
     totals = {
         "events": int(tot["frames"]),
@@ -151,8 +149,8 @@ def to_native(
         "window_sojourn_p50_ns": _f(tot["window_sojourn_p50_ns"]),
         "window_sojourn_p99_ns": _f(tot["window_sojourn_p99_ns"]),
         "window_sojourn_mean_ns": _f(tot["window_sojourn_mean_ns"]),
-        "window_sojourn_l4s_p99_ns": math.nan,
-        "window_sojourn_classic_p99_ns": _f(tot["window_sojourn_p99_ns"]),
+        "window_sojourn_l4s_p99_ns": _f(tot["window_sojourn_l4s_p99_ns"]),
+        "window_sojourn_classic_p99_ns": _f(tot["window_sojourn_classic_p99_ns"]),
         "window_departures": int(tot["window_departures"]),
         "sent_segments": int(tot["sent_segments"]),
         "arrived_segments": math.nan,
