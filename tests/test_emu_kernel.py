@@ -11,6 +11,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,12 +182,15 @@ def test_a_sigkilled_run_leaves_nothing_after_the_next_run() -> None:
     alive = [p for p in pids if running(p)]
     assert not alive, f"programs outlived their run: {alive}"
     assert any(n.startswith(prefix) for n in netns.list_namespaces())
+    workdirs = list(Path(tempfile.gettempdir()).glob(f"{netns.WORKDIR_PREFIX}{victim.pid}-*"))
+    assert workdirs, "the killed run's working directory is there until the next run"
     rtts = emu_run.ping(
         kernel_scenario(SCENARIOS / "kernel-cubic-alone.toml").resolve(), 0, 2, emulator_binary()
     )
     assert len(rtts) == 2
     left = [n for n in netns.list_namespaces() if n.startswith(prefix)]
     assert not left, f"left behind: {left}"
+    assert not [d for d in workdirs if d.exists()], "the next run removes the killed run's directory"
     assert not [n for n in netns.list_namespaces() if n.startswith(f"ccfair-{os.getpid()}-")]
     assert not [p for p in pids if running(p)]
 

@@ -17,16 +17,19 @@ namespace only; nothing host-wide changes.
 Teardown guard: names carry the ``ccfair-`` prefix and a run id made of the owning process's pid and start
 time. :meth:`Topology.close` (called on normal exit, errors and Ctrl-C, and on SIGTERM through the runner)
 kills every process in the namespaces and deletes them; :func:`sweep_stale` (run before every build)
-removes the namespaces of runs whose owner is gone (a SIGKILLed run). Processes started in the namespaces
-also die with their parent (PR_SET_PDEATHSIG) and exit when their standard input closes.
+removes the namespaces and working directories of runs whose owner is gone (a SIGKILLed run). Processes
+started in the namespaces also die with their parent (PR_SET_PDEATHSIG) and exit when their standard input
+closes.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +47,9 @@ ROUTER_RECEIVER_IF = "rr"
 SENDER_IF = "s0"
 RECEIVER_IF = "r0"
 _NAME = re.compile(r"^ccfair-(\d+)-(\d+)-(snd|rtr|rcv)$")
+# A run's working directory (configs, the programs' outputs and stderr), in the system's temporary directory.
+WORKDIR_PREFIX = "ccfair-kernel-"
+_WORKDIR = re.compile(r"^ccfair-kernel-(\d+)-(\d+)-")
 
 
 def receiver_ip(group: int) -> str:
@@ -104,14 +110,26 @@ def remove_namespace(name: str) -> None:
     ip("netns", "delete", name, check=False)
 
 
+def workdir_prefix(run_id: str) -> str:
+    """The prefix of run ``run_id``'s working directory, which names its owner as the namespaces do."""
+    return f"{WORKDIR_PREFIX}{run_id}-"
+
+
 def sweep_stale() -> list[str]:
-    """Removes the namespaces of ccfair runs whose owning process is gone; returns their names."""
+    """Removes the namespaces and working directories of ccfair runs whose owning process is gone (a
+    SIGKILLed run cannot clean up after itself); returns their names."""
     removed = []
     for name in list_namespaces():
         m = _NAME.match(name)
         if m and not _owner_alive(int(m.group(1)), int(m.group(2))):
             remove_namespace(name)
             removed.append(name)
+    tmp = Path(tempfile.gettempdir())
+    for path in tmp.glob(f"{WORKDIR_PREFIX}*"):
+        m = _WORKDIR.match(path.name)
+        if m and path.is_dir() and not _owner_alive(int(m.group(1)), int(m.group(2))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
     return removed
 
 

@@ -303,10 +303,11 @@ def execute(
     groups = [(g["initial_window"], g["ecn"] == "classic") for g in spec["groups"]]
     t0 = time.monotonic()
     programs: list[Program] = []
+    run_id = netns.new_run_id()
     with (
         sigterm_as_interrupt(),
-        tempfile.TemporaryDirectory(prefix="ccfair-kernel-") as tmp,
-        netns.Topology() as topo,
+        tempfile.TemporaryDirectory(prefix=netns.workdir_prefix(run_id)) as tmp,
+        netns.Topology(run_id) as topo,
     ):
         work = Path(tmp)
         try:
