@@ -53,13 +53,17 @@ def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     old = os.environ.get(doctor.ENV_VAR)
     os.environ[doctor.ENV_VAR] = str(path)
     try:
-        done = cli("doctor", "--rates", "20Mbps", "--seconds", "3")
-        assert done.returncode == 0, done.stderr
-        assert "ok  network namespaces" in done.stdout and "ok  veth pairs" in done.stdout
-        m = json.loads(path.read_text())
-        probe = m["probes"][0]
-        assert 0 < probe["lateness_p50_ns"] <= probe["lateness_p99_ns"] <= probe["lateness_max_ns"]
-        if m["clean_rate_bps"] < 20_000_000:
+        # A burst of other work on a 2-core host can spoil one 3 s probe: try three times before giving up.
+        for _attempt in range(3):
+            done = cli("doctor", "--rates", "20Mbps", "--seconds", "3")
+            assert done.returncode == 0, done.stderr
+            assert "ok  network namespaces" in done.stdout and "ok  veth pairs" in done.stdout
+            m = json.loads(path.read_text())
+            probe = m["probes"][0]
+            assert 0 < probe["lateness_p50_ns"] <= probe["lateness_p99_ns"] <= probe["lateness_max_ns"]
+            if m["clean_rate_bps"] >= 20_000_000:
+                break
+        else:
             pytest.skip(f"the forwarder is not clean at 20 Mbps on this host right now: {probe}")
         yield path
     finally:

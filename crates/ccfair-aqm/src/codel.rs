@@ -441,6 +441,21 @@ mod tests {
         }
     }
 
+    /// A standing queue (sojourn above target from 10 ms on) dequeued every 100 µs from 110 ms until CoDel
+    /// has dropped `count` times in a row; returns the qdisc, its drops and the time of the last dequeue.
+    fn dropping_until_count(count: u32) -> (Codel<TestPacket>, Drops, u64) {
+        let mut q = codel(false);
+        let mut d = Drops::default();
+        fill(&mut q, 5000, Ecn::NotEct, &mut d);
+        q.dequeue(ms(10), &mut d);
+        let mut t = 110_000_000u64;
+        while q.vars().count < count {
+            t += 100_000;
+            q.dequeue(Time::from_ns(t), &mut d);
+        }
+        (q, d, t)
+    }
+
     #[test]
     fn newton_steps_converge_to_the_reciprocal_square_root() {
         let mut v = CodelVars {
@@ -542,15 +557,7 @@ mod tests {
 
     #[test]
     fn count_carries_over_when_reentering_soon() {
-        let mut q = codel(false);
-        let mut d = Drops::default();
-        fill(&mut q, 5000, Ecn::NotEct, &mut d);
-        q.dequeue(ms(10), &mut d);
-        let mut t = 110_000_000u64;
-        while q.vars().count < 6 {
-            t += 100_000;
-            q.dequeue(Time::from_ns(t), &mut d);
-        }
+        let (mut q, mut d, t) = dropping_until_count(6);
         assert_eq!(q.vars().lastcount, 1);
         // A fresh packet (sojourn 0) ends the dropping state.
         let mut q2_pkts = VecDeque::new();
@@ -578,15 +585,7 @@ mod tests {
 
     #[test]
     fn count_restarts_at_one_after_a_long_pause() {
-        let mut q = codel(false);
-        let mut d = Drops::default();
-        fill(&mut q, 5000, Ecn::NotEct, &mut d);
-        q.dequeue(ms(10), &mut d);
-        let mut t = 110_000_000u64;
-        while q.vars().count < 6 {
-            t += 100_000;
-            q.dequeue(Time::from_ns(t), &mut d);
-        }
+        let (mut q, mut d, t) = dropping_until_count(6);
         q.queue.clear();
         q.backlog_bytes = 0;
         // A fresh packet ends the dropping state; then the queue stays away for more than 16 intervals.
