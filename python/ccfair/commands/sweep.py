@@ -1,9 +1,11 @@
 """Sweeps and their results directory.
 
 - ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS] [--time-limit DURATION] [--retry-failed]
-  [--skip-invalid] [--dry-run] [--quiet]``: run every run of a plan that DIR does not have yet; exit 0 when
-  every run of the plan is done, 1 when some failed (their errors are in the store)
-- ``ccfair status DIR [--json]``: done / failed / missing runs per plan
+  [--skip-invalid] [--verify] [--dry-run] [--quiet]``: run every run of a plan that DIR does not have yet
+  (and those whose files are damaged); exit 0 when every run of the plan is done, 1 when some failed (their
+  errors are in the store)
+- ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
+  the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
 - ``ccfair export DIR --format parquet|csv [--to OUT] [--tables T,...]``: one file per table
 """
@@ -15,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, note, print_json
+from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, note, print_json, progress_bar
 from ccfair.errors import ScenarioError
 from ccfair.progress import format_clock
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
@@ -60,13 +62,26 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "(default: refuse the plan)",
     )
     p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the checksums of every done run's files before resuming (default: their presence and "
+        "size); damaged runs are run again",
+    )
+    p.add_argument(
         "--dry-run", action="store_true", help="check the plan and count the runs to do; run nothing"
     )
     p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
     p.set_defaults(handler=cmd_sweep)
 
-    p = commands.add_parser("status", help="done / failed / missing runs per plan in a results directory")
+    p = commands.add_parser(
+        "status",
+        help="done / failed / missing runs per plan in a results directory",
+        description="Done / failed / missing runs per plan. With --verify, also read the whole catalog and "
+        "check every done run's files (presence, size, checksum, Parquet): the damaged runs are listed and "
+        "the exit code is 1 if there are any; running their sweep again runs them again.",
+    )
     p.add_argument("dir", metavar="DIR", help="results directory")
+    p.add_argument("--verify", action="store_true", help="check the catalog and every done run's files")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(handler=cmd_status)
 
@@ -122,6 +137,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             time_limit_s=time_limit_s,
             skip_invalid=args.skip_invalid,
+            verify=args.verify,
             quiet=args.quiet,
         )
     except KeyboardInterrupt:
@@ -129,7 +145,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise
     failures = ", ".join(f"{n} {kind}" for kind, n in sorted(report.failures.items()))
     lines = [
-        f"sweep {report.plan}: {report.runs} runs; {report.already_done} done before, "
+        f"sweep {report.plan}: {report.runs} runs; "
+        + (
+            f"{report.damaged} done runs found damaged (now failed, kind damaged; this plan's run again), "
+            if report.damaged
+            else ""
+        )
+        + f"{report.already_done} done before, "
         + (
             f"{report.skipped_failed} failed before (--retry-failed runs them), "
             if report.skipped_failed
@@ -176,10 +198,17 @@ def _dry_run(plan: str, runs: list[PlannedRun], out: Path) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from ccfair.store.status import store_status
 
-    status = store_status(args.dir)
+    bar = progress_bar(f"verifying {args.dir}", quiet=args.json) if args.verify else None
+    try:
+        status = store_status(args.dir, verify=args.verify, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    verified = status.get("verified")
+    code = EXIT_FAILURE if verified is not None and verified["damaged"] else EXIT_OK
     if args.json:
         print_json(status)
-        return EXIT_OK
+        return code
     running = status["running"]
     if running is not None:
         line = f"{args.dir}: a sweep is writing (PID {running.get('pid', '?')})"
@@ -193,7 +222,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not status["plans"]:
         print(f"{args.dir}: no plans yet")
-        return EXIT_OK
+        return code
     columns = [
         Column("plan", "plan", text, "left"),
         Column("runs", "runs", integer),
@@ -207,7 +236,22 @@ def cmd_status(args: argparse.Namespace) -> int:
         for p in status["plans"]
     ]
     print(render(rows, columns, indent=""))
-    return EXIT_OK
+    if verified is not None:
+        _print_verified(args.dir, verified)
+    return code
+
+
+def _print_verified(directory: str, verified: dict[str, Any]) -> None:
+    damaged = verified["damaged"]
+    print(f"\nverified the catalog and {verified['runs']} done runs: {len(damaged)} damaged")
+    if not damaged:
+        return
+    for run in damaged:
+        plans = ", ".join(run["plans"]) or "no plan"
+        print(f"  {run['run_id']} ({plans}): {'; '.join(run['problems'])}")
+    print(
+        f"running the sweep of each plan again (ccfair sweep PLAN --out {directory} --verify) runs them again"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------ query
