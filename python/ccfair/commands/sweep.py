@@ -43,7 +43,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "every run of the plan is done, 1 when some failed (their errors are in the store).",
     )
     p.add_argument("plan", metavar="PLAN", help="plan TOML file")
-    p.add_argument("--out", metavar="DIR", default="results", help="results directory (default: results)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default="results",
+        help="results directory (default: results): new, empty, or a results directory to add to; any other "
+        "directory is refused",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
@@ -89,7 +95,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--format", required=True, choices=("parquet", "csv"), help="file format")
     p.add_argument(
-        "--to", metavar="OUT", help="output directory (default: DIR/export-FORMAT), replaced atomically"
+        "--to",
+        metavar="OUT",
+        help="output directory (default: DIR/export-FORMAT): new, empty, or an earlier export (replaced "
+        "atomically); any other directory is refused",
     )
     p.add_argument("--tables", metavar="T,...", help="only these tables (default: all)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
@@ -106,10 +115,11 @@ def _time_limit_s(value: str | None) -> float | None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from ccfair.store.layout import RESULTS_KIND
     from ccfair.sweep.driver import plan_runs, run_sweep
 
     time_limit_s = _time_limit_s(args.time_limit)
-    out = check_out_dir(args.out)
+    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
     plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet)
     if args.dry_run:
         return _dry_run(plan.name, runs, out)

@@ -7,23 +7,37 @@
       series/<first 2 hex of run_id>/<run_id>.timeseries.parquet   per-flow time series of one run
       series/<first 2 hex of run_id>/<run_id>.queue.parquet        bottleneck queue time series of one run
       status.json                             progress of the sweep writing right now (see ``ccfair status``)
+      .ccfair.json                            the marker: a ccfair results directory (``ccfair.fsio``)
+
+A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
+the catalog of one written before markers); see :data:`RESULTS_KIND`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from ccfair import fsio
 from ccfair.errors import ScenarioError
 
 CATALOG_FILE = "catalog.duckdb"
 STATUS_FILE = "status.json"
 SERIES_DIR = "series"
 SERIES_TABLES = ("timeseries", "queue")
-TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark: ".<name>.tmp-<pid>"
+TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark (``ccfair.fsio.temporary_name``)
+
+
+def _is_unmarked_results(directory: Path, entries: Sequence[str]) -> bool:
+    """A results directory written before ccfair marked its directories: it holds a catalog."""
+    return CATALOG_FILE in entries
+
+
+RESULTS_KIND = fsio.Kind("results", "a results directory", legacy=_is_unmarked_results)
 
 
 class StoreBusy(ScenarioError):
