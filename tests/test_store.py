@@ -200,7 +200,7 @@ def test_a_failed_parquet_write_leaves_nothing_visible(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr("ccfair.fsio.write_synced", disk_full)
-        with pytest.raises(OutputError, match="no space left on device.*run the sweep again to resume"):
+        with pytest.raises(OutputError, match=r"no space left on device.*run the sweep again to resume"):
             writer.commit(plan.name, runs[1], outcomes[1], "local")
     assert list(ccfair.load(root).runs["run_id"]) == [runs[0].run_id]
 
