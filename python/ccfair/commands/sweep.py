@@ -1,9 +1,9 @@
 """Sweeps and their results directory.
 
-- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS] [--time-limit DURATION] [--retry-failed]
-  [--skip-invalid] [--verify] [--dry-run] [--quiet]``: run every run of a plan that DIR does not have yet
-  (and those whose files are damaged); exit 0 when every run of the plan is done, 1 when some failed (their
-  errors are in the store)
+- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--tls-ca-file F --tls-cert F [--tls-key F]]]
+  [--time-limit DURATION] [--retry-failed] [--skip-invalid] [--verify] [--dry-run] [--quiet]``: run every
+  run of a plan that DIR does not have yet (and those whose files are damaged); exit 0 when every run of the
+  plan is done, 1 when some failed (their errors are in the store)
 - ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
   the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
@@ -45,13 +45,27 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "every run of the plan is done, 1 when some failed (their errors are in the store).",
     )
     p.add_argument("plan", metavar="PLAN", help="plan TOML file")
-    p.add_argument("--out", metavar="DIR", default="results", help="results directory (default: results)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default="results",
+        help="results directory (default: results): new, empty, or a results directory to add to; any other "
+        "directory is refused",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
     )
     where.add_argument(
-        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (tcp://host:8786)"
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on the Dask scheduler at ADDRESS (tls://host:8786 with the --tls-* files, or "
+        "tcp://host:8786 on a private network: anyone who can join the cluster can run code in the sweep)",
+    )
+    p.add_argument("--tls-ca-file", metavar="FILE", help="tls:// cluster: the CA certificate (PEM)")
+    p.add_argument("--tls-cert", metavar="FILE", help="tls:// cluster: this client's certificate (PEM)")
+    p.add_argument(
+        "--tls-key", metavar="FILE", help="tls:// cluster: this client's private key (unless in --tls-cert)"
     )
     p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s or 10min")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
@@ -104,7 +118,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--format", required=True, choices=("parquet", "csv"), help="file format")
     p.add_argument(
-        "--to", metavar="OUT", help="output directory (default: DIR/export-FORMAT), replaced atomically"
+        "--to",
+        metavar="OUT",
+        help="output directory (default: DIR/export-FORMAT): new, empty, or an earlier export (replaced "
+        "atomically); any other directory is refused",
     )
     p.add_argument("--tables", metavar="T,...", help="only these tables (default: all)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
@@ -121,10 +138,12 @@ def _time_limit_s(value: str | None) -> float | None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from ccfair.store.layout import RESULTS_KIND
     from ccfair.sweep.driver import plan_runs, run_sweep
 
     time_limit_s = _time_limit_s(args.time_limit)
-    out = check_out_dir(args.out)
+    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
+    security = _cluster_security(args)
     plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet)
     if args.dry_run:
         return _dry_run(plan.name, runs, out)
@@ -134,6 +153,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             out,
             jobs=args.jobs,
             cluster=args.cluster,
+            security=security,
             retry_failed=args.retry_failed,
             time_limit_s=time_limit_s,
             skip_invalid=args.skip_invalid,
@@ -169,6 +189,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     note("\n".join(lines), args.quiet)
     return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
+
+
+def _cluster_security(args: argparse.Namespace) -> Any:
+    """The TLS settings for ``--cluster`` (None for plain TCP or local workers)."""
+    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if args.cluster is None:
+        for option, value in zip(("--tls-ca-file", "--tls-cert", "--tls-key"), tls, strict=True):
+            if value is not None:
+                raise ScenarioError(option, "applies to a tls:// --cluster address only")
+        return None
+    from ccfair.sweep.execute_dask import cluster_security
+
+    return cluster_security(args.cluster, *tls)
 
 
 def _dry_run(plan: str, runs: list[PlannedRun], out: Path) -> int:

@@ -7,6 +7,10 @@
       series/<first 2 hex of run_id>/<run_id>.timeseries.parquet   per-flow time series of one run
       series/<first 2 hex of run_id>/<run_id>.queue.parquet        bottleneck queue time series of one run
       status.json                             progress of the sweep writing right now (see ``ccfair status``)
+      .ccfair.json                            the marker: a ccfair results directory (``ccfair.fsio``)
+
+A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
+the catalog of one written before markers); see :data:`RESULTS_KIND`.
 
 A results directory is untrusted input (results are exchanged between people): the catalog is opened with
 DuckDB's external access off and its configuration locked (no file or network access beyond the catalog
@@ -17,18 +21,20 @@ are opened without following symbolic links.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from ccfair import fsio
 from ccfair.errors import ScenarioError
 
 CATALOG_FILE = "catalog.duckdb"
 STATUS_FILE = "status.json"
 SERIES_DIR = "series"
 SERIES_TABLES = ("timeseries", "queue")
-TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark: ".<name>.tmp-<pid>"
+TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark (``ccfair.fsio.temporary_name``)
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 # What a catalog connection may do: nothing outside the catalog file. Every setting is fixed when the
@@ -40,6 +46,14 @@ SAFE_CONFIG = {
     "autoload_known_extensions": False,
     "lock_configuration": True,
 }
+
+
+def _is_unmarked_results(directory: Path, entries: Sequence[str]) -> bool:
+    """A results directory written before ccfair marked its directories: it holds a catalog."""
+    return CATALOG_FILE in entries
+
+
+RESULTS_KIND = fsio.Kind("results", "a results directory", legacy=_is_unmarked_results)
 
 
 class StoreBusy(ScenarioError):

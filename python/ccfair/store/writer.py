@@ -31,9 +31,9 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from ccfair import fsio
 from ccfair.analysis.metrics import SUMMARY_KEYS
-from ccfair.errors import ScenarioError
-from ccfair.result import _fsync_dir, _write_synced
+from ccfair.errors import OutputError, ScenarioError
 from ccfair.store import integrity, layout
 from ccfair.store.check import check_catalog
 from ccfair.store.schema import (
@@ -99,13 +99,16 @@ def _utc_now() -> datetime.datetime:
 
 class StoreWriter:
     """Opens (creating if needed) the results directory ``root`` for writing; one per directory at a time.
-    Use as a context manager; ``commit_seconds`` and ``commit_cpu_seconds`` accumulate the wall and CPU
-    time (of this process, DuckDB's threads included) spent committing runs. ``damaged`` maps the done
-    runs whose files were found damaged on opening (checksums too with ``verify``) to their problems."""
+    An existing directory that is not empty and not a results directory is refused before anything is
+    written (a ScenarioError on ``option``), and a write that fails (a full disk) is an OutputError saying
+    that the runs committed so far are kept. Use as a context manager; ``commit_seconds`` and
+    ``commit_cpu_seconds`` accumulate the wall and CPU time (of this process, DuckDB's threads included)
+    spent committing runs. ``damaged`` maps the done runs whose files were found damaged on opening
+    (checksums too with ``verify``) to their problems."""
 
-    def __init__(self, root: str | Path, verify: bool = False) -> None:
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root: str | Path, verify: bool = False, option: str = "--out") -> None:
+        self.option = option
+        self.root = fsio.prepare_dir(root, layout.RESULTS_KIND, option)
         self._con = layout.connect(self.root, read_only=False)
         self._coordinate_types: dict[str, str] = {}
         self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
@@ -115,11 +118,12 @@ class StoreWriter:
         self.commit_cpu_seconds = 0.0
         self.damaged: dict[str, list[str]] = {}
         try:
-            self._open_schema()
-            self._check_series_dirs()
-            with _interrupt_after():
-                self._mark_damaged(verify)
-            self._remove_leftovers()
+            with self._write_failures():
+                self._open_schema()
+                self._check_series_dirs()
+                with _interrupt_after():
+                    self._mark_damaged(verify)
+                self._remove_leftovers()
             self._failed = self.run_ids("failed")
         except duckdb.Error as e:
             self._con.close()
@@ -272,7 +276,7 @@ class StoreWriter:
                 "run_id": [r.run_id for r in runs],
             }
         )
-        with _interrupt_after():
+        with _interrupt_after(), self._write_failures():
             self._replace_plan(plan, cells, added)
 
     def _replace_plan(self, plan: Plan, cells: pd.DataFrame, added: list[tuple[str, str]]) -> None:
@@ -310,8 +314,21 @@ class StoreWriter:
         transaction: runs that finish while the writer is busy share one commit, so a writer behind many
         workers catches up. Each run is stored whole or not at all. Returns once they are durable; Ctrl-C
         during a commit takes effect right after it."""
-        with _interrupt_after():
+        with _interrupt_after(), self._write_failures():
             self._commit(plan, finished, executor)
+
+    @contextlib.contextmanager
+    def _write_failures(self) -> Iterator[None]:
+        """An I/O error while writing the store (a full disk; DuckDB words it its own way) as an OutputError:
+        the failed transaction is rolled back, and every run committed before stays."""
+        try:
+            yield
+        except (OSError, duckdb.IOException, duckdb.TransactionException, duckdb.FatalException) as e:
+            raise OutputError(
+                self.option,
+                f"{self.root}: {fsio.failure_text(e)} (the runs committed so far are kept; run the sweep "
+                "again to resume)",
+            ) from None
 
     def _commit(self, plan: str, finished: Sequence[tuple[PlannedRun, RunOutcome]], executor: str) -> None:
         t0, cpu0 = time.perf_counter(), time.process_time()
@@ -352,16 +369,13 @@ class StoreWriter:
         shard = layout.series_path(self.root, "timeseries", run_id).parent
         if not shard.is_dir():
             shard.mkdir(parents=True)
-            _fsync_dir(shard.parent)
+            fsio.fsync_dir(shard.parent)
         record: dict[str, Any] = {}
         for table, data in (("timeseries", outcome.timeseries_parquet), ("queue", outcome.queue_parquet)):
             assert data is not None
-            final = layout.series_path(self.root, table, run_id)
-            tmp = final.with_name(f".{final.name}{layout.TMP_MARK}{os.getpid()}")
-            _write_synced(tmp, data)
-            os.replace(tmp, final)
+            fsio.replace_file(layout.series_path(self.root, table, run_id), data)
             record[f"{table}_bytes"], record[f"{table}_sha256"] = integrity.file_record(data)
-        _fsync_dir(shard)
+        fsio.fsync_dir(shard)
         return record
 
     def _run_row(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> dict[str, Any]:
@@ -458,7 +472,7 @@ class StoreWriter:
             return
         self._status_written = now
         document = {**status, "pid": os.getpid(), "updated_at": _utc_now().isoformat() + "Z"}
-        path = self.root / layout.STATUS_FILE
-        tmp = path.with_name(f".{path.name}{layout.TMP_MARK}{os.getpid()}")
-        tmp.write_text(json.dumps(document, indent=2) + "\n")
-        os.replace(tmp, path)
+        with self._write_failures():
+            fsio.replace_file(
+                self.root / layout.STATUS_FILE, (json.dumps(document, indent=2) + "\n").encode(), sync=False
+            )

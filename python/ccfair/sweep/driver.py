@@ -84,6 +84,7 @@ def run_sweep(
     *,
     jobs: int | None = None,
     cluster: str | None = None,
+    security: Any = None,
     retry_failed: bool = False,
     time_limit_s: float | None = None,
     skip_invalid: bool = False,
@@ -96,7 +97,9 @@ def run_sweep(
     (existence and size; with ``verify`` their checksums too) and marks damaged ones failed of kind
     ``damaged``; those are always run again.
 
-    ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``.
+    ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``, reached with
+    ``security`` (a ``distributed.security.Security``, for a ``tls://`` address: see
+    :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``).
     ``time_limit_s`` is the per-run wall-time limit. With ``skip_invalid``, cells whose scenario is invalid
     are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the work done per run
     (local workers only; tests use it to inject failures). Ctrl-C stops at once; every run committed so far
@@ -139,7 +142,7 @@ def run_sweep(
             by_id = {r.run_id: r for r in todo if r.invalid is None}
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s) for r in by_id.values()]
             outcomes = (
-                execute_dask(tasks, cluster)
+                execute_dask(tasks, cluster, security)
                 if cluster is not None
                 else execute_local(tasks, jobs or default_jobs(), task_fn)
             )
