@@ -16,7 +16,7 @@ pub mod sock;
 pub mod stack;
 pub mod testing;
 
-pub use config::{AlgorithmInfo, CcConfig, ConfigError, algorithms};
+pub use config::{AlgorithmInfo, CcConfig, algorithms};
 pub use sock::{AckEventFlags, AckSample, CaEvent, CaState, RateSample, TcpSock};
 
 /// What an algorithm asks of the stack (`TCP_CONG_*` flags and `sk_pacing_status`).

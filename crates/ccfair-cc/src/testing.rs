@@ -34,6 +34,7 @@
 
 use std::collections::VecDeque;
 
+use ccfair_core::seq::{after, before};
 use ccfair_core::{Dur, Time};
 
 use crate::sock::TCP_INIT_CWND;
@@ -42,16 +43,6 @@ use crate::{
     AckEventFlags, AckSample, CaEvent, CaState, CcFlags, CcVars, CongestionControl, LostSkb, RateSample,
     TcpSock,
 };
-
-/// `before(a, b)` on 32-bit sequence numbers.
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
-/// `after(a, b)` on 32-bit sequence numbers.
-fn after(a: u32, b: u32) -> bool {
-    before(b, a)
-}
 
 /// One outstanding packet and the snapshot taken when it was (last) transmitted.
 #[derive(Copy, Clone, Debug)]

@@ -15,5 +15,5 @@ pub mod tcp;
 
 pub use ccfair_core::QueueSeries;
 pub use recorder::{FlowCounters, FlowRecord, FlowSeries, Recorder, Totals};
-pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec, SpecError};
+pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec};
 pub use sim::{RunOutput, Simulation};
