@@ -11,6 +11,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod minmax;
 pub mod prague;
+pub mod rate;
 pub mod reno;
 pub mod sock;
 pub mod stack;

@@ -625,12 +625,15 @@ impl Driver {
 
     /// `tcp_end_cwnd_reduction`.
     fn end_cwnd_reduction(&mut self) {
-        stack::end_cwnd_reduction(
-            self.cc.as_mut(),
-            &mut self.tp,
-            self.flags.cong_control,
-            self.undo_marker,
-        );
+        if self.flags.cong_control {
+            return;
+        }
+        if self.tp.snd_ssthresh < crate::sock::TCP_INFINITE_SSTHRESH
+            && (self.tp.ca_state == CaState::Cwr || self.undo_marker)
+        {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
 
     /// The state-exit part of `tcp_fastretrans_alert` (no undo is detected).

@@ -7,7 +7,6 @@
 //! meaning; where Linux compares a byte distance with the MSS the comparison is translated (noted in place).
 
 pub mod rack;
-pub mod rate;
 pub mod receiver;
 mod recovery;
 pub mod rtt;
@@ -40,8 +39,6 @@ pub const MAX_QUICKACKS: u32 = 16;
 pub const REORDERING: u32 = 3;
 /// Linux `sysctl_tcp_max_reordering`.
 pub const MAX_REORDERING: u32 = 300;
-/// Linux `sysctl_tcp_min_rtt_wlen`, seconds.
-pub const MIN_RTT_WLEN_S: u32 = 300;
 /// Linux `sysctl_tcp_comp_sack_nr` and `_delay_ns`: SACK compression limits at the receiver.
 pub const COMP_SACK_NR: u32 = 44;
 pub const COMP_SACK_DELAY_NS: u64 = 1_000_000;

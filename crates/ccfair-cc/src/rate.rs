@@ -1,18 +1,39 @@
-//! Delivery-rate sampling, as `net/ipv4/tcp_rate.c`.
+//! Delivery-rate sampling, as `net/ipv4/tcp_rate.c`: part of the TCP core around the algorithms, shared by
+//! the simulator's sender and the scripted driver ([`crate::testing`]).
 //!
 //! Each transmission snapshots the connection's delivery counters in the segment; each ACK builds one sample
 //! from the snapshot of the most recently sent segment it (S)ACKs: delivered = packets delivered since that
 //! send, interval = max(send phase, ACK phase), invalid when shorter than min_rtt. App-limited samples are
 //! flagged. The google/bbr branch's `tx_in_flight` and `lost` fields (for BBRv2/v3) are filled too. The walk
-//! over (S)ACKed segments happens in the sender, which calls [`RateState::skb_delivered`] for each.
+//! over (S)ACKed segments belongs to the stack, which calls [`RateState::skb_delivered`] for each.
 //!
 //! Deviation: times are ns internally; the sample's intervals are reported in µs like the kernel's.
 
-use ccfair_cc::{RateSample, TcpSock};
 use ccfair_core::Time;
 
-use super::rack::sent_after;
-use super::rtx_queue::{RETRANS, SACKED_ACKED, SegState, TxSnapshot};
+use crate::{RateSample, TcpSock};
+
+/// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
+#[inline]
+pub fn sent_after(t1: Time, t2: Time, seq1: u32, seq2: u32) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+/// Delivery-rate snapshot taken when a segment was last sent (`tcp_rate_skb_sent`, `tcp_skb_cb.tx`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxSnapshot {
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub delivered_mstamp: Time,
+    pub first_tx_mstamp: Time,
+    /// Packets in flight once this segment was sent (google/bbr `tx.in_flight`).
+    pub in_flight: u32,
+    /// `tp->lost` when it was sent (google/bbr `tx.lost`).
+    pub lost: u32,
+    pub is_app_limited: bool,
+    /// False once the snapshot has been used by a SACK (Linux zeroes `delivered_mstamp`).
+    pub valid: bool,
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct RateState {
@@ -68,32 +89,41 @@ impl RateState {
         }
     }
 
-    /// `tcp_rate_skb_delivered`: segment `seq` (tags already updated) was (S)ACKed by the current ACK.
-    pub fn skb_delivered(&mut self, seg: &mut SegState, seq: u32, scratch: &mut RateScratch) {
-        if !seg.tx.valid {
+    /// `tcp_rate_skb_delivered`: the segment ending at `end_seq`, last sent at `xmit_time` with snapshot `tx`,
+    /// was (S)ACKed by the current ACK; `is_retrans`: it was ever retransmitted (`TCPCB_RETRANS`); `sacked`: its
+    /// tags (already updated) say SACKed.
+    pub fn skb_delivered(
+        &mut self,
+        tx: &mut TxSnapshot,
+        xmit_time: Time,
+        end_seq: u32,
+        is_retrans: bool,
+        sacked: bool,
+        scratch: &mut RateScratch,
+    ) {
+        if !tx.valid {
             return;
         }
-        let end_seq = seq + 1;
         // Prefer the most recently sent segment (Linux tests `!rs->prior_delivered` for "nothing chosen yet").
         if scratch.rs.prior_delivered == 0
-            || sent_after(seg.xmit_time, self.first_tx_mstamp, end_seq, scratch.last_end_seq)
+            || sent_after(xmit_time, self.first_tx_mstamp, end_seq, scratch.last_end_seq)
         {
             let rs = &mut scratch.rs;
-            rs.prior_delivered_ce = seg.tx.delivered_ce;
-            rs.prior_delivered = seg.tx.delivered;
-            rs.prior_mstamp = seg.tx.delivered_mstamp;
-            rs.is_app_limited = seg.tx.is_app_limited;
-            rs.is_retrans = seg.flags & RETRANS != 0;
-            rs.tx_in_flight = seg.tx.in_flight;
-            scratch.prior_lost = seg.tx.lost;
+            rs.prior_delivered_ce = tx.delivered_ce;
+            rs.prior_delivered = tx.delivered;
+            rs.prior_mstamp = tx.delivered_mstamp;
+            rs.is_app_limited = tx.is_app_limited;
+            rs.is_retrans = is_retrans;
+            rs.tx_in_flight = tx.in_flight;
+            scratch.prior_lost = tx.lost;
             scratch.has_prior = true;
             scratch.last_end_seq = end_seq;
-            self.first_tx_mstamp = seg.xmit_time;
-            scratch.snd_interval_ns = seg.xmit_time.saturating_since(seg.tx.first_tx_mstamp).ns();
+            self.first_tx_mstamp = xmit_time;
+            scratch.snd_interval_ns = xmit_time.saturating_since(tx.first_tx_mstamp).ns();
         }
         // A SACKed segment's snapshot must not be used again when it is cumulatively acknowledged.
-        if seg.flags & SACKED_ACKED != 0 {
-            seg.tx.valid = false;
+        if sacked {
+            tx.valid = false;
         }
     }
 
