@@ -90,6 +90,15 @@ impl TcpCore {
         self.flags
     }
 
+    /// The connection is established: the algorithm's `init` hook (`tcp_init_congestion_control`), then the
+    /// default pacing rate for algorithms that leave it to the stack (no RTT sample yet).
+    pub fn init(&mut self, tp: &mut TcpSock) {
+        self.cc.init(tp);
+        if !self.flags.cong_control {
+            tp.pacing_rate = pacing_rate(tp, 0);
+        }
+    }
+
     /// `tcp_set_ca_state`: the algorithm hears of the change first.
     pub fn set_ca_state(&mut self, tp: &mut TcpSock, state: CaState) {
         self.cc.set_state(tp, state);

@@ -78,6 +78,8 @@ fn run(name: &str, ops: &[Op]) -> Result<Vec<Step>, TestCaseError> {
     let mut d = driver(name, json!({}));
     // Keep slow start from exploding over long scripts.
     d.tp.snd_cwnd_clamp = 3_000;
+    // ECN on for every algorithm, so that ECE (or, with Accurate ECN, CE counts) reaches each of them.
+    d.tp.ecn_ok = true;
     let owns_cwnd = d.cc().flags().cong_control;
     let mut trace = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
@@ -101,7 +103,9 @@ fn run(name: &str, ops: &[Op]) -> Result<Vec<Step>, TestCaseError> {
                     acked: n,
                     rtt_us: (rtt_ms * 1_000) as i64,
                     ece,
+                    ce: if ece { n } else { 0 },
                     lost: 0,
+                    ..Default::default()
                 });
                 let unchanged_state = d.state() == state_before
                     && matches!(state_before, CaState::Open | CaState::Disorder | CaState::Loss);

@@ -21,8 +21,10 @@
 //!   (`tcp_cwnd_restart`) and application-limited cwnd decay (`tcp_cwnd_application_limited`) never apply.
 
 use ccfair_cc::rate::{self, RateScratch, RateState};
-use ccfair_cc::stack::{self, TcpCore};
-use ccfair_cc::{AckEventFlags, AckSample, CaState, CcVars, CongestionControl, TcpSock, sock::TCP_INFINITE_SSTHRESH};
+use ccfair_cc::stack::TcpCore;
+use ccfair_cc::{
+    AckEventFlags, AckSample, CaState, CcVars, CongestionControl, TcpSock, sock::TCP_INFINITE_SSTHRESH,
+};
 use ccfair_core::{Dur, Time};
 
 use super::rack::Rack;
@@ -183,10 +185,7 @@ impl Sender {
         self.tp.now = now;
         self.wstamp = now;
         self.started = true;
-        self.core.cc().init(&mut self.tp);
-        if !self.core.flags().cong_control {
-            self.update_pacing_rate();
-        }
+        self.core.init(&mut self.tp);
         self.write_xmit(0, out);
     }
 
@@ -410,11 +409,6 @@ impl Sender {
             una_advanced,
             self.rtt.srtt_us8 as u64,
         );
-    }
-
-    /// `tcp_update_pacing_rate`.
-    pub(super) fn update_pacing_rate(&mut self) {
-        self.tp.pacing_rate = stack::pacing_rate(&self.tp, self.rtt.srtt_us8 as u64);
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@
 //! Linux multiplexes RTO, TLP and RACK's reordering timer on one timer; so does this sender (`xmit_timer`).
 //! Timer values are whole jiffies (1 ms, HZ=1000) as in the kernel.
 
-use ccfair_cc::stack;
 use ccfair_cc::CaState;
+use ccfair_cc::stack;
 use ccfair_core::{Dur, Ecn, Time};
 
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
