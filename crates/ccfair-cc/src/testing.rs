@@ -447,6 +447,24 @@ impl Driver {
         }
     }
 
+    /// RACK's reordering timer fired and found the `lost` packets sent longest ago lost
+    /// (`tcp_rack_reo_timeout`): they are marked; if that changed what is in flight and the connection is
+    /// not in Recovery, it enters Recovery and, unless the algorithm owns cwnd, takes one PRR step (one packet
+    /// delivered, as the kernel passes). The script sends the retransmissions.
+    pub fn rack_timeout(&mut self, lost: u32) {
+        let prior_in_flight = self.tp.in_flight();
+        let lost_before = self.tp.lost;
+        self.mark_lost(lost);
+        if prior_in_flight == self.tp.in_flight() || self.tp.ca_state == CaState::Recovery {
+            return;
+        }
+        self.core.enter_recovery(&mut self.tp, false);
+        if !self.core.flags().cong_control {
+            let newly_lost = self.tp.lost.wrapping_sub(lost_before);
+            self.core.cwnd_reduction(&mut self.tp, 1, newly_lost, false);
+        }
+    }
+
     /// Loss detected: `tcp_enter_recovery`. From Open/Disorder this starts a reduction (`prior_cwnd`,
     /// `high_seq`, the `ssthresh` hook), from CWR it only changes the state; in Recovery or Loss, or with
     /// nothing outstanding, it does nothing. It does not mark packets lost (see [`Driver::mark_lost`]; an

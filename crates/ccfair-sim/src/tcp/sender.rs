@@ -242,6 +242,16 @@ impl Sender {
         self.tp.packets_out
     }
 
+    /// The retransmission queue (scoreboard tags, send times, rate snapshots), read-only, for tests.
+    pub fn rtx_queue(&self) -> &RtxQueue {
+        &self.q
+    }
+
+    /// The delivery-rate sample the last ACK produced (what `cong_control` got), for tests.
+    pub fn rate_sample(&self) -> &ccfair_cc::RateSample {
+        &self.scratch.rs
+    }
+
     #[inline]
     pub(super) fn min_rtt(&self) -> Dur {
         let us = self.rtt.min_rtt_us();
