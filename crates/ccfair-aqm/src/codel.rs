@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::check_positive_ns;
 use crate::queue::{PacketFifo, QueueLimit};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// Linux `DEFAULT_CODEL_LIMIT`.
 pub const DEFAULT_LIMIT_PACKETS: u32 = 1000;
@@ -372,21 +372,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Codel<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        CodelParams::NAME
-    }
+    qdisc_accessors!(queue, CodelParams);
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::check_positive_ns;
 use crate::queue::{Backlog, QueueLimit, preallocated_packets};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// Probability 1.0 (`MAX_PROB`).
 const MAX_PROB: u32 = u32::MAX;
@@ -505,21 +505,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for DualPi2<P> {
         None
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.backlog.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        DualPi2Params::NAME
-    }
+    qdisc_accessors!(backlog, DualPi2Params);
 }
 
 #[cfg(test)]

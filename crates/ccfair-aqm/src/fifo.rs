@@ -7,7 +7,7 @@ use ccfair_core::{PacketMeta, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::queue::{PacketFifo, QueueLimit};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, qdisc_accessors};
 
 /// Parameters of the FIFO: none besides the buffer limit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -39,21 +39,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Fifo<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        FifoParams::NAME
-    }
+    qdisc_accessors!(queue, FifoParams);
 }
 
 #[cfg(test)]

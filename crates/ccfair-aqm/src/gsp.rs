@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::check_positive_ns;
 use crate::queue::{PacketFifo, QueueLimit};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, qdisc_accessors};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -225,21 +225,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Gsp<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        GspParams::NAME
-    }
+    qdisc_accessors!(queue, GspParams);
 }
 
 #[cfg(test)]

@@ -77,6 +77,30 @@ pub trait Qdisc<P: PacketMeta>: Send {
     fn kind(&self) -> &'static str;
 }
 
+/// The four bookkeeping methods of a [`Qdisc`] impl whose backlog is the field `$backlog` (a
+/// [`queue::PacketFifo`] or [`queue::Backlog`]), whose counters are the field `stats`, and whose name is the
+/// parameter type's `NAME`.
+macro_rules! qdisc_accessors {
+    ($backlog:ident, $params:ty) => {
+        fn backlog_bytes(&self) -> u64 {
+            self.$backlog.bytes()
+        }
+
+        fn backlog_packets(&self) -> u32 {
+            self.$backlog.packets()
+        }
+
+        fn stats(&self) -> &QdiscStats {
+            &self.stats
+        }
+
+        fn kind(&self) -> &'static str {
+            <$params>::NAME
+        }
+    };
+}
+pub(crate) use qdisc_accessors;
+
 /// Drops `pkt` for `reason`, counting it.
 pub(crate) fn drop_packet<P>(
     stats: &mut QdiscStats,

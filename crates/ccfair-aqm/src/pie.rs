@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::check_positive_ns;
 use crate::queue::{PacketFifo, QueueLimit};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 pub const DEFAULT_LIMIT_PACKETS: u32 = 1000;
 /// Probability 1.0 in the kernel's fixed point (`MAX_PROB`).
@@ -457,21 +457,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Pie<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        PieParams::NAME
-    }
+    qdisc_accessors!(queue, PieParams);
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use crate::config::BuildContext;
 use crate::heap::IndexedHeap;
 use crate::pool::{List, Pool};
 use crate::queue::{Backlog, QueueLimit, preallocated_packets};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, qdisc_accessors};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -268,21 +268,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Ppv<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.backlog.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        PpvParams::NAME
-    }
+    qdisc_accessors!(backlog, PpvParams);
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::queue::{PacketFifo, QueueLimit};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// `RED_STAB_SIZE`.
 const STAB_SIZE: usize = 256;
@@ -490,21 +490,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
         }
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        RedParams::NAME
-    }
+    qdisc_accessors!(queue, RedParams);
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::check_positive_ns;
 use crate::queue::{PacketFifo, QueueLimit};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -105,21 +105,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Step<P> {
         None
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.queue.bytes()
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.packets()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        StepParams::NAME
-    }
+    qdisc_accessors!(queue, StepParams);
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! Congestion controls, each a port of a Linux `tcp_congestion_ops` module, hook by hook.
 //!
-//! The stack (the simulator's TCP sender) calls the hooks at the same points of its ACK processing as
-//! `tcp_input.c` does: `pkts_acked` while cleaning the retransmit queue, `set_state` on every change of the
-//! congestion-avoidance state, `ssthresh` when a reduction begins, `in_ack_event` once per ACK, and then either
-//! `cong_control` (algorithms that own cwnd and pacing, e.g. BBR) or, outside a reduction, `cong_avoid`.
+//! The stack (the simulator's TCP sender, or the scripted [`testing::Driver`]) calls the hooks at the same
+//! points of its ACK processing as `tcp_input.c` does: `pkts_acked` while cleaning the retransmit queue,
+//! `set_state` on every change of the congestion-avoidance state, `ssthresh` when a reduction begins,
+//! `in_ack_event` once per ACK, and then either `cong_control` (algorithms that own cwnd and pacing, e.g. BBR)
+//! or, outside a reduction, `cong_avoid`. The part of the stack that calls them on the socket alone is
+//! [`stack::TcpCore`], which both stacks share; [`rate`] is their delivery-rate sampling.
 
 pub mod bbr;
 pub mod config;

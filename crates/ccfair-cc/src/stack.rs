@@ -26,8 +26,9 @@ use ccfair_core::Time;
 use ccfair_core::seq::{after, before};
 
 use crate::minmax::MinMax;
+use crate::rate::TxSnapshot;
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH, TcpSock};
-use crate::{AckEventFlags, CcFlags, CongestionControl, RateSample};
+use crate::{AckEventFlags, CcFlags, CongestionControl, LostSkb, RateSample};
 
 /// `sk_gso_max_size` default (`GSO_LEGACY_MAX_SIZE`), bytes.
 pub const GSO_MAX_SIZE: u64 = 65_536;
@@ -113,6 +114,24 @@ impl TcpCore {
             self.cc.cwnd_event(tp, CaEvent::TxStart);
         }
         tp.lsndtime = tp.now;
+    }
+
+    /// `tcp_notify_skb_loss_event` (google/bbr branch): after the caller counted a packet in `tp.lost`, the
+    /// algorithm hears of it with its send-time snapshot (BBRv2/v3 bound inflight_hi with it), unless a SACK
+    /// used the snapshot up (`!scb->tx.delivered_mstamp`). Mainline only counts; every algorithm but the BBR
+    /// family ignores the hook.
+    pub fn skb_marked_lost(&mut self, tp: &mut TcpSock, tx: &TxSnapshot) {
+        if !tx.valid {
+            return;
+        }
+        let skb = LostSkb {
+            tx_in_flight: tx.in_flight,
+            tx_lost: tx.lost,
+            tx_delivered_ce: tx.delivered_ce,
+            is_app_limited: tx.is_app_limited,
+            pcount: 1,
+        };
+        self.cc.skb_marked_lost(tp, &skb);
     }
 
     /// `tcp_init_cwnd_reduction` without its TLP and ECN-CWR parts, which the caller adds.

@@ -46,7 +46,7 @@ use ccfair_core::{Dur, Time};
 use crate::rate::{self, RateScratch, RateState, TxSnapshot};
 use crate::sock::TCP_INIT_CWND;
 use crate::stack::{MinRttFilter, TcpCore};
-use crate::{AckEventFlags, AckSample, CaState, CcVars, CongestionControl, LostSkb, RateSample, TcpSock};
+use crate::{AckEventFlags, AckSample, CaState, CcVars, CongestionControl, RateSample, TcpSock};
 
 /// One outstanding packet: its last transmission and scoreboard tags.
 #[derive(Copy, Clone, Debug)]
@@ -433,18 +433,7 @@ impl Driver {
         }
         let tx = p.tx;
         self.tp.lost = self.tp.lost.wrapping_add(1);
-        // `tcp_notify_skb_loss_event` (google/bbr): the algorithm hears of each packet marked lost whose
-        // snapshot a SACK has not used up.
-        if tx.valid {
-            let skb = LostSkb {
-                tx_in_flight: tx.in_flight,
-                tx_lost: tx.lost,
-                tx_delivered_ce: tx.delivered_ce,
-                is_app_limited: tx.is_app_limited,
-                pcount: 1,
-            };
-            self.core.cc().skb_marked_lost(&mut self.tp, &skb);
-        }
+        self.core.skb_marked_lost(&mut self.tp, &tx);
     }
 
     /// RACK's reordering timer fired and found the `lost` packets sent longest ago lost

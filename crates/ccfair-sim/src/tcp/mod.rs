@@ -1,6 +1,7 @@
 //! A TCP stack modelled on Linux: the sender (`tcp_input.c` ACK processing, `tcp_output.c` transmission,
-//! `tcp_recovery.c` RACK-TLP, `tcp_rate.c` delivery-rate sampling, `tcp_timer.c` RTO) and the receiver
-//! (delayed/quick ACKs, SACK generation, in-order delivery).
+//! `tcp_recovery.c` RACK-TLP, `tcp_timer.c` RTO; the core around the algorithm and `tcp_rate.c` delivery-rate
+//! sampling come from `ccfair_cc::stack` and `ccfair_cc::rate`) and the receiver (delayed/quick ACKs, SACK
+//! generation, in-order delivery).
 //!
 //! Bulk transfers only send full-sized segments, so sequence numbers count segments, not bytes: segment `n`
 //! carries payload bytes `[n·MSS, (n+1)·MSS)`. Every comparison Linux makes on byte sequence numbers keeps its

@@ -1,8 +1,11 @@
 //! Loss recovery: Linux's congestion-avoidance state machine (`tcp_fastretrans_alert`), RACK loss detection
-//! (`tcp_rack_mark_lost`, `tcp_rack_detect_loss`, `tcp_rack_reo_timeout`), Proportional Rate Reduction as
-//! Linux implements it (`tcp_cwnd_reduction`: prior_cwnd instead of RFC 6937's RecoverFS, +1 only when
-//! snd_una advanced without new losses), entering and leaving CWR/Recovery, the RTO's Loss state with F-RTO
+//! (`tcp_rack_mark_lost`, `tcp_rack_detect_loss`, `tcp_rack_reo_timeout`), the RTO's Loss state with F-RTO
 //! (RFC 5682) and its undo, and TLP episode accounting (`tcp_process_tlp_ack`).
+//!
+//! What acts on the socket alone is `ccfair_cc::stack::TcpCore`, shared with the scripted driver: entering
+//! and leaving CWR/Recovery, the start of an RTO episode (`tcp_enter_loss`), undo, and Proportional Rate
+//! Reduction as Linux implements it (`tcp_cwnd_reduction`: prior_cwnd instead of RFC 6937's RecoverFS, +1
+//! only when snd_una advanced without new losses). This file marks packets and decides when to call it.
 //!
 //! With RACK on (Linux default `tcp_recovery` = 1) recovery starts only once a segment is marked lost; RACK's
 //! reordering window is zero after three SACKed segments, which reproduces the dupthresh rule.
@@ -168,23 +171,10 @@ impl Sender {
         }
     }
 
-    /// `tcp_notify_skb_loss_event` of the google/bbr branch: after counting the loss in `tp->lost`, tell the
-    /// algorithm (`skb_marked_lost`; BBRv2/v3 bound inflight_hi from the packet's send-time snapshot). Mainline
-    /// only counts; the call is added for the BBR family and is a no-op for every other algorithm.
+    /// `tcp_notify_skb_loss_event` of the google/bbr branch (in the shared core).
     fn notify_skb_loss_event(&mut self, seq: u32) {
         let tx = self.q.get(seq).tx;
-        if !tx.valid {
-            // The snapshot was consumed by a SACK (`!scb->tx.delivered_mstamp`): BBR ignores such packets.
-            return;
-        }
-        let skb = ccfair_cc::LostSkb {
-            tx_in_flight: tx.in_flight,
-            tx_lost: tx.lost,
-            tx_delivered_ce: tx.delivered_ce,
-            is_app_limited: tx.is_app_limited,
-            pcount: 1,
-        };
-        self.core.cc().skb_marked_lost(&mut self.tp, &skb);
+        self.core.skb_marked_lost(&mut self.tp, &tx);
     }
 
     /// `tcp_rack_reo_timeout`: the reordering timer fired.

@@ -5,8 +5,13 @@
 //! acknowledged segments with RTT sampling (`tcp_clean_rtx_queue`: Karn's rule, SACK RTT, the timestamp
 //! fallback) and the `pkts_acked` hook, the `in_ack_event` hook, TLP episode accounting, the loss-recovery state machine
 //! (`tcp_fastretrans_alert`, in `recovery.rs`), TLP/RTO re-arming, the delivery-rate sample (`tcp_rate_gen`),
-//! the congestion control (`cong_control`, or PRR during CWR/Recovery, or `cong_avoid`), pacing-rate update,
-//! and finally retransmissions and new data (`xmit.rs`).
+//! the congestion control (`tcp_cong_control`: `cong_control`, or PRR during CWR/Recovery, or `cong_avoid`,
+//! then the pacing rate), and finally retransmissions and new data (`xmit.rs`).
+//!
+//! The algorithm lives in a `ccfair_cc::stack::TcpCore`, which also owns the code that acts on the socket
+//! alone (state changes, reductions, undo, `tcp_cong_control`, cwnd validation); delivery-rate sampling is
+//! `ccfair_cc::rate`. The scripted driver runs the same code, and `tests/crosscheck.rs` checks that its
+//! `tcp_ack` sequence and this one give the same traces.
 //!
 //! Deviations from Linux, each because the simulated network or traffic cannot trigger the mechanism:
 //! - No DSACK, no Eifel/timestamp-based undo: the network never duplicates or reorders, and the receiver sends
