@@ -62,6 +62,7 @@ pub struct RateScratch {
 /// delivery process has a bubble: samples are app-limited until what is in flight now has been delivered.
 /// Mainline calls it when the application writes; the google/bbr branch (BBRv2/v3) also calls it on every
 /// ACK, which is where the simulator calls it, so a flow whose application stopped marks its samples.
+#[inline]
 pub fn check_app_limited(tp: &mut TcpSock, has_unsent: bool) {
     let in_flight = tp.in_flight();
     if !has_unsent && in_flight < tp.snd_cwnd && tp.lost_out <= tp.retrans_out {
@@ -71,6 +72,7 @@ pub fn check_app_limited(tp: &mut TcpSock, has_unsent: bool) {
 
 impl RateState {
     /// `tcp_rate_skb_sent`: the snapshot for a segment sent now. `packets_out` is counted before this segment.
+    #[inline]
     pub fn skb_sent(&mut self, tp: &mut TcpSock, xmit_time: Time, in_flight_after: u32) -> TxSnapshot {
         if tp.packets_out == 0 {
             // Nothing in flight: the ACK of this segment measures the network from now on.
@@ -92,6 +94,7 @@ impl RateState {
     /// `tcp_rate_skb_delivered`: the segment ending at `end_seq`, last sent at `xmit_time` with snapshot `tx`,
     /// was (S)ACKed by the current ACK; `is_retrans`: it was ever retransmitted (`TCPCB_RETRANS`); `sacked`: its
     /// tags (already updated) say SACKed.
+    #[inline]
     pub fn skb_delivered(
         &mut self,
         tx: &mut TxSnapshot,
@@ -128,6 +131,7 @@ impl RateState {
     }
 
     /// `tcp_rate_gen`: completes the sample after the ACK's accounting. `min_rtt_us` is `tcp_min_rtt`.
+    #[inline]
     pub fn generate(
         &mut self,
         tp: &mut TcpSock,

@@ -279,6 +279,7 @@ impl TcpCore {
     /// `tcp_cong_control`: an algorithm that owns cwnd gets the rate sample (`cong_control`); otherwise cwnd
     /// follows PRR in CWR/Recovery, or `cong_avoid` for `acked_sacked` packets when `may_raise_cwnd`
     /// (`tcp_may_raise_cwnd`), and then the default pacing rate (`srtt_us8`: srtt in µs × 8).
+    #[inline]
     pub fn cong_control(
         &mut self,
         tp: &mut TcpSock,
@@ -313,6 +314,7 @@ impl AckEventFlags {
     /// The `CA_ACK_*` flags of `tcp_ack` for an ACK that advanced `snd_una` or not, carried SACK blocks or
     /// not, and carried ECE (classic or Accurate ECN feedback): the fast path is a pure advance of `snd_una`;
     /// a window update is any advance.
+    #[inline]
     pub fn for_ack(snd_una_advanced: bool, has_sacks: bool, ece: bool) -> AckEventFlags {
         let slowpath = has_sacks || ece || !snd_una_advanced;
         AckEventFlags {
@@ -347,6 +349,7 @@ impl MinRttFilter {
 
     /// Takes a sample of `rtt_us` at `now`; `maybe_delayed` skips suspected delayed-ACK samples above the
     /// current minimum. A zero sample counts as one jiffy, as the kernel's `rtt_us ? : jiffies_to_usecs(1)`.
+    #[inline]
     pub fn update(&mut self, now: Time, rtt_us: u32, maybe_delayed: bool) {
         if maybe_delayed && rtt_us > self.get_us() {
             return;
@@ -378,6 +381,7 @@ impl CwndReduction {
     }
 
     /// `tcp_cwnd_reduction`: sets cwnd for this ACK so that transmissions follow PRR.
+    #[inline]
     pub fn reduce(
         &mut self,
         tp: &mut TcpSock,
@@ -415,6 +419,7 @@ impl CwndReduction {
 /// `tcp_update_pacing_rate`: mss·max(cwnd, packets_out)/srtt at 200 % while cwnd < ssthresh/2, else 120 %,
 /// in bytes per second, capped by `max_pacing_rate`. `srtt_us8` is srtt in µs ×8 as the kernel keeps it;
 /// without a sample (0) the kernel leaves the product undivided.
+#[inline]
 pub fn pacing_rate(tp: &TcpSock, srtt_us8: u64) -> u64 {
     let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
         PACING_SS_RATIO
@@ -434,6 +439,7 @@ pub fn pacing_rate(tp: &TcpSock, srtt_us8: u64) -> u64 {
 
 /// `tcp_tso_autosize`: segments per TSO burst: about 1 ms (2^-10 s) at the pacing rate, plus a bonus that
 /// halves for every 512 µs of min RTT (tiny RTTs get bigger bursts), at most 64 KB, at least `min_tso_segs`.
+#[inline]
 pub fn tso_autosize(tp: &TcpSock, min_tso_segs: u32) -> u32 {
     let mut bytes = tp.pacing_rate >> PACING_SHIFT;
     let r = tp.min_rtt_us >> TSO_RTT_LOG;
@@ -454,6 +460,7 @@ pub struct CwndUsage {
 
 impl CwndUsage {
     /// After a transmission attempt: remember whether cwnd limited it, or else the peak flight, per window.
+    #[inline]
     pub fn validate(&mut self, tp: &TcpSock, is_cwnd_limited: bool) {
         if tp.snd_una >= self.cwnd_usage_seq
             || is_cwnd_limited
@@ -467,6 +474,7 @@ impl CwndUsage {
 
     /// `tcp_is_cwnd_limited`: limited in this window, or in slow start below twice the window's peak flight
     /// (so an application using half the window still doubles it).
+    #[inline]
     pub fn is_cwnd_limited(&self, tp: &TcpSock) -> bool {
         if self.is_cwnd_limited {
             return true;
