@@ -515,6 +515,74 @@ mod tests {
         assert_eq!(tp.snd_cwnd, 10);
     }
 
+    /// `tcp_enter_loss` reduces ssthresh once per loss episode: from Open/Disorder, once `high_seq` was
+    /// acknowledged, or on an RTO in Loss after an ACK made progress (`icsk_retransmits` back to 0); not on a
+    /// repeated RTO of the same episode.
+    #[test]
+    fn an_rto_starts_a_loss_episode_only_when_the_kernel_does() {
+        let rto = |state: CaState, high_seq: u32, retransmits: u32| {
+            let mut tp = TcpSock::new(1448, 40);
+            tp.snd_una = 100;
+            tp.snd_nxt = 140;
+            tp.packets_out = 40;
+            tp.lost_out = 40;
+            tp.snd_ssthresh = 30;
+            tp.ca_state = state;
+            tp.high_seq = high_seq;
+            let mut core = TcpCore::new(Box::new(Reno));
+            core.enter_loss(&mut tp, retransmits);
+            assert_eq!((tp.ca_state, tp.snd_cwnd, tp.high_seq), (CaState::Loss, 1, 140));
+            (tp.snd_ssthresh, core.undo_marker)
+        };
+        assert_eq!(rto(CaState::Open, 0, 0), (20, true));
+        assert_eq!(rto(CaState::Disorder, 120, 3), (20, true));
+        assert_eq!(rto(CaState::Loss, 120, 1), (30, false));
+        assert_eq!(rto(CaState::Loss, 120, 0), (20, true));
+        assert_eq!(rto(CaState::Loss, 100, 2), (20, true));
+        assert_eq!(rto(CaState::Recovery, 120, 0), (30, false));
+    }
+
+    /// `tcp_ack`'s `CA_ACK_*` flags: only a pure advance of `snd_una` takes the fast path; any advance is a
+    /// window update; ECE is reported on the slow path.
+    #[test]
+    fn ack_event_flags_follow_tcp_ack() {
+        let f = AckEventFlags::for_ack;
+        let plain = f(true, false, false);
+        assert!(!plain.slowpath && plain.win_update && !plain.ece);
+        let ece = f(true, false, true);
+        assert!(ece.slowpath && ece.win_update && ece.ece);
+        let dup = f(false, false, false);
+        assert!(dup.slowpath && !dup.win_update && !dup.ece);
+        let sack = f(true, true, false);
+        assert!(sack.slowpath && sack.win_update);
+    }
+
+    /// Undo restores the algorithm's window and the saved ssthresh, unless ECN proved the congestion.
+    #[test]
+    fn undo_restores_unless_ecn_proved_congestion() {
+        let mut tp = TcpSock::new(1448, 40);
+        tp.snd_nxt = 40;
+        tp.packets_out = 40;
+        let mut core = TcpCore::new(Box::new(Reno));
+        assert!(core.enter_recovery(&mut tp, false));
+        assert_eq!((tp.snd_ssthresh, tp.prior_cwnd), (20, 40));
+        tp.snd_cwnd = 20;
+        assert!(core.undo_cwnd_reduction(&mut tp));
+        assert_eq!(
+            (tp.snd_cwnd, tp.snd_ssthresh, core.undo_marker),
+            (40, TCP_INFINITE_SSTHRESH, false)
+        );
+        // With ECE on the ACK that entered Recovery nothing is saved to restore.
+        let mut tp = TcpSock::new(1448, 40);
+        tp.snd_nxt = 40;
+        tp.packets_out = 40;
+        let mut core = TcpCore::new(Box::new(Reno));
+        core.enter_recovery(&mut tp, true);
+        tp.snd_cwnd = 20;
+        assert!(!core.undo_cwnd_reduction(&mut tp));
+        assert_eq!((tp.snd_cwnd, tp.snd_ssthresh), (20, 20));
+    }
+
     #[test]
     fn pacing_ratio_switches_at_half_ssthresh() {
         let mut tp = TcpSock::new(1000, 10);
