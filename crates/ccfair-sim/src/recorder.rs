@@ -171,6 +171,14 @@ impl Recorder {
         &self.meter.series
     }
 
+    /// Moves the flow and queue time series out (the recorder keeps empty ones).
+    pub fn take_series(&mut self) -> (FlowSeries, QueueSeries) {
+        (
+            std::mem::take(&mut self.flows),
+            std::mem::take(&mut self.meter.series),
+        )
+    }
+
     /// Appends one interval's rows: `views` are the active flows; queue state is instantaneous.
     pub fn sample(&mut self, now: Time, views: &[FlowView], backlog_bytes: u64, backlog_packets: u32) {
         let secs = self.interval.secs_f64();

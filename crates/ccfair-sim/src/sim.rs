@@ -245,13 +245,26 @@ impl<O: Observer> Simulation<O> {
 
     /// Runs until simulated time `t` (or the end); returns true once the run is complete.
     pub fn run_until(&mut self, t: Time) -> bool {
+        self.run_until_events(t, u64::MAX)
+    }
+
+    /// Runs until simulated time `t` (or the end), or until `max_pops` entries have left the event queue,
+    /// whichever comes first; returns true once the run is complete. The pop count includes timer entries
+    /// that turn out to be stale, so it measures the work done: a caller that must stay responsive (Ctrl-C,
+    /// a wall-time limit) bounds each call's wall time with it, whatever the link rate.
+    pub fn run_until_events(&mut self, t: Time, max_pops: u64) -> bool {
         let limit = t.min(self.end);
-        while let Some((at, c)) = self.events.pop_until(limit) {
+        let mut pops = 0u64;
+        while pops < max_pops {
+            let Some((at, c)) = self.events.pop_until(limit) else {
+                self.now = self.now.max(limit);
+                return limit >= self.end;
+            };
+            pops += 1;
             self.now = at;
             self.dispatch(c);
         }
-        self.now = self.now.max(limit);
-        limit >= self.end
+        false
     }
 
     /// Runs to the end.
@@ -259,8 +272,31 @@ impl<O: Observer> Simulation<O> {
         self.run_until(self.end);
     }
 
-    /// The run's results (call after `run`).
+    /// The run's results (call after `run`); copies the time series.
     pub fn output(&self) -> RunOutput {
+        RunOutput {
+            flows: self.flow_records(),
+            series: self.rec.flows.clone(),
+            queue: self.rec.queue().clone(),
+            totals: self.totals(),
+        }
+    }
+
+    /// The run's results, moving the time series out instead of copying them: at the end of a long run
+    /// they are most of the memory the run holds.
+    pub fn into_output(mut self) -> RunOutput {
+        let flows = self.flow_records();
+        let totals = self.totals();
+        let (series, queue) = self.rec.take_series();
+        RunOutput {
+            flows,
+            series,
+            queue,
+            totals,
+        }
+    }
+
+    fn flow_records(&self) -> Vec<FlowRecord> {
         let meta: Vec<(u32, &'static str, u64, u64, u64)> = self
             .flows
             .iter()
@@ -274,18 +310,17 @@ impl<O: Observer> Simulation<O> {
                 )
             })
             .collect();
+        self.rec.flow_records(&meta)
+    }
+
+    fn totals(&self) -> Totals {
         let window_ns = self.spec.measure_end_ns - self.spec.measure_start_ns;
-        RunOutput {
-            flows: self.rec.flow_records(&meta),
-            series: self.rec.flows.clone(),
-            queue: self.rec.queue().clone(),
-            totals: self.rec.totals(
-                self.events_processed,
-                self.now,
-                window_ns,
-                self.segments_in_network(),
-            ),
-        }
+        self.rec.totals(
+            self.events_processed,
+            self.now,
+            window_ns,
+            self.segments_in_network(),
+        )
     }
 
     fn dispatch(&mut self, c: u64) {

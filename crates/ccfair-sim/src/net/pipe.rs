@@ -18,7 +18,9 @@ impl<T> Pipe<T> {
     pub fn new(delay: Dur) -> Pipe<T> {
         Pipe {
             delay,
-            items: VecDeque::with_capacity(16),
+            // Grows to the flow's largest flight in its first round trips; nothing up front, as a run may
+            // have a million flows.
+            items: VecDeque::new(),
         }
     }
 

@@ -160,7 +160,7 @@ impl Sender {
             cc_flags,
             flow: cfg.flow,
             wire_len: cfg.mss + HEADER_BYTES,
-            q: RtxQueue::new(),
+            q: RtxQueue::with_capacity(cfg.initial_cwnd as usize),
             rtt: RttEstimator::new(),
             rack: Rack::default(),
             rate: RateState::default(),
