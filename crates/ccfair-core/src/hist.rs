@@ -100,10 +100,7 @@ impl LogHistogram {
         let (start, end) = if self.counts.is_empty() {
             (lo, hi)
         } else {
-            (
-                self.first.min(lo),
-                (self.first + self.counts.len()).max(hi),
-            )
+            (self.first.min(lo), (self.first + self.counts.len()).max(hi))
         };
         let mut counts = vec![0u32; end - start];
         let at = self.first.saturating_sub(start);

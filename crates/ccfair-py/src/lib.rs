@@ -57,10 +57,12 @@ fn parse_spec(spec_json: &str) -> PyResult<ScenarioSpec> {
     Ok(spec)
 }
 
-/// Checks a resolved scenario; raises ValueError("field: message").
+/// Checks a resolved scenario; raises ValueError("field: message"). Returns the estimate of the run's cost
+/// (peak memory, events, and their parts with the fields that drive them) as JSON.
 #[pyfunction]
-fn validate(spec_json: &str) -> PyResult<()> {
-    parse_spec(spec_json).map(|_| ())
+fn validate(spec_json: &str) -> PyResult<String> {
+    let spec = parse_spec(spec_json)?;
+    Ok(serde_json::to_string(&ccfair_sim::estimate(&spec)).expect("estimates serialize"))
 }
 
 /// Validates a congestion control and its parameters; returns the canonical configuration as JSON.
@@ -301,6 +303,7 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
     totals.set_item("queue_drops", t.queue_drops)?;
     totals.set_item("path_drops", t.path_drops)?;
     totals.set_item("in_flight_at_end", t.in_flight_at_end)?;
+    totals.set_item("window_backlog_bytes", t.window_backlog_bytes)?;
     totals.set_item("wall_seconds", wall_seconds)?;
 
     let result = PyDict::new(py);

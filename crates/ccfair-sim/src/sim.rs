@@ -45,6 +45,9 @@ fn code(kind: u64, flow: u32) -> u64 {
     (kind << FLOW_BITS) | flow as u64
 }
 
+/// Bytes of one flow's fixed state (for the estimate of a run's memory).
+pub(crate) const FLOW_BYTES: usize = std::mem::size_of::<Flow>();
+
 struct Flow {
     group: u32,
     sender: Sender,
@@ -170,7 +173,9 @@ impl<O: Observer> Simulation<O> {
             .iter()
             .map(|f: &Flow| f.sender.ecn_codepoint() == ccfair_core::Ecn::Ect1)
             .collect();
-        let rec = Recorder::new(l4s, Dur::from_ns(spec.interval_ns));
+        let mut rec = Recorder::new(l4s, Dur::from_ns(spec.interval_ns));
+        let (flow_rows, queue_rows) = crate::estimate::series_rows(&spec);
+        rec.reserve_rows(flow_rows, queue_rows);
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             events.push(f.start, code(EV_START, i as u32));
@@ -241,6 +246,21 @@ impl<O: Observer> Simulation<O> {
         let tx = self.bottleneck.busy() as u64;
         let pipes: u64 = self.flows.iter().map(|f| f.data_pipe.len() as u64).sum();
         q + tx + pipes
+    }
+
+    /// Segments that have crossed the bottleneck but not reached the application yet: held out of order by
+    /// the receivers, or on their way to a receiver that does not have them (a spurious retransmission of a
+    /// segment the receiver already has releases nothing). In-order delivery may release all of them at
+    /// any moment, however little crosses the link then.
+    pub fn undelivered_past_link(&self) -> u64 {
+        self.flows
+            .iter()
+            .map(|f| {
+                let r = &f.receiver;
+                let on_the_way = f.data_pipe.iter().filter(|s| !r.has(s.seq)).count() as u64;
+                r.ofo_segments() as u64 + on_the_way
+            })
+            .sum()
     }
 
     /// Runs until simulated time `t` (or the end); returns true once the run is complete.
@@ -405,7 +425,8 @@ impl<O: Observer> Simulation<O> {
             }
             EV_WINDOW_START => {
                 self.events_processed += 1;
-                self.rec.window_start();
+                let backlog = self.undelivered_past_link() * self.spec.mss() as u64;
+                self.rec.window_start(backlog);
             }
             EV_WINDOW_END => {
                 self.events_processed += 1;

@@ -55,6 +55,11 @@ impl<T> Pipe<T> {
         self.items.len()
     }
 
+    /// The items in the pipe, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().map(|(_, item)| item)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
