@@ -152,6 +152,17 @@ def parse_events_limit(text: str, option: str) -> int | None:
     return int(value)
 
 
+def _chosen(
+    option: str | None, option_name: str, env: Mapping[str, str], env_name: str, parse: Any
+) -> tuple[bool, int | None, str]:
+    """(given, limit, source) from the option, else the environment variable; not given when neither is."""
+    if option is not None:
+        return True, parse(option, option_name), option_name
+    if env.get(env_name):
+        return True, parse(env[env_name], env_name), env_name
+    return False, None, ""
+
+
 def limits(
     max_memory: str | None = None,
     max_events: str | None = None,
@@ -164,21 +175,13 @@ def limits(
     memory limit is 80 % of :func:`available_memory_bytes` divided among ``workers`` concurrent runs; with
     ``machine_memory`` False (runs on other machines) there is none."""
     env = os.environ if environ is None else environ
-    if max_memory is not None:
-        memory, memory_source = parse_memory_limit(max_memory, "--max-memory"), "--max-memory"
-    elif env.get(MEMORY_ENV):
-        memory, memory_source = parse_memory_limit(env[MEMORY_ENV], MEMORY_ENV), MEMORY_ENV
-    elif machine_memory and (available := available_memory_bytes()) is not None:
+    given, memory, memory_source = _chosen(max_memory, "--max-memory", env, MEMORY_ENV, parse_memory_limit)
+    if not given and machine_memory and (available := available_memory_bytes()) is not None:
         memory = int(available * DEFAULT_MEMORY_FRACTION / max(1, workers))
         share = f" shared by {workers} workers" if workers > 1 else ""
         memory_source = f"{DEFAULT_MEMORY_FRACTION:.0%} of the memory available now{share}"
-    else:
-        memory, memory_source = None, ""
-    if max_events is not None:
-        events, events_source = parse_events_limit(max_events, "--max-events"), "--max-events"
-    elif env.get(EVENTS_ENV):
-        events, events_source = parse_events_limit(env[EVENTS_ENV], EVENTS_ENV), EVENTS_ENV
-    else:
+    given, events, events_source = _chosen(max_events, "--max-events", env, EVENTS_ENV, parse_events_limit)
+    if not given:
         events, events_source = DEFAULT_MAX_EVENTS, "the default"
     return Limits(memory, events, memory_source, events_source)
 
