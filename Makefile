@@ -9,7 +9,7 @@ STAMP := $(VENV)/.ccfair-built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup demo test test-rust test-python lint bench bench-sweep fuzz clean
+.PHONY: setup demo test test-rust test-python lint bench bench-sweep snapshots fuzz clean
 
 setup: $(STAMP) emulator
 
@@ -66,6 +66,11 @@ fuzz: setup
 
 bench: setup
 	$(BIN)/ccfair bench
+
+# Regenerates the golden snapshot tables (tests/snapshots/expected/) from tests/snapshots/cases.toml and prints
+# which cases changed and what moved. Only after a deliberate behaviour change, explained in its commit.
+snapshots: setup
+	$(BIN)/python -m ccfair.devtools.snapshots --update
 
 # Sweep throughput with 1 and 2 local workers and the result store's cost per run (about two minutes).
 bench-sweep: setup

@@ -74,7 +74,7 @@ def test_parameters_take_quantities_in_their_unit():
         ({"name": "dualpi2", "c_protection_percent": 101}, "link.aqm.c_protection_percent", "0 and 100"),
         ({"name": "ppv", "weights": [1, 2, 3]}, "link.aqm.weights", "one weight per flow group (2)"),
         ({"name": "ppv", "weights": [1, -2]}, "link.aqm.weights", "positive"),
-        ({"name": "gsp", "alpha": float("nan")}, "link.aqm", "finite"),
+        ({"name": "gsp", "alpha": float("nan")}, "link.aqm.alpha", "finite"),
         ({"name": "step", "limit": 5}, "link.aqm.limit", "set by link.buffer"),
         ({"name": "sfq"}, "link.aqm", "unknown queue discipline"),
     ],

@@ -24,6 +24,15 @@ BAD_FILES = {
     "no-flows": ('duration = "10s"\nflows = []\n[link]\nrate = "1Mbps"\nbuffer = "10pkt"\n', "flows"),
     "seed-in-file": (SMALL_TOML.replace("seed = 3", "seed = -3"), "seed"),
     "interval": (SMALL_TOML.replace("seed = 3", 'seed = 3\ninterval = "0ms"'), "interval"),
+    "huge-bdp": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1e400bdp"'), "link.buffer"),
+    "huge-exponent": (SMALL_TOML.replace('rtt = "50ms"', 'rtt = "1e99999999ms"', 1), "flows[0].rtt"),
+    "deep-nesting": (SMALL_TOML + "x = " + "[" * 400 + "]" * 400 + "\n", "deep-nesting.toml"),
+    "very-deep-nesting": ("x = " + "[" * 5000 + "]" * 5000 + "\n", "very-deep-nesting.toml"),
+    "nan-cc-param": (SMALL_TOML + "cc_params = { beta = nan }\n", "flows[1].cc_params.beta"),
+    "inf-aqm-param": (
+        SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { name = "red", max_p = inf }'),
+        "link.aqm.max_p",
+    ),
 }
 
 
@@ -52,6 +61,41 @@ def test_stderr_format_is_field_then_message(tmp_path):
     path.write_text(BAD_FILES["stop-before-start"][0])
     result = run_cli("run", str(path))
     assert result.stderr == "error: flows[1].stop: must be after start (5s)\n"
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        ("huge-bdp", "error: link.buffer: '1e400bdp' is too large"),
+        ("deep-nesting", "error: {path}: nested too deeply: more than 32 levels of tables and arrays"),
+        ("very-deep-nesting", "error: {path}: nested too deeply: more than 32 levels of tables and arrays"),
+        ("nan-cc-param", "error: flows[1].cc_params.beta: must be a finite number, got nan"),
+        ("inf-aqm-param", "error: link.aqm.max_p: must be a finite number, got inf"),
+    ],
+)
+def test_messages_of_values_out_of_range(tmp_path, case, line):
+    path = tmp_path / f"{case}.toml"
+    path.write_text(BAD_FILES[case][0])
+    result = run_cli("run", str(path))
+    assert result.returncode == 2
+    assert result.stderr == line.format(path=path) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('""  = 1\n' + SMALL_TOML, "error: scenario: unknown key ''; allowed keys: "),
+        (
+            SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { name = "fifo", "" = 1 }'),
+            'error: link.aqm: unknown parameter ""; allowed: none',
+        ),
+    ],
+)
+def test_an_empty_key_is_named_by_its_table(tmp_path, text, line):
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    result = run_cli("run", str(path))
+    assert result.returncode == 2 and result.stderr.startswith(line), result.stderr
 
 
 def test_missing_file(tmp_path):

@@ -16,6 +16,7 @@ import pytest
 import ccfair
 from ccfair import _native
 from ccfair.analysis.metrics import CLASS_COLUMNS, FLOW_COLUMNS
+from ccfair.errors import OutputError
 from ccfair.result import TABLE_FILES
 from conftest import SMALL_TOML, run_cli, small
 
@@ -180,7 +181,7 @@ def test_cli_out_and_load_round_trip(small_toml, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     files = {p.name for p in out.iterdir()}
-    assert files == {"scenario.toml", "summary.json", *TABLE_FILES.values()}
+    assert files == {".ccfair.json", "scenario.toml", "summary.json", *TABLE_FILES.values()}
     assert [p.name for p in out.parent.iterdir()] == ["one"]  # no temporary siblings left
     stdout_doc = json.loads(result.stdout)
     assert json.loads((out / "summary.json").read_text()) == stdout_doc
@@ -204,11 +205,11 @@ def test_save_replaces_only_on_success(result, tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(pd.DataFrame, "to_parquet", fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match="disk full"):
         result.save(out)
     assert (out / "marker").read_text() == "old run"  # the old run is intact
     assert (out / "summary.json").read_text() == before
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError):
         result.save(tmp_path / "new")
     assert not (tmp_path / "new").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

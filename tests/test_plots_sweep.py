@@ -311,3 +311,35 @@ def test_categorical_axes_show_points_apart_without_joining_lines(figs):
     cubic_x, reno_x = lines["share:cubic"].get_xdata(), lines["share:reno"].get_xdata()
     assert list(cubic_x) == [pytest.approx(-0.04)]  # only in the cubic category, left of it
     assert list(reno_x) == [pytest.approx(-0.04 + 0.08), pytest.approx(1.04)]
+
+
+def test_plan_values_with_dollars_are_drawn_as_text(tmp_path):
+    """Values of a grid axis reach tick labels, panel titles and legends: "$...$" in them stays text (an
+    unknown command would make matplotlib fail)."""
+    from ccfair.plots.output import figure_bytes
+    from ccfair.sweep.driver import run_sweep
+    from ccfair.sweep.plan import plan_from_dict
+
+    labels = [r"cost $\notacommand{x}$", "$5 per Mbit"]
+    base = {
+        "duration": "1s",
+        "link": {"rate": "10Mbps", "buffer": "1bdp"},
+        "flows": [{"cc": "reno", "rtt": "20ms"}, {"cc": "cubic", "rtt": "20ms"}],
+    }
+    plan = plan_from_dict(
+        {"scenario": base, "grid": {"flows[0].label": labels, "link.rate": ["10Mbps", "20Mbps"]}}, "dollars"
+    )
+    run_sweep(plan, tmp_path / "results", jobs=1)
+    res = ccfair.load(tmp_path / "results")
+    figures = [
+        heatmap(res, x="flows[0].label", y="link.rate"),
+        heatmap(res, x="link.rate", y="flows[0].label"),
+        relgoodput(res, x="link.rate", facet="flows[0].label"),
+        share(res, x="flows[0].label"),
+    ]
+    for fig in figures:
+        assert figure_bytes(fig, "png").startswith(b"\x89PNG")
+        texts = [t for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+        assert not any(t._preprocess_math(t.get_text())[1] for t in texts)  # nothing read as math
+        shown = " ".join(t._preprocess_math(t.get_text())[0] for t in texts)
+        assert all(label in shown for label in labels)

@@ -167,3 +167,28 @@ def test_the_same_run_gives_the_same_file(result, tmp_path):
         save_figure(timeseries(result), tmp_path / "b.svg"),
     )
     assert a.read_bytes() == b.read_bytes()
+
+
+LATEX_LIKE = r"cost $\notacommand{x}$"
+
+
+def test_labels_are_drawn_as_text_not_math(tmp_path):
+    """Matplotlib reads "$...$" as mathematical notation and fails on an unknown command; a flow label is
+    text and comes out letter for letter, through the figure, the plot command and the report."""
+    scenario = {**SCENARIO, "duration": "1s", "flows": [{"cc": "reno", "rtt": "20ms", "label": LATEX_LIKE}]}
+    result = ccfair.run(scenario, seed=1)
+    fig = timeseries(result)
+    legend = next(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)
+    shown = [t._preprocess_math(t.get_text()) for t in legend.get_texts()]
+    assert shown[0] == (f"0: {LATEX_LIKE}", False)  # literal text, not math
+    svg = save_figure(fig, tmp_path / "a.svg").read_text()
+    assert f"0: {LATEX_LIKE}" in svg
+
+    run_dir = result.save(tmp_path / "run")
+    for args in (
+        ["plot", str(run_dir), "--kind", "timeseries", "-o", str(tmp_path / "a.png")],
+        ["report", str(run_dir), "-o", str(tmp_path / "r.html")],
+    ):
+        proc = run_cli(*args, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+    assert LATEX_LIKE in (tmp_path / "r.html").read_text()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.errors import OutputError, ScenarioError
 from ccfair.store import layout
 from ccfair.store.schema import fits, value_type
 from ccfair.store.status import store_status
@@ -124,7 +124,8 @@ def test_exports_equal_a_direct_run(swept, tmp_path, fmt):
     cli = run_cli("export", str(swept), "--format", fmt, "--to", str(out))
     assert cli.returncode == 0, cli.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        f"{t}.{fmt}" for t in ("runs", "flows", "classes", "cells", "plans", "timeseries", "queue")
+        [".ccfair.json"]
+        + [f"{t}.{fmt}" for t in ("runs", "flows", "classes", "cells", "plans", "timeseries", "queue")]
     )
 
     def read(table):
@@ -198,8 +199,8 @@ def test_a_failed_parquet_write_leaves_nothing_visible(tmp_path, monkeypatch):
         def disk_full(path, data):
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr("ccfair.store.writer._write_synced", disk_full)
-        with pytest.raises(OSError):
+        monkeypatch.setattr("ccfair.fsio.write_synced", disk_full)
+        with pytest.raises(OutputError, match=r"no space left on device.*run the sweep again to resume"):
             writer.commit(plan.name, runs[1], outcomes[1], "local")
     assert list(ccfair.load(root).runs["run_id"]) == [runs[0].run_id]
 

@@ -1,17 +1,25 @@
 """The Dask path against a real ``dask.distributed.LocalCluster`` with worker processes: the same plan gives
-the same runs, tables and time series as local workers."""
+the same runs, tables and time series as local workers; a TLS cluster (certificates made with the README's
+openssl recipe) runs a sweep and refuses plain TCP; plain TCP off this machine is warned about."""
 
 import os
+import shlex
+import shutil
+import subprocess
 
 import pandas as pd
 import pytest
 
 import ccfair
+from ccfair.errors import ScenarioError
 from ccfair.sweep.driver import run_sweep
+from ccfair.sweep.execute_dask import execute_dask, insecure_warning
 from ccfair.sweep.plan import plan_from_dict
-from test_sweep_support import plan_dict
+from conftest import run_cli
+from test_sweep_support import plan_dict, write_plan
 
 distributed = pytest.importorskip("distributed")
+from distributed.security import Security  # noqa: E402
 
 PROVENANCE = [
     "executor",
@@ -54,3 +62,113 @@ def test_dask_cluster_and_local_workers_give_identical_results(tmp_path):
 
     assert set(b.runs["executor"]) == {f"dask {cluster.scheduler_address}"}
     assert {int(w.split()[1]) for w in b.runs["worker"]} <= worker_pids  # run in the cluster's processes
+
+
+# The README's recipe: a CA, and one certificate (with its key) for the scheduler, the workers and the sweep.
+OPENSSL_RECIPE = [
+    "openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=ccfair-cluster-ca"
+    " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"
+    " -keyout ca.key -out ca.pem",
+    "openssl req -newkey rsa:2048 -nodes -subj /CN=ccfair-cluster"
+    " -addext basicConstraints=critical,CA:FALSE -addext keyUsage=critical,digitalSignature,keyEncipherment"
+    " -addext extendedKeyUsage=serverAuth,clientAuth -keyout cluster.key -out cluster.csr",
+    "openssl x509 -req -in cluster.csr -copy_extensions copyall -CA ca.pem -CAkey ca.key -CAcreateserial"
+    " -days 365 -out cluster.pem",
+]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_a_tls_cluster_runs_a_sweep_and_refuses_plain_tcp(tmp_path):
+    for command in OPENSSL_RECIPE:
+        subprocess.run(shlex.split(command), cwd=tmp_path, check=True, capture_output=True)
+    ca, cert, key = (str(tmp_path / n) for n in ("ca.pem", "cluster.pem", "cluster.key"))
+    security = Security(
+        require_encryption=True,
+        tls_ca_file=ca,
+        **{
+            f"tls_{role}_{part}": path
+            for role in ("scheduler", "worker", "client")
+            for part, path in (("cert", cert), ("key", key))
+        },
+    )
+    plan = write_plan(tmp_path / "plan.toml", repetitions=1, grid={"link.buffer": ["0.5bdp", "1bdp"]})
+    out = tmp_path / "results"
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=None,
+        protocol="tls",
+        security=security,
+    ) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        tls = ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
+        done = run_cli("sweep", str(plan), "--out", str(out), "--cluster", address, *tls, "--quiet")
+        assert done.returncode == 0, done.stderr
+        assert "warning" not in done.stderr
+        plain = run_cli(
+            "sweep",
+            str(plan),
+            "--out",
+            str(tmp_path / "other"),
+            "--cluster",
+            address.replace("tls://", "tcp://"),
+            "--quiet",
+        )
+        assert plain.returncode == 2 and "cannot reach a Dask scheduler" in plain.stderr
+    runs = ccfair.load(out).runs
+    assert len(runs) == 2 and set(runs["status"]) == {"done"}
+    assert set(runs["executor"]) == {f"dask {address}"}
+
+
+def test_tls_options_are_checked_before_anything(tmp_path):
+    plan = write_plan(tmp_path / "plan.toml", repetitions=1)
+    out = tmp_path / "results"
+    cases = [
+        (
+            ["--cluster", "tcp://127.0.0.1:1", "--tls-ca-file", "ca.pem"],
+            "error: --tls-ca-file: applies to a tls:// --cluster address only",
+        ),
+        (["--tls-cert", "c.pem"], "error: --tls-cert: applies to a tls:// --cluster address only"),
+        (
+            ["--cluster", "tls://127.0.0.1:1", "--tls-ca-file", str(plan)],
+            "error: --tls-cert: is needed with a tls:// --cluster address",
+        ),
+        (
+            ["--cluster", "tls://127.0.0.1:1", "--tls-ca-file", "nope.pem", "--tls-cert", str(plan)],
+            "error: --tls-ca-file: nope.pem: no such file",
+        ),
+    ]
+    for args, line in cases:
+        result = run_cli("sweep", str(plan), "--out", str(out), *args)
+        assert result.returncode == 2 and result.stderr.strip() == line, result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("address", "warned"),
+    [
+        ("tcp://10.1.2.3:8786", True),
+        ("scheduler:8786", True),  # Dask's default protocol is TCP
+        ("tcp://scheduler.example.org:8786", True),
+        ("tcp://127.0.0.1:8786", False),
+        ("tcp://localhost:8786", False),
+        ("tcp://[::1]:8786", False),
+        ("tls://10.1.2.3:8786", False),
+        ("inproc://10.1.2.3/1/2", False),
+    ],
+)
+def test_plain_tcp_off_this_machine_is_warned_about(address, warned):
+    warning = insecure_warning(address)
+    assert (warning is not None) == warned
+    if warned:
+        assert warning.startswith(f"warning: --cluster {address} is plain TCP") and "tls://" in warning
+
+
+def test_the_warning_shows_once_per_address(monkeypatch, capsys):
+    monkeypatch.setattr("ccfair.sweep.execute_dask.CONNECT_TIMEOUT_S", 0.2)
+    for _ in range(2):
+        with pytest.raises(ScenarioError, match="cannot reach"):
+            list(execute_dask([], "tcp://192.0.2.1:9"))  # TEST-NET-1: never answers
+    assert capsys.readouterr().err.count("warning: --cluster tcp://192.0.2.1:9 is plain TCP") == 1

@@ -44,3 +44,30 @@ def test_layout_and_special_values():
 def test_rejects_unknown_types():
     with pytest.raises(TypeError):
         dumps({"x": object()})
+
+
+def nested(depth: int) -> dict:
+    """A document ``depth`` levels deep (the document itself is level 1)."""
+    value: object = 1
+    for _ in range(depth - 1):
+        value = [value]
+    return {"x": value}
+
+
+def test_depth_limit_is_checked_without_recursion(tmp_path):
+    from ccfair.errors import ScenarioError
+    from ccfair.toml_text import MAX_DEPTH, check_depth, read_toml
+
+    check_depth(nested(MAX_DEPTH), "f")
+    with pytest.raises(ScenarioError, match="nested too deeply") as err:
+        check_depth(nested(MAX_DEPTH + 1), "f")
+    assert err.value.field == "f"
+    with pytest.raises(ScenarioError, match="nested too deeply"):
+        check_depth(nested(100_000), "f")  # far beyond the recursion limit
+    loop: dict = {}
+    loop["self"] = loop
+    with pytest.raises(ScenarioError, match="nested too deeply"):
+        check_depth(loop, "f")
+    path = tmp_path / "deep.toml"
+    path.write_text(dumps(nested(MAX_DEPTH)))
+    assert read_toml(path) == nested(MAX_DEPTH)

@@ -208,3 +208,27 @@ def test_format_parse_round_trip(n):
 )
 def test_buffer_format_round_trip(buffer):
     assert parse_buffer(format_buffer(buffer), "b") == buffer
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "message"),
+    [
+        (parse_bdp_multiple, "1e400bdp", "is too large"),
+        (parse_buffer, "1e400bdp", "is too large"),
+        (parse_duration_ns, "1e99999999ms", "is too large"),  # refused before building 10^99999999
+        (parse_duration_ns, "1e-99999999ms", "is too small"),
+        (parse_rate_bps, "1e41bps", "is too large"),
+        (parse_size_bytes, "20000000000000000000B", "is too large"),  # above 2^64 - 1 bytes
+        (parse_packets, "1e30pkt", "is too large"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_with_the_field(parse, text, message):
+    with pytest.raises(ScenarioError, match=message) as err:
+        parse(text, "f")
+    assert err.value.field == "f"
+
+
+def test_the_largest_values_still_parse():
+    assert parse_size_bytes("18446744073709551615B", "f") == 2**64 - 1
+    assert parse_bdp_multiple("1e40bdp", "f") == 1e40
+    assert parse_duration_ns("1e-9s", "f") == 1

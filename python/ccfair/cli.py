@@ -7,8 +7,10 @@
 - ``ccfair bench [--quick] [--json]``: simulator speed on fixed scenarios
 - more commands from the modules of :mod:`ccfair.commands` (each registers its own subparsers)
 
-Exit codes: 0 success, 2 bad input (``error: <field>: <message>`` on stderr, nothing written), 130 Ctrl-C,
-1 unexpected failure. Progress goes to stderr, and only when it is a terminal.
+Exit codes: 0 success, 2 bad input (``error: <field>: <message>`` on stderr, nothing written; an output path
+that would replace what ccfair did not write is bad input too), 130 Ctrl-C, 1 a failure while writing output
+(a full disk: ``error: <option>: ...``) or an unexpected failure. Progress goes to stderr, and only when it
+is a terminal.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from ccfair.cli_support import (
     seed_arg,
 )
 from ccfair.commands import register_all
-from ccfair.errors import ScenarioError
+from ccfair.errors import OutputError, ScenarioError
 from ccfair.resources import limits as resource_limits
 from ccfair.scenario import Scenario, check_seed
 
@@ -49,7 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser("run", help="run a scenario file", description="Run a scenario file (TOML).")
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     p.add_argument("--seed", type=seed_arg, help="master seed (default: the scenario's seed, else 1)")
-    p.add_argument("--out", metavar="DIR", help="save the run into DIR (replaced atomically if it exists)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="save the run into DIR: a new or empty directory, or a run saved before (replaced atomically); "
+        "any other directory is refused",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
     p.add_argument(
@@ -83,7 +90,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         scenario = Scenario.from_toml(args.file)
     seed = check_seed(scenario.effective_seed(args.seed))
-    out = check_out_dir(args.out) if args.out is not None else None
+    out = None
+    if args.out is not None:
+        from ccfair.result import RUN_KIND
+
+        out = check_out_dir(args.out, RUN_KIND)
     limits = resource_limits(args.max_memory, args.max_events)
 
     from ccfair.report import run_report
@@ -96,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if out is not None:
-        saved = result.save(out)
+        saved = result.save(out, option="--out")
         note(f"saved to {saved}", args.quiet)
     if args.json:
         print_json(result.to_json_dict())
@@ -153,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _end_promptly()
     except ScenarioError as e:
         print(f"error: {e.field}: {e.message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return EXIT_FAILURE if isinstance(e, OutputError) else EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

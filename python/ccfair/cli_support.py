@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ccfair.errors import ScenarioError
+from ccfair import fsio
 from ccfair.progress import ProgressBar
 from ccfair.scenario import U64_MAX
 
@@ -66,19 +65,10 @@ def note(message: str, quiet: bool) -> None:
         print(message, file=sys.stderr)
 
 
-def check_out_dir(path: str) -> Path:
-    """Fails early (before any simulation) if DIR cannot be written."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise ScenarioError("--out", f"{path} exists and is not a directory")
-    ancestor = out.absolute().parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ScenarioError("--out", f"{ancestor} is not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ScenarioError("--out", f"cannot write in {ancestor}")
-    return out
+def check_out_dir(path: str, kind: fsio.Kind, option: str = "--out", *, replace: bool = True) -> Path:
+    """Fails early (before any simulation) if DIR may not receive a directory of ``kind`` (see
+    :func:`ccfair.fsio.check_dir`); returns it resolved."""
+    return fsio.check_dir(path, kind, option, replace=replace)
 
 
 def print_json(document: Any) -> None:

@@ -17,3 +17,8 @@ class ScenarioError(Exception):
 
     def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, str]]:
         return (ScenarioError, (self.field, self.message))
+
+
+class OutputError(ScenarioError):
+    """Writing output failed for a reason outside the input (a full disk, an I/O error); ``field`` names
+    the option that chose the output. The command line exits with 1 rather than 2 for it."""

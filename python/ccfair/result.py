@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ccfair import fsio
 from ccfair.analysis.metrics import class_table, columns_frame, flow_table, json_number, run_summary
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Scenario
@@ -25,6 +24,15 @@ TABLE_FILES = {
     "timeseries": "timeseries.parquet",
     "queue": "queue.parquet",
 }
+RUN_FILES = frozenset((SCENARIO_FILE, SUMMARY_FILE, *TABLE_FILES.values()))
+
+
+def _is_unmarked_run(directory: Path, entries: Sequence[str]) -> bool:
+    """A run saved before ccfair marked its directories: exactly the files :meth:`RunResult.save` writes."""
+    return set(entries) == RUN_FILES
+
+
+RUN_KIND = fsio.Kind("run", "a saved run", legacy=_is_unmarked_run)
 JSON_FLOW_KEYS = ("flow_id", "group", "cc", "rtt_ns", "goodput_bps", "share", "retransmissions", "drops")
 JSON_CLASS_KEYS = ("cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index")
 
@@ -85,35 +93,29 @@ class RunResult:
             "scenario": scenario,
         }
 
-    def save(self, directory: str | Path) -> Path:
-        """Writes ``scenario.toml``, ``summary.json`` and the tables as Parquet into ``directory``.
+    def save(self, directory: str | Path, *, option: str = "directory") -> Path:
+        """Writes ``scenario.toml``, ``summary.json``, the tables as Parquet and ccfair's marker file into
+        ``directory``; returns it, resolved.
 
-        Atomic: everything goes into a temporary sibling directory, is fsynced, and is renamed into place; an
-        existing ``directory`` is replaced only once the new one is complete. Returns the directory."""
-        target = Path(directory).absolute()
-        if target.exists() and not target.is_dir():
-            raise NotADirectoryError(f"{target} exists and is not a directory")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _new_sibling(target, "tmp")
-        try:
-            toml = "# The scenario of this run, every default written out.\n" + self.scenario.with_seed(
-                self.seed
-            ).to_toml(explicit=True)
-            _write_synced(tmp / SCENARIO_FILE, toml.encode())
-            document = json.dumps(self.to_json_dict(), indent=2, allow_nan=False) + "\n"
-            _write_synced(tmp / SUMMARY_FILE, document.encode())
-            for name, file_name in TABLE_FILES.items():
-                frame: pd.DataFrame = getattr(self, name)
-                with open(tmp / file_name, "wb") as f:
-                    frame.to_parquet(f, index=False)
-                    f.flush()
-                    os.fsync(f.fileno())
-            _fsync_dir(tmp)
-            _replace_dir(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
+        Atomic, and never over someone else's data (:mod:`ccfair.fsio`): everything goes into a temporary
+        sibling directory, is fsynced, and is renamed into place. An existing ``directory`` is replaced only
+        if it is empty or a saved run (its marker, or the six files of a run saved before markers), and only
+        once the new one is complete; anything else is refused with a ScenarioError on ``option``."""
+        return fsio.write_dir(directory, RUN_KIND, self._write_files, option)
+
+    def _write_files(self, directory: Path) -> None:
+        toml = "# The scenario of this run, every default written out.\n" + self.scenario.with_seed(
+            self.seed
+        ).to_toml(explicit=True)
+        fsio.write_synced(directory / SCENARIO_FILE, toml.encode())
+        document = json.dumps(self.to_json_dict(), indent=2, allow_nan=False) + "\n"
+        fsio.write_synced(directory / SUMMARY_FILE, document.encode())
+        for name, file_name in TABLE_FILES.items():
+            frame: pd.DataFrame = getattr(self, name)
+            with open(directory / file_name, "wb") as f:
+                frame.to_parquet(f, index=False)
+                f.flush()
+                os.fsync(f.fileno())
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
@@ -131,45 +133,3 @@ class RunResult:
 def load_run(directory: str | Path) -> RunResult:
     """A run saved with :meth:`RunResult.save`."""
     return RunResult.load(directory)
-
-
-def _new_sibling(target: Path, kind: str) -> Path:
-    """A new empty hidden directory next to ``target`` (created with the usual permissions)."""
-    while True:
-        path = target.parent / f".{target.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            path.mkdir()
-        except FileExistsError:  # pragma: no cover - 32 random bits
-            continue
-        return path
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Renames ``new`` to ``target``, replacing an existing directory only if the rename succeeds."""
-    if not target.exists():
-        os.rename(new, target)
-    else:
-        old = _new_sibling(target, "old")
-        os.rename(target, old / "run")
-        try:
-            os.rename(new, target)
-        except BaseException:
-            os.rename(old / "run", target)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    _fsync_dir(target.parent)

@@ -39,6 +39,21 @@ def run(
         return result
     if backend != "sim":
         raise ScenarioError("backend", f"must be sim or kernel, got {backend!r}")
+    sc, effective, output = simulate(scenario, seed, progress, limits)
+    return RunResult.from_native(output, sc, effective)
+
+
+def simulate(
+    scenario: Scenario | Mapping[str, Any] | str | Path,
+    seed: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    limits: Limits | None = None,
+) -> tuple[Scenario, int, Mapping[str, Any]]:
+    """Runs ``scenario`` on the simulator and returns it (loaded), the seed used, and the simulator's raw
+    output: ``flows``, ``timeseries`` and ``queue`` as columns, ``totals`` as plain numbers. ``limits`` as
+    for :func:`run`.
+
+    :func:`run` builds its tables from this; the raw counters are what exact comparisons need."""
     sc = load_scenario(scenario)
     spec, estimate = sc.resolve_estimated()
     effective = check_seed(sc.effective_seed(seed))
@@ -47,4 +62,4 @@ def run(
         output = _native.run(json.dumps(spec), effective, progress)
     except ValueError as e:
         raise native_error(e) from None
-    return RunResult.from_native(output, sc, effective)
+    return sc, effective, output

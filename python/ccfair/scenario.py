@@ -42,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -53,6 +52,7 @@ from ccfair import _native
 from ccfair.catalog import canonical_cc, catalog
 from ccfair.errors import ScenarioError
 from ccfair.resources import Estimate
+from ccfair.toml_text import check_depth, read_toml
 from ccfair.toml_text import dumps as toml_dumps
 from ccfair.units import (
     Buffer,
@@ -330,6 +330,7 @@ class Scenario:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Scenario:
         """Reads and fully validates the user-level form; raises :class:`ScenarioError`."""
+        check_depth(d, "scenario")
         top = _table(d, "", _TOP_KEYS)
         duration = parse_duration_ns(_required(top, "duration", "duration"), "duration")
         interval = DEFAULT_INTERVAL_NS
@@ -364,22 +365,9 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Scenario:
-        """Reads a TOML file; a missing or unreadable file or a TOML syntax error is a ScenarioError whose
-        field is the path (the parser's message gives line and column)."""
-        p = Path(path)
-        try:
-            with p.open("rb") as f:
-                data = tomllib.load(f)
-        except FileNotFoundError:
-            raise ScenarioError(str(p), "no such file") from None
-        except IsADirectoryError:
-            raise ScenarioError(str(p), "is a directory, not a scenario file") from None
-        except OSError as e:
-            raise ScenarioError(str(p), f"cannot read: {e.strerror or e}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(str(p), f"invalid TOML: {e}") from None
-        except UnicodeDecodeError as e:
-            raise ScenarioError(str(p), f"invalid TOML: not UTF-8 text ({e.reason})") from None
+        """Reads a TOML file; a missing or unreadable file, a TOML syntax error or too deep nesting is a
+        ScenarioError whose field is the path (the parser's message gives line and column)."""
+        data = read_toml(path)
         return cls.from_dict(data)
 
 
@@ -406,7 +394,7 @@ def native_error(e: ValueError) -> ScenarioError:
     text = str(e)
     head, sep, rest = text.partition(": ")
     if sep and head and " " not in head:
-        return ScenarioError(head, rest)
+        return ScenarioError(head.rstrip("."), rest)  # an empty key leaves a trailing dot: name its table
     return ScenarioError("scenario", text)
 
 
@@ -418,10 +406,16 @@ def _check_range(name: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ScenarioError(name, f"expected an integer, got {_kind(value)} {value!r}")
     if value < low:
-        raise ScenarioError(name, f"must be at least {low}, got {value}")
+        raise ScenarioError(name, f"must be at least {low}, got {_shown(value)}")
     if value > high:
-        raise ScenarioError(name, f"must be at most {high}, got {value}")
+        raise ScenarioError(name, f"must be at most {high}, got {_shown(value)}")
     return value
+
+
+def _shown(value: int) -> str:
+    """An integer for a message; one too long to read is described by its length."""
+    text = str(value)
+    return text if len(text) <= 24 else f"a {len(text.lstrip('-'))}-digit number"
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -434,7 +428,20 @@ def _check_positive(name: str, value: int) -> None:
         raise ScenarioError(name, "is too large")
 
 
+def _check_finite(params: Mapping[str, Any], field: str) -> None:
+    """JSON, which carries parameters to the native side, has no NaN or infinity: such a value is named
+    here, with its key, before the parameters are serialised."""
+    for key, value in params.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except ValueError:
+            raise ScenarioError(_join(field, str(key)), f"must be a finite number, got {value!r}") from None
+        except TypeError:
+            pass  # not a JSON value at all: the caller's serialisation names it
+
+
 def _resolve_cc(i: int, g: FlowGroup) -> dict[str, Any]:
+    _check_finite(g.cc_params, f"flows[{i}].cc_params")
     try:
         return canonical_cc(g.cc, g.cc_params)
     except TypeError as e:
@@ -486,6 +493,7 @@ def _resolve_aqm(aqm: Aqm, limit: dict[str, int], mtu_bytes: int, flow_groups: i
     """The canonical native configuration of ``link.aqm`` (every parameter, defaults filled) from
     ``_native.check_aqm``, which checks names, types and ranges against the Rust definitions."""
     params = {key: _aqm_quantity(key, value) for key, value in aqm.params.items()}
+    _check_finite(params, "link.aqm")
     try:
         params_json = json.dumps(params, allow_nan=False)
     except (TypeError, ValueError) as e:
@@ -557,6 +565,9 @@ def _kind(value: object) -> str:
 
 
 def _join(path: str, key: str) -> str:
+    """The field of ``key`` in the table at ``path``; an empty key is named by its table."""
+    if not key:
+        return path or "scenario"
     return f"{path}.{key}" if path else key
 
 

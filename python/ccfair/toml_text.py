@@ -1,16 +1,27 @@
-"""A small TOML writer for scenario documents: tables of scalars, inline tables, arrays of tables.
+"""TOML in and out: reading a user's file safely, and a small writer for scenario documents.
 
-Top-level scalars come first, then one ``[table]`` per nested table and one ``[[name]]`` per element of an
-array of tables. Dictionaries inside a table are written as inline tables. ``None`` values are left out (TOML
-has no null). Output parses back with :mod:`tomllib` to the same data.
+Reading (:func:`read_toml`): every problem is a ScenarioError naming the file, a document nested deeper than
+:data:`MAX_DEPTH` tables and arrays included (no scenario or plan needs more than about six levels, and deeper
+data would exhaust the recursion of the parser and of every walker after it).
+
+Writing (:func:`dumps`): tables of scalars, inline tables, arrays of tables. Top-level scalars come first,
+then one ``[table]`` per nested table and one ``[[name]]`` per element of an array of tables. Dictionaries
+inside a table are written as inline tables. ``None`` values are left out (TOML has no null). Output parses
+back with :mod:`tomllib` to the same data.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from ccfair.errors import ScenarioError
+
+MAX_DEPTH = 32
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -77,3 +88,47 @@ def dumps(document: Mapping[str, Any]) -> str:
             for element in v:
                 lines += ["", f"[[{_key(k)}]]", *_body(element)]
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def check_depth(value: object, field: str) -> None:
+    """Raises a ScenarioError on ``field`` if ``value`` nests tables and arrays more than :data:`MAX_DEPTH`
+    deep (the document itself is level 1). Iterative, so any depth can be checked."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Any = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise ScenarioError(
+                field, f"nested too deeply: more than {MAX_DEPTH} levels of tables and arrays"
+            )
+        stack.extend((child, depth + 1) for child in children)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file as a dict; a missing or unreadable file, bad TOML or too deep nesting is a ScenarioError
+    whose field is the path (the parser's message gives line and column)."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError(str(p), "no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(str(p), "is a directory, not a TOML file") from None
+    except OSError as e:
+        raise ScenarioError(str(p), f"cannot read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(p), f"invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(str(p), f"invalid TOML: not UTF-8 text ({e.reason})") from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise ScenarioError(
+            str(p), f"nested too deeply: more than {MAX_DEPTH} levels of tables and arrays"
+        ) from None
+    check_depth(data, str(p))
+    return data

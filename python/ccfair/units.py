@@ -73,6 +73,11 @@ _QUANTITY = re.compile(
     r"^\s*(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-zµ/]*)\s*$"
 )
 _NON_FINITE = re.compile(r"^\s*[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+# Every quantity fits in 64 bits of its base unit, and no unit is worth more than 10^13 base units, so a
+# number beyond 10^±40 is out of range whatever its unit; refusing it before exact arithmetic keeps
+# "1e99999999ms" from building a hundred-million-digit integer.
+MAX_DECIMAL_EXPONENT = 40
+MAX_BASE_UNITS = 2**64 - 1
 
 
 def _exact_quantity(value: object, field: str, units: dict[str, int], forms: str) -> tuple[Fraction, str]:
@@ -92,9 +97,14 @@ def _exact_quantity(value: object, field: str, units: dict[str, int], forms: str
     if unit not in units:
         raise ScenarioError(field, f"unknown unit {unit!r} in {value!r}: expected {forms}")
     try:
-        number = Fraction(Decimal(m["num"]))
+        written = Decimal(m["num"])
     except (InvalidOperation, ValueError) as e:  # pragma: no cover - the pattern admits only valid decimals
         raise ScenarioError(field, f"cannot read {value!r}: expected {forms}") from e
+    if written != 0 and written.adjusted() > MAX_DECIMAL_EXPONENT:
+        raise ScenarioError(field, f"{value!r} is too large")
+    if written != 0 and written.adjusted() < -MAX_DECIMAL_EXPONENT:
+        raise ScenarioError(field, f"{value!r} is too small: it rounds to zero")
+    number = Fraction(written)
     if number < 0:
         raise ScenarioError(field, f"must not be negative, got {value!r}")
     return number * units[unit], unit
@@ -111,6 +121,8 @@ def _integer(value: object, field: str, units: dict[str, int], forms: str, posit
         raise ScenarioError(field, f"must be positive, got {value!r}")
     if positive and n == 0:
         raise ScenarioError(field, f"{value!r} rounds to zero: must be at least one base unit")
+    if n > MAX_BASE_UNITS:
+        raise ScenarioError(field, f"{value!r} is too large")
     return n
 
 
@@ -136,6 +148,8 @@ def parse_packets(value: object, field: str) -> int:
         raise ScenarioError(field, f"a packet count must be a whole number, got {value!r}")
     if amount == 0:
         raise ScenarioError(field, f"must be positive, got {value!r}")
+    if amount > MAX_BASE_UNITS:
+        raise ScenarioError(field, f"{value!r} is too large")
     return int(amount)
 
 
@@ -144,7 +158,7 @@ def parse_bdp_multiple(value: object, field: str) -> float:
     amount, _ = _exact_quantity(value, field, BDP_UNITS, BDP_FORMS)
     if amount == 0:
         raise ScenarioError(field, f"must be positive, got {value!r}")
-    multiple = float(amount)
+    multiple = float(amount)  # within float range: the exponent is bounded (MAX_DECIMAL_EXPONENT)
     if not math.isfinite(multiple):
         raise ScenarioError(field, f"{value!r} is too large")
     return multiple

@@ -92,17 +92,13 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _out_path(args: argparse.Namespace) -> Path:
-    from ccfair.plots.output import figure_format
+    from ccfair.plots.output import check_figure_path
 
     default = (
         f"{args.kind}-{args.metric}.png" if args.kind == "heatmap" and args.metric else f"{args.kind}.png"
     )
     out = Path(args.out if args.out is not None else default)
-    figure_format(out, "-o")
-    if out.is_dir():
-        raise ScenarioError("-o", f"{out} is a directory; give a file name ending in .png, .svg or .pdf")
-    if not out.parent.is_dir():
-        raise ScenarioError("-o", f"{out.parent} does not exist")
+    check_figure_path(out, "-o")
     return out
 
 
@@ -184,14 +180,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ccfair.plots.html_report import build_report, write_report
+    from ccfair.plots.html_report import build_report, check_report_path, write_report
     from ccfair.plots.source import open_source
 
     out = Path(args.out)
-    if out.suffix.lower() not in (".html", ".htm"):
-        raise ScenarioError("-o", f"{out}: the report is an HTML file; give a name ending in .html")
-    if out.is_dir() or not out.parent.is_dir():
-        raise ScenarioError("-o", f"{out} is a directory" if out.is_dir() else f"{out.parent} does not exist")
+    check_report_path(out, "-o")
     source = open_source(args.dir)
     if isinstance(source, RunResult) and args.plan is not None:
         raise ScenarioError("--plan", f"{args.dir} is a single saved run, not a results directory")
@@ -202,6 +195,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    write_report(page, out)
+    write_report(page, out, "-o")
     note(f"wrote {out} ({len(page) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)", args.quiet)
     return EXIT_OK

@@ -1,10 +1,12 @@
 """Sweeps and their results directory.
 
-- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS] [--time-limit DURATION] [--retry-failed]
-  [--skip-invalid] [--dry-run] [--quiet] [--max-memory SIZE] [--max-events N]``: run every run of a plan
-  that DIR does not have yet; exit 0 when every run of the plan is done, 1 when some failed (their errors
-  are in the store); ``--dry-run`` also shows the runs' estimated memory and events
-- ``ccfair status DIR [--json]``: done / failed / missing runs per plan
+- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--tls-ca-file F --tls-cert F [--tls-key F]]]
+  [--time-limit DURATION] [--retry-failed] [--skip-invalid] [--verify] [--dry-run] [--quiet]
+  [--max-memory SIZE] [--max-events N]``: run every run of a plan that DIR does not have yet (and those
+  whose files are damaged); exit 0 when every run of the plan is done, 1 when some failed (their errors are
+  in the store); ``--dry-run`` also shows the runs' estimated memory and events
+- ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
+  the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
 - ``ccfair export DIR --format parquet|csv [--to OUT] [--tables T,...]``: one file per table
 """
@@ -16,7 +18,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, add_limit_options, check_out_dir, note, print_json
+from ccfair.cli_support import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    add_limit_options,
+    check_out_dir,
+    note,
+    print_json,
+    progress_bar,
+)
 from ccfair.errors import ScenarioError
 from ccfair.progress import format_clock
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
@@ -45,13 +55,27 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "every run of the plan is done, 1 when some failed (their errors are in the store).",
     )
     p.add_argument("plan", metavar="PLAN", help="plan TOML file")
-    p.add_argument("--out", metavar="DIR", default="results", help="results directory (default: results)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default="results",
+        help="results directory (default: results): new, empty, or a results directory to add to; any other "
+        "directory is refused",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
     )
     where.add_argument(
-        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (tcp://host:8786)"
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on the Dask scheduler at ADDRESS (tls://host:8786 with the --tls-* files, or "
+        "tcp://host:8786 on a private network: anyone who can join the cluster can run code in the sweep)",
+    )
+    p.add_argument("--tls-ca-file", metavar="FILE", help="tls:// cluster: the CA certificate (PEM)")
+    p.add_argument("--tls-cert", metavar="FILE", help="tls:// cluster: this client's certificate (PEM)")
+    p.add_argument(
+        "--tls-key", metavar="FILE", help="tls:// cluster: this client's private key (unless in --tls-cert)"
     )
     p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s or 10min")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
@@ -62,14 +86,27 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "(default: refuse the plan)",
     )
     p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the checksums of every done run's files before resuming (default: their presence and "
+        "size); damaged runs are run again",
+    )
+    p.add_argument(
         "--dry-run", action="store_true", help="check the plan and count the runs to do; run nothing"
     )
     p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
     add_limit_options(p)
     p.set_defaults(handler=cmd_sweep)
 
-    p = commands.add_parser("status", help="done / failed / missing runs per plan in a results directory")
+    p = commands.add_parser(
+        "status",
+        help="done / failed / missing runs per plan in a results directory",
+        description="Done / failed / missing runs per plan. With --verify, also read the whole catalog and "
+        "check every done run's files (presence, size, checksum, Parquet): the damaged runs are listed and "
+        "the exit code is 1 if there are any; running their sweep again runs them again.",
+    )
     p.add_argument("dir", metavar="DIR", help="results directory")
+    p.add_argument("--verify", action="store_true", help="check the catalog and every done run's files")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(handler=cmd_status)
 
@@ -92,7 +129,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--format", required=True, choices=("parquet", "csv"), help="file format")
     p.add_argument(
-        "--to", metavar="OUT", help="output directory (default: DIR/export-FORMAT), replaced atomically"
+        "--to",
+        metavar="OUT",
+        help="output directory (default: DIR/export-FORMAT): new, empty, or an earlier export (replaced "
+        "atomically); any other directory is refused",
     )
     p.add_argument("--tables", metavar="T,...", help="only these tables (default: all)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
@@ -109,11 +149,13 @@ def _time_limit_s(value: str | None) -> float | None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from ccfair.store.layout import RESULTS_KIND
     from ccfair.sweep.driver import plan_runs, run_sweep, sweep_limits
     from ccfair.sweep.execute_local import default_jobs
 
     time_limit_s = _time_limit_s(args.time_limit)
-    out = check_out_dir(args.out)
+    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
+    security = _cluster_security(args)
     jobs = args.jobs or default_jobs()
     limits = sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
     plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet, limits=limits)
@@ -125,9 +167,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             out,
             jobs=jobs,
             cluster=args.cluster,
+            security=security,
             retry_failed=args.retry_failed,
             time_limit_s=time_limit_s,
             skip_invalid=args.skip_invalid,
+            verify=args.verify,
             quiet=args.quiet,
             limits=limits,
         )
@@ -136,7 +180,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise
     failures = ", ".join(f"{n} {kind}" for kind, n in sorted(report.failures.items()))
     lines = [
-        f"sweep {report.plan}: {report.runs} runs; {report.already_done} done before, "
+        f"sweep {report.plan}: {report.runs} runs; "
+        + (
+            f"{report.damaged} done runs found damaged (now failed, kind damaged; this plan's run again), "
+            if report.damaged
+            else ""
+        )
+        + f"{report.already_done} done before, "
         + (
             f"{report.skipped_failed} failed before (--retry-failed runs them), "
             if report.skipped_failed
@@ -154,6 +204,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     note("\n".join(lines), args.quiet)
     return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
+
+
+def _cluster_security(args: argparse.Namespace) -> Any:
+    """The TLS settings for ``--cluster`` (None for plain TCP or local workers)."""
+    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if args.cluster is None:
+        for option, value in zip(("--tls-ca-file", "--tls-cert", "--tls-key"), tls, strict=True):
+            if value is not None:
+                raise ScenarioError(option, "applies to a tls:// --cluster address only")
+        return None
+    from ccfair.sweep.execute_dask import cluster_security
+
+    return cluster_security(args.cluster, *tls)
 
 
 def _dry_run(plan: str, runs: list[PlannedRun], out: Path, limits: Limits, jobs: int | None) -> int:
@@ -222,10 +285,17 @@ def _estimate_lines(runs: list[PlannedRun], limits: Limits, jobs: int | None) ->
 def cmd_status(args: argparse.Namespace) -> int:
     from ccfair.store.status import store_status
 
-    status = store_status(args.dir)
+    bar = progress_bar(f"verifying {args.dir}", quiet=args.json) if args.verify else None
+    try:
+        status = store_status(args.dir, verify=args.verify, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    verified = status.get("verified")
+    code = EXIT_FAILURE if verified is not None and verified["damaged"] else EXIT_OK
     if args.json:
         print_json(status)
-        return EXIT_OK
+        return code
     running = status["running"]
     if running is not None:
         line = f"{args.dir}: a sweep is writing (PID {running.get('pid', '?')})"
@@ -239,7 +309,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not status["plans"]:
         print(f"{args.dir}: no plans yet")
-        return EXIT_OK
+        return code
     columns = [
         Column("plan", "plan", text, "left"),
         Column("runs", "runs", integer),
@@ -253,7 +323,22 @@ def cmd_status(args: argparse.Namespace) -> int:
         for p in status["plans"]
     ]
     print(render(rows, columns, indent=""))
-    return EXIT_OK
+    if verified is not None:
+        _print_verified(args.dir, verified)
+    return code
+
+
+def _print_verified(directory: str, verified: dict[str, Any]) -> None:
+    damaged = verified["damaged"]
+    print(f"\nverified the catalog and {verified['runs']} done runs: {len(damaged)} damaged")
+    if not damaged:
+        return
+    for run in damaged:
+        plans = ", ".join(run["plans"]) or "no plan"
+        print(f"  {run['run_id']} ({plans}): {'; '.join(run['problems'])}")
+    print(
+        f"running the sweep of each plan again (ccfair sweep PLAN --out {directory} --verify) runs them again"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------ query

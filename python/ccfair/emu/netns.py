@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ccfair import owner
 from ccfair.errors import ScenarioError
 
 PREFIX = "ccfair-"
@@ -71,27 +72,14 @@ def ip(*args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def _start_ticks(pid: int) -> int | None:
-    """The start time (clock ticks since boot) of process ``pid``, or None if there is none."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
-
-
 def new_run_id() -> str:
-    pid = os.getpid()
-    return f"{pid}-{_start_ticks(pid)}"
+    """This process's owner token (:func:`ccfair.owner.token`): pid and start time."""
+    return owner.token()
 
 
 def list_namespaces() -> list[str]:
     out = ip("netns", "list", check=False)
     return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-def _owner_alive(pid: int, ticks: int) -> bool:
-    return _start_ticks(pid) == ticks
 
 
 def remove_namespace(name: str) -> None:
@@ -121,13 +109,13 @@ def sweep_stale() -> list[str]:
     removed = []
     for name in list_namespaces():
         m = _NAME.match(name)
-        if m and not _owner_alive(int(m.group(1)), int(m.group(2))):
+        if m and not owner.alive(int(m.group(1)), int(m.group(2))):
             remove_namespace(name)
             removed.append(name)
     tmp = Path(tempfile.gettempdir())
     for path in tmp.glob(f"{WORKDIR_PREFIX}*"):
         m = _WORKDIR.match(path.name)
-        if m and path.is_dir() and not _owner_alive(int(m.group(1)), int(m.group(2))):
+        if m and path.is_dir() and not owner.alive(int(m.group(1)), int(m.group(2))):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
     return removed

@@ -29,6 +29,7 @@ from typing import Any
 from ccfair.catalog import catalog
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Scenario
+from ccfair.toml_text import check_depth, read_toml
 
 AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 DELAY_PLACEMENTS = ("split", "data", "ack")
@@ -160,23 +161,20 @@ def kernel_scenario(source: Scenario | Mapping[str, Any] | str | Path) -> Kernel
         scenario.validate()
         return scenario
     if isinstance(source, str | Path):
-        import tomllib
-
         path = Path(source)
         try:
             Scenario.from_toml(path)  # the file's own errors (missing, syntax) exactly as the simulator says
         except ScenarioError as e:
             if not e.field.startswith("flows["):
                 raise
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-        return _from_dict(data)
+        return _from_dict(read_toml(path))
     if isinstance(source, Mapping):
         return _from_dict(source)
     raise TypeError(f"expected a Scenario, a dict or a path, got {type(source).__name__}")
 
 
 def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
+    check_depth(data, "scenario")
     d = copy.deepcopy(dict(data))
     flows = d.get("flows")
     delays: list[str] = []

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ccfair.errors import ScenarioError
-from ccfair.plots.labels import path_label
+from ccfair.plots.labels import path_label, plain
 from ccfair.plots.style import value_style
 from ccfair.units import (
     parse_bdp_multiple,
@@ -128,8 +128,8 @@ def apply_x(ax: Any, axis: Axis) -> None:
     if axis.log:
         ax.set_xscale("log")
     ax.set_xticks(list(axis.positions))
-    color_ticks(ax.set_xticklabels(axis.tick_labels()), axis)
+    color_ticks(ax.set_xticklabels([plain(t) for t in axis.tick_labels()]), axis)
     ax.minorticks_off()
-    ax.set_xlabel(axis.label)
+    ax.set_xlabel(plain(axis.label))
     if not axis.numeric:
         ax.set_xlim(-0.5, len(axis.values) - 0.5)

@@ -8,7 +8,6 @@ A results directory's ``runs`` table holds each varied scenario path as a column
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ import pandas as pd
 
 from ccfair.errors import ScenarioError
 from ccfair.store import Results
+from ccfair.store.check import plan_definition
 from ccfair.sweep.paths import column_name
 
 
@@ -111,7 +111,8 @@ def load_sweep(source: Results | str | Path, plan: str | None = None, option: st
         plan = names[0]
     if plan not in names:
         raise ScenarioError(option, f"no plan {plan!r} in {results.directory}; plans: {', '.join(names)}")
-    definition: dict[str, Any] = json.loads(plans.loc[plans["plan"] == plan, "definition"].iloc[0])
+    text = plans.loc[plans["plan"] == plan, "definition"].iloc[0]
+    definition = plan_definition(text, f"{results.directory}: plans.definition of {plan!r}")
     axes = tuple(p for axis in definition.get("axes", []) for p in axis["paths"])
     linked = tuple(tuple(axis["paths"]) for axis in definition.get("axes", []) if len(axis["paths"]) > 1)
     cells = results.cells
@@ -188,6 +189,8 @@ NOT_METRICS = frozenset(
         "flow_count",
         "task_wall_seconds",
         "encode_seconds",
+        "timeseries_bytes",
+        "queue_bytes",
     }
 )
 

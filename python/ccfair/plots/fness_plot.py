@@ -12,7 +12,7 @@ import pandas as pd
 
 from ccfair.errors import ScenarioError
 from ccfair.plots.data import Sweep, as_sweep
-from ccfair.plots.labels import metric
+from ccfair.plots.labels import metric, plain
 from ccfair.plots.panels import panel_grid
 from ccfair.plots.stats import gaussian_kde
 from ccfair.plots.style import cc_style, paper_style
@@ -97,10 +97,12 @@ def fness(data: Sweep | Results | str | Path, plan: str | None = None) -> Figure
                     ax.fill_between(GRID, row, row + height, color=color, alpha=0.25, linewidth=0)
                     ax.plot(GRID, row + height, color=color, linewidth=1.0, gid=f"kde:{pair}:{order}")
             ax.axvline(0.0, color="0.4", linestyle=":", linewidth=0.8)
-            ax.set_yticks(range(len(orders)), [f"{o}\n(n = {(part['order'] == o).sum()})" for o in orders])
+            ax.set_yticks(
+                range(len(orders)), [plain(f"{o}\n(n = {(part['order'] == o).sum()})") for o in orders]
+            )
             ax.set_ylim(-0.4, len(orders) - 0.2)
             ax.set_xlim(-1.05, 1.05)
-            ax.set_title(f"flow 0: {cc0}, flow 1: {cc1}")
-            ax.set_xlabel(f"fness (-1: {cc0} takes all, +1: {cc1} takes all)")
+            ax.set_title(plain(f"flow 0: {cc0}, flow 1: {cc1}"))
+            ax.set_xlabel(plain(f"fness (-1: {cc0} takes all, +1: {cc1} takes all)"))
         fig.suptitle(f"{metric('fness').label}: one point per run, kernel density")
     return fig

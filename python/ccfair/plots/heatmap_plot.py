@@ -13,6 +13,7 @@ from ccfair.errors import ScenarioError
 from ccfair.plots.axes import color_ticks, make_axis
 from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note, run_metric
 from ccfair.plots.labels import metric as metric_label
+from ccfair.plots.labels import plain
 from ccfair.plots.panels import panel_grid, set_facet_title
 from ccfair.plots.stats import aggregate
 from ccfair.plots.style import paper_style
@@ -96,19 +97,19 @@ def heatmap(
                             color="white" if dark else "black",
                             gid="cell",
                         )
-            ax.set_xticks(np.arange(len(x_axis.values)) + 0.5, x_axis.tick_labels())
-            ax.set_yticks(np.arange(len(y_axis.values)) + 0.5, y_axis.tick_labels())
+            ax.set_xticks(np.arange(len(x_axis.values)) + 0.5, [plain(t) for t in x_axis.tick_labels()])
+            ax.set_yticks(np.arange(len(y_axis.values)) + 0.5, [plain(t) for t in y_axis.tick_labels()])
             color_ticks(ax.get_xticklabels(), x_axis)
             color_ticks(ax.get_yticklabels(), y_axis)
-            ax.set_xlabel(x_axis.label)
+            ax.set_xlabel(plain(x_axis.label))
             ax.grid(False)
             set_facet_title(ax, facet, value)
-        axes[0].set_ylabel(y_axis.label)
+        axes[0].set_ylabel(plain(y_axis.label))
         for ax in axes[1:]:
             ax.tick_params(labelleft=True)
         counts = table["n"]
         reps = f"{counts.min()}" if counts.min() == counts.max() else f"{counts.min()} to {counts.max()}"
-        fig.colorbar(mesh, ax=axes, label=f"{info.label}\n(mean of {reps} runs per cell)", shrink=0.9)
+        fig.colorbar(mesh, ax=axes, label=plain(f"{info.label}\n(mean of {reps} runs per cell)"), shrink=0.9)
         note = pooled_note(sweep, [p for p in (x, y, facet) if p is not None])
-        fig.suptitle(f"{info.label}" + (f" ({note})" if note else ""))
+        fig.suptitle(plain(f"{info.label}" + (f" ({note})" if note else "")))
     return fig

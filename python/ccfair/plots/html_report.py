@@ -6,17 +6,19 @@ scripts, nothing fetched) for a saved run or a results directory.
   confidence half width over its done runs), every figure that applies (heatmaps over the first two varied
   axes faceted by the third, relative goodput and shares against each varied axis, fness for two-flow runs,
   the time series of one example run) and the failed runs with their errors
+
+The page's head names ccfair as its generator (:data:`GENERATOR_TAG`); ``-o`` replaces an existing file
+only if it is such a report.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair import __version__
+from ccfair import __version__, fsio
 from ccfair.errors import ScenarioError
 from ccfair.plots.output import data_uri
 from ccfair.report import CLASS_COLUMNS, _flow_columns, _summary_pairs
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from ccfair.store import Results
 
 TEMPLATE = "report.html.j2"
+GENERATOR_TAG = '<meta name="generator" content="ccfair">'  # in the template's head
+REPORT_HEAD_BYTES = 4096
 Progress = Callable[[float], None]
 
 
@@ -191,13 +195,26 @@ def build_report(source: RunResult | Results, label: str, plan: str | None, prog
     return render_page(f"ccfair results {label}", sections)
 
 
-def write_report(html_text: str, out: Path) -> Path:
-    """Writes the page atomically."""
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+def is_ccfair_report(path: Path) -> bool:
+    """Whether the file at ``path`` is a report ccfair wrote: its head names ccfair as the generator."""
     try:
-        tmp.write_text(html_text, encoding="utf-8")
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return out
+        with open(path, "rb") as f:
+            head = f.read(REPORT_HEAD_BYTES)
+    except OSError:
+        return False
+    return GENERATOR_TAG.encode() in head
+
+
+def check_report_path(out: str | Path, option: str = "-o") -> Path:
+    """Checks, before the report is built, that it may be written to ``out``: an HTML name, an existing
+    directory, and no file there but a report ccfair wrote. Returns the path resolved."""
+    if Path(out).suffix.lower() not in (".html", ".htm"):
+        raise ScenarioError(option, f"{out}: the report is an HTML file; give a name ending in .html")
+    return fsio.check_file(out, option, is_ccfair_report, "reports")
+
+
+def write_report(html_text: str, out: str | Path, option: str = "-o") -> Path:
+    """Writes the page atomically; an existing file is replaced only if it is a report ccfair wrote."""
+    check_report_path(out, option)
+    fsio.write_file(out, html_text.encode("utf-8"), option, is_ccfair_report, "reports")
+    return Path(out)

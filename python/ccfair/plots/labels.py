@@ -37,6 +37,14 @@ METRICS: dict[str, Metric] = {
 }
 
 
+def plain(text: object) -> str:
+    """``text`` as matplotlib should show it: literally. Matplotlib reads a pair of ``$`` as mathematical
+    notation (and fails on an unknown command), so every ``$`` is escaped; the style keeps that escape
+    meaningful (``text.parse_math``). Every text of a figure that may hold data (flow labels, congestion
+    controls, plan values and paths, metric names) goes through here."""
+    return str(text).replace("$", r"\$")
+
+
 def metric(name: str) -> Metric:
     """The label of a metric; an unknown metric is labelled with its own name."""
     return METRICS.get(name, Metric(name))

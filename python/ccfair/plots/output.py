@@ -1,14 +1,19 @@
 """Writing figures: PNG, SVG or PDF chosen by the file suffix, written atomically (a failed write leaves no
-file); and as ``data:`` URIs for the self-contained HTML report."""
+file); and as ``data:`` URIs for the self-contained HTML report.
+
+Every figure carries ccfair's signature in its metadata (PNG ``Software``, SVG and PDF ``Creator``: the
+word ``ccfair``, no version, so the same figure still gives the same bytes). An existing file is replaced
+only if it carries the signature, i.e. only a figure ccfair wrote (see :mod:`ccfair.fsio`)."""
 
 from __future__ import annotations
 
 import base64
 import io
-import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ccfair import fsio
 from ccfair.errors import ScenarioError
 from ccfair.plots.style import paper_style
 
@@ -27,6 +32,34 @@ def figure_format(path: str | Path, option: str = "-o") -> str:
     return suffix
 
 
+SIGNATURE = "ccfair"
+# How each format shows the signature; PDF keeps its metadata near the end of the file.
+_SIGNATURES = (
+    re.compile(rb"tEXtSoftware\x00ccfair"),
+    re.compile(rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>ccfair</dc:title>"),
+    re.compile(rb"/Creator \(ccfair\)"),
+)
+MAX_RECOGNISED_BYTES = 256 * 2**20  # a larger file is no figure of ccfair's
+
+
+def is_ccfair_figure(path: Path) -> bool:
+    """Whether the file at ``path`` is a figure ccfair wrote (it carries the signature)."""
+    try:
+        if path.stat().st_size > MAX_RECOGNISED_BYTES:
+            return False
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return any(signature.search(data) for signature in _SIGNATURES)
+
+
+def check_figure_path(path: str | Path, option: str = "-o") -> Path:
+    """Checks, before drawing, that a figure may be written to ``path``: a figure suffix, an existing
+    directory, and no file there that ccfair did not write. Returns the path resolved."""
+    figure_format(path, option)
+    return fsio.check_file(path, option, is_ccfair_figure, "figures")
+
+
 PAPER_DPI = 200  # PNG files
 SCREEN_DPI = 110  # PNG in the HTML report
 
@@ -35,29 +68,24 @@ def figure_bytes(fig: Figure, fmt: str, dpi: int = PAPER_DPI) -> bytes:
     """The figure as ``fmt`` bytes, trimmed to its content, at ``dpi`` for PNG."""
     buffer = io.BytesIO()
     # No date or software version: the same figure gives the same bytes.
-    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
+    metadata = {
+        "png": {"Software": SIGNATURE},
+        "svg": {"Date": None, "Creator": SIGNATURE},
+        "pdf": {"CreationDate": None, "Creator": SIGNATURE},
+    }[fmt]
     with paper_style():
         fig.savefig(buffer, format=fmt, metadata=metadata, dpi=dpi)
     return buffer.getvalue()
 
 
 def save_figure(fig: Figure, path: str | Path, option: str = "-o") -> Path:
-    """Writes ``fig`` to ``path`` in the format its suffix names; returns the path."""
-    target = Path(path)
-    fmt = figure_format(target, option)
-    if target.is_dir():
-        raise ScenarioError(option, f"{target} is a directory; give a file name ending in .png, .svg or .pdf")
-    if not target.parent.is_dir():
-        raise ScenarioError(option, f"{target.parent} does not exist")
+    """Writes ``fig`` to ``path`` in the format its suffix names; returns the path. An existing file that
+    is not a figure ccfair wrote is refused (a ScenarioError on ``option``)."""
+    fmt = figure_format(path, option)
+    check_figure_path(path, option)
     data = figure_bytes(fig, fmt)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return target
+    fsio.write_file(path, data, option, is_ccfair_figure, "figures")
+    return Path(path)
 
 
 def data_uri(fig: Figure, fmt: str = "png", dpi: int = SCREEN_DPI) -> str:

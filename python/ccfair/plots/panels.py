@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ccfair.plots.axes import value_text
+from ccfair.plots.labels import plain
 from ccfair.plots.style import value_style
 
 if TYPE_CHECKING:
@@ -40,6 +41,6 @@ def set_facet_title(ax: Axes, path: str | None, value: Any) -> None:
     if path is None or value is None:
         return
     style = value_style(path, value)
-    ax.set_title(f"{path} = {value_text(value)}")
+    ax.set_title(plain(f"{path} = {value_text(value)}"))
     if style is not None:
         ax.title.set_color(style.color)

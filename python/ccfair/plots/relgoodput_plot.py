@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ccfair.errors import ScenarioError
 from ccfair.plots.axes import apply_x, make_axis
 from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
-from ccfair.plots.labels import metric
+from ccfair.plots.labels import metric, plain
 from ccfair.plots.lines import dodge, draw_line
 from ccfair.plots.panels import panel_grid, set_facet_title
 from ccfair.plots.style import cc_style, paper_style
@@ -69,7 +69,7 @@ def relgoodput(
                     {
                         "color": style.color,
                         "marker": style.marker,
-                        "label": label,
+                        "label": plain(label),
                         "linestyle": LINESTYLES[rtt_rank[rtt_ns] % len(LINESTYLES)],
                     },
                     gid=f"relgoodput:{label}",
@@ -81,5 +81,5 @@ def relgoodput(
         axes[0].set_ylabel(metric("relative_goodput").label)
         axes[0].legend(title="class", loc="best")
         note = pooled_note(sweep, [p for p in (x, facet) if p is not None])
-        fig.suptitle("relative goodput per class (mean, 95 % CI)" + (f"; {note}" if note else ""))
+        fig.suptitle(plain("relative goodput per class (mean, 95 % CI)" + (f"; {note}" if note else "")))
     return fig

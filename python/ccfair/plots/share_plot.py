@@ -12,6 +12,7 @@ import pandas as pd
 from ccfair.errors import ScenarioError
 from ccfair.plots.axes import apply_x, make_axis
 from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
+from ccfair.plots.labels import plain
 from ccfair.plots.lines import dodge, draw_line
 from ccfair.plots.panels import panel_grid, set_facet_title
 from ccfair.plots.stats import aggregate
@@ -73,7 +74,7 @@ def share(
                     x_axis,
                     xcol,
                     "share",
-                    {"color": style.color, "marker": style.marker, "label": name},
+                    {"color": style.color, "marker": style.marker, "label": plain(name)},
                     gid=f"share:{name}",
                     offset=offset,
                 )
@@ -102,5 +103,5 @@ def share(
         axes[0].legend(title=f"CCA ({mark}: equal sharing)", loc="best")
         note = pooled_note(sweep, [p for p in (x, facet) if p is not None])
         who = f"{cc}'s" if cc else "each CCA's"
-        fig.suptitle(f"{who} share of goodput (mean, 95 % CI)" + (f"; {note}" if note else ""))
+        fig.suptitle(plain(f"{who} share of goodput (mean, 95 % CI)" + (f"; {note}" if note else "")))
     return fig

@@ -3,6 +3,7 @@ directory (``ccfair sweep --out``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ def open_source(directory: str | Path, argument: str = "DIR") -> RunResult | Res
         raise ScenarioError(argument, f"{path} does not exist")
     if not path.is_dir():
         raise ScenarioError(argument, f"{path} is not a directory")
-    if (path / CATALOG_FILE).is_file():
+    if os.path.lexists(path / CATALOG_FILE):  # the store says what is wrong with one that is not a file
         from ccfair.store import Results
 
         return Results(path)

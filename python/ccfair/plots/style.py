@@ -75,6 +75,7 @@ RC_PARAMS: dict[str, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "ccfair",  # stable element ids: the same figure gives the same SVG
     "pdf.fonttype": 42,
+    "text.parse_math": True,  # so that the escapes of labels.plain always mean a literal "$"
 }
 
 

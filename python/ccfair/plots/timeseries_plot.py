@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ccfair.plots.labels import plain
 from ccfair.plots.style import bbr_mode_color, bbr_mode_name, cc_style, is_bbr, paper_style, shades
 from ccfair.result import RunResult
 
@@ -140,7 +141,7 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
         goodput = _pivot(ts, "goodput_bps", series, "mean") / 1e6
         for s in series:
             ax["goodput"].plot(
-                goodput.index, goodput[s.key], color=s.color, label=s.label, gid=f"goodput:{s.key}"
+                goodput.index, goodput[s.key], color=s.color, label=plain(s.label), gid=f"goodput:{s.key}"
             )
         ax["goodput"].set_ylabel(f"goodput, {per}\n(Mbit/s)")
         ax["goodput"].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
@@ -191,7 +192,7 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
             _window(a, start_s, end_s)
         axes[-1].set_xlabel("time (s)")
         axes[-1].set_xlim(0, scenario.duration_ns / NS_PER_S)
-        fig.suptitle(title or "time series (dotted: measurement window)")
+        fig.suptitle(plain(title or "time series (dotted: measurement window)"))
     return fig
 
 
@@ -212,7 +213,7 @@ def _bbr_band(ax: Axes, ts: pd.DataFrame, flows: list[tuple[int, str]], interval
             )
             seen.add(mode)
     ax.set_yticks([r + 0.5 for r in range(len(flows))])
-    ax.set_yticklabels([label for _, label in flows])
+    ax.set_yticklabels([plain(label) for _, label in flows])
     ax.set_ylim(0, len(flows))
     ax.set_ylabel("BBR state")
     ax.grid(False)

@@ -2,67 +2,206 @@
 
 Every read opens the catalog read-only and closes it at once, so a notebook holding a :class:`Results`
 never blocks the next sweep. Only ``done`` runs are visible in ``flows``, ``classes`` and the time series.
+
+A results directory is untrusted input: the catalog is opened with no access to files or the network
+(:data:`ccfair.store.layout.SAFE_CONFIG`) and its shape checked (:mod:`.check`) before anything in it is
+read. The time series reach DuckDB as Arrow datasets over the done runs' files, each checked first to be a
+regular file of its recorded size; :meth:`Results.timeseries` and :meth:`Results.queue` also check its
+checksum. A damaged file is an error naming the run and the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import json
+import io
+import math
+import os
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs
 
 from ccfair.errors import ScenarioError
 from ccfair.result import RunResult
 from ccfair.scenario import Scenario
-from ccfair.store import layout
+from ccfair.store import integrity, layout
+from ccfair.store.check import check_catalog, parse_json
 from ccfair.store.schema import quote
 
 CATALOG_TABLES = ("runs", "flows", "classes", "cells", "plans")
 
 
-def open_catalog(root: Path, progress_bar: bool = False) -> Any:
-    """A read-only connection with views ``timeseries`` and ``queue`` over the Parquet files of done runs
-    (each view exists once some run has written its files). DuckDB's own progress bar writes to stdout, so
-    it is on only when asked for."""
+@contextlib.contextmanager
+def catalog_errors(root: Path) -> Iterator[None]:
+    """DuckDB failing on the catalog file (a bad checksum, a truncated file) as a ScenarioError on
+    ``root``; other DuckDB errors pass."""
+    try:
+        yield
+    except duckdb.Error as e:
+        if layout.is_damage(e):
+            raise layout.damaged(root, layout.first_line(e)) from None
+        raise
+
+
+# Catalog files (by identity, see _identity) that passed the check in this process, and their versions:
+# listing DuckDB's functions for the check takes tens of milliseconds, and one report reads several tables.
+_CHECKED: dict[tuple[Any, ...], int] = {}
+CHECKED_KEPT = 64
+
+
+def _identity(root: Path) -> tuple[Any, ...]:
+    """What changes when the catalog does: the file's and its write-ahead log's inode, size and mtime."""
+    identity: list[Any] = [str(layout.catalog_path(root).resolve())]
+    for path in (layout.catalog_path(root), root / (layout.CATALOG_FILE + ".wal")):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            identity.append(None)
+            continue
+        identity.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(identity)
+
+
+def open_checked(root: Path) -> tuple[Any, int]:
+    """A read-only connection to the catalog, checked (once per state of the file in this process), and
+    its schema version."""
+    identity = _identity(root)
     con = layout.connect(root, read_only=True)
-    con.execute(f"SET enable_progress_bar = {str(progress_bar).lower()}")
-    for table in layout.SERIES_TABLES:
-        if layout.has_series(root, table):
-            pattern = layout.series_glob(root, table).replace("'", "''")
-            con.execute(
-                f"CREATE TEMP VIEW {quote(table)} AS "
-                f"SELECT * FROM read_parquet('{pattern}', union_by_name = true) "
-                "WHERE run_id IN (SELECT run_id FROM runs WHERE status = 'done')"
-            )
+    try:
+        version = _CHECKED.get(identity)
+        if version is None:
+            with catalog_errors(root):
+                version = check_catalog(con, root)
+            if len(_CHECKED) >= CHECKED_KEPT:
+                _CHECKED.clear()
+            _CHECKED[identity] = version
+    except BaseException:
+        con.close()
+        raise
+    return con, version
+
+
+def open_catalog(root: Path, series: Sequence[str] = layout.SERIES_TABLES) -> Any:
+    """A read-only, checked connection with views ``timeseries`` and ``queue`` (those in ``series``) over
+    the Parquet files of done runs (each view exists once some run is done). A done run whose file is
+    missing, not a regular file or not of its recorded size is a ScenarioError naming it."""
+    con, version = open_checked(root)
+    try:
+        with catalog_errors(root):
+            runs = integrity.done_runs(con, version) if series else []
+            for table in series:
+                dataset = _series_dataset(root, table, runs)
+                if dataset is None:
+                    continue
+                source = _source(table)
+                con.register(source, dataset)
+                con.execute(
+                    f"CREATE TEMP VIEW {quote(table)} AS SELECT * FROM {quote(source)} "
+                    "WHERE run_id IN (SELECT run_id FROM runs WHERE status = 'done')"
+                )
+    except BaseException:
+        con.close()
+        raise
     return con
+
+
+def _source(table: str) -> str:
+    """The name under which a series table's Arrow dataset is registered."""
+    return f"{table}_files"
+
+
+def _series_dataset(root: Path, table: str, runs: Sequence[integrity.DoneRun]) -> ds.Dataset | None:
+    """An Arrow dataset over the done runs' files of ``table`` (columns unified across ccfair versions)."""
+    paths, damaged = [], {}
+    for run in runs:
+        if not layout.is_run_id(run.run_id):
+            damaged[run.run_id] = "its run id is not 32 hex characters"
+            continue
+        path = layout.series_path(root, table, run.run_id)
+        problem = integrity.stat_problem(path, run.bytes[table])
+        if problem is None:
+            paths.append(str(path))
+        else:
+            damaged[run.run_id] = problem
+    if damaged:
+        raise series_damaged(root, damaged)
+    if not paths:
+        return None
+    try:
+        factory = ds.FileSystemDatasetFactory(pyarrow.fs.LocalFileSystem(), paths, ds.ParquetFileFormat())
+        return factory.finish(factory.inspect(promote_options="permissive", fragments=None))
+    except (pa.ArrowException, OSError, ValueError) as e:
+        problem = f"a {table} file is not readable Parquet ({layout.first_line(e)})"
+        raise series_damaged(root, {"": problem}) from None
+
+
+def series_damaged(root: Path, damaged: dict[str, str]) -> ScenarioError:
+    """The error for done runs whose series files are damaged (``damaged``: run id -> problem)."""
+    run_id, problem = next(iter(damaged.items()))
+    which = f"run {run_id}: {problem}" if run_id else problem
+    more = f" and {len(damaged) - 1} more damaged runs" if len(damaged) > 1 else ""
+    return ScenarioError(
+        str(root),
+        f"{which}{more}; `ccfair status --verify {root}` lists the damaged runs and running their sweep "
+        "again (`ccfair sweep PLAN --out DIR`) repairs them",
+    )
+
+
+def _series_named(sql: str) -> tuple[str, ...]:
+    """The series views a statement can use: those it names (building a view reads every file's footer,
+    which a query over the catalog tables does not need)."""
+    return tuple(t for t in layout.SERIES_TABLES if re.search(rf"\b{t}\b", sql, re.IGNORECASE))
 
 
 def query(root: str | Path, sql: str) -> pd.DataFrame:
     """The result of one SQL statement over ``runs``, ``flows``, ``classes``, ``cells``, ``plans``,
-    ``timeseries`` and ``queue``. The catalog is read-only here; bad SQL is a ScenarioError on ``SQL``."""
-    con = open_catalog(Path(root))
+    ``timeseries`` and ``queue``. Read-only, and without access to files or the network; bad SQL is a
+    ScenarioError on ``SQL``."""
+    directory = Path(root)
+    con = open_catalog(directory, _series_named(sql))
     try:
         return con.execute(sql).df()
     except duckdb.Error as e:
+        if layout.is_damage(e):
+            raise layout.damaged(directory, layout.first_line(e)) from None
+        for table in layout.SERIES_TABLES:
+            if f"registered as '{_source(table)}' failed" in str(e):  # Arrow failed to read a file
+                problem = f"a {table} file is damaged ({' '.join(str(e).split())})"
+                raise series_damaged(directory, {"": problem}) from None
         raise ScenarioError("SQL", str(e).strip()) from None
     finally:
         con.close()
 
 
 def _table(root: Path, table: str, where: str = "", params: list[Any] | None = None) -> pd.DataFrame:
-    con = layout.connect(root, read_only=True)
+    con, _ = open_checked(root)
     try:
-        exists = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
-        ).fetchone()
-        if not exists or exists[0] == 0:
-            return pd.DataFrame({"run_id": pd.Series([], dtype="str")})
-        return con.execute(f"SELECT * FROM {quote(table)} {where}", params or []).df()
+        with catalog_errors(root):
+            exists = con.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND table_name = ?",
+                [table],
+            ).fetchone()
+            if not exists or exists[0] == 0:
+                return pd.DataFrame({"run_id": pd.Series([], dtype="str")})
+            return con.execute(f"SELECT * FROM {quote(table)} {where}", params or []).df()
     finally:
         con.close()
+
+
+def _recorded(row: pd.Series, column: str) -> Any:
+    """A recorded file size or checksum of a ``runs`` row; None when not recorded."""
+    value = row.get(column)
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return int(value) if column.endswith("_bytes") else str(value)
 
 
 class Results:
@@ -73,7 +212,7 @@ class Results:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
-        if not layout.catalog_path(self.directory).is_file():
+        if not os.path.lexists(layout.catalog_path(self.directory)):
             raise ScenarioError(
                 str(directory),
                 "not a results directory (no catalog.duckdb); a single saved run is read by load_run",
@@ -104,26 +243,44 @@ class Results:
         return _table(self.directory, "cells", "ORDER BY plan, run_index")
 
     def _done(self, run_id: str) -> pd.Series:
+        """The ``runs`` row of a done run; a ScenarioError if ``run_id`` is not a run id, a KeyError if no
+        done run has it."""
+        layout.check_run_id(run_id)
         rows = self.runs[(self.runs["run_id"] == run_id) & (self.runs["status"] == "done")]
         if rows.empty:
             raise KeyError(f"no done run {run_id!r} in {self.directory}")
         return rows.iloc[0]
 
+    def _series(self, table: str, run_id: str) -> pd.DataFrame:
+        """One done run's series file, checked against its recorded size and checksum."""
+        row = self._done(run_id)
+        size, sha256 = _recorded(row, f"{table}_bytes"), _recorded(row, f"{table}_sha256")
+        try:
+            data = integrity.read_series(self.directory, table, run_id, size, sha256)
+            try:
+                return pd.read_parquet(io.BytesIO(data))
+            except (pa.ArrowException, OSError, ValueError) as e:
+                name = layout.series_name(layout.series_path(self.directory, table, run_id))
+                problem = f"{name} is not readable Parquet ({layout.first_line(e)})"
+                raise integrity.SeriesDamage(problem) from None
+        except integrity.SeriesDamage as e:
+            raise series_damaged(self.directory, {run_id: str(e)}) from None
+
     def timeseries(self, run_id: str) -> pd.DataFrame:
         """The per-flow time series of a done run (the columns of ``RunResult.timeseries``, run_id first)."""
-        self._done(run_id)
-        return pd.read_parquet(layout.series_path(self.directory, "timeseries", run_id))
+        return self._series("timeseries", run_id)
 
     def queue(self, run_id: str) -> pd.DataFrame:
         """The bottleneck queue time series of a done run (``RunResult.queue``'s columns, run_id first)."""
-        self._done(run_id)
-        return pd.read_parquet(layout.series_path(self.directory, "queue", run_id))
+        return self._series("queue", run_id)
 
     def result(self, run_id: str) -> RunResult:
         """A done run as the :class:`~ccfair.result.RunResult` that ``ccfair.run`` returned for it."""
         row = self._done(run_id)
         seed = int(row["seed"])
-        scenario = Scenario.from_dict(json.loads(row["scenario_json"])).with_seed(seed)
+        where = f"{self.directory}: run {run_id}"
+        spec = parse_json(row["scenario_json"], f"{where}: scenario_json")
+        scenario = Scenario.from_dict(spec).with_seed(seed)
 
         def own(table: str) -> pd.DataFrame:
             frame = _table(self.directory, table, "WHERE run_id = ? ORDER BY rowid", [run_id])
@@ -132,7 +289,7 @@ class Results:
         return RunResult(
             scenario=scenario,
             seed=seed,
-            summary=json.loads(row["summary_json"]),
+            summary=parse_json(row["summary_json"], f"{where}: summary_json"),
             flows=own("flows"),
             classes=own("classes"),
             timeseries=self.timeseries(run_id).drop(columns="run_id"),

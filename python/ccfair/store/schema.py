@@ -8,7 +8,17 @@ from typing import Any
 from ccfair.analysis.metrics import SUMMARY_KEYS
 from ccfair.sweep.identity import canonical_json
 
-SCHEMA_VERSION = 1
+# 1: the first catalog. 2: ``runs`` records each series file's size and SHA-256 (FILE_COLUMNS); the writer
+# adds those columns to a version-1 catalog (null for the runs committed before) and readers accept both.
+SCHEMA_VERSION = 2
+
+# Size and SHA-256 (hex) of a done run's two Parquet files, recorded at commit and checked on reading.
+FILE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("timeseries_bytes", "BIGINT"),
+    ("timeseries_sha256", "VARCHAR"),
+    ("queue_bytes", "BIGINT"),
+    ("queue_sha256", "VARCHAR"),
+)
 
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_id", "VARCHAR PRIMARY KEY"),
@@ -40,17 +50,39 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("task_wall_seconds", "DOUBLE"),
     ("encode_seconds", "DOUBLE"),
     ("committed_at", "TIMESTAMP"),
+    *FILE_COLUMNS,
 )
 
+# The columns of the tables whose columns never change (what the catalog check expects exactly).
+TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "meta": (("key", "VARCHAR"), ("value", "VARCHAR")),
+    "plans": (
+        ("plan", "VARCHAR"),
+        ("source", "VARCHAR"),
+        ("definition", "VARCHAR"),
+        ("cells", "INTEGER"),
+        ("runs", "INTEGER"),
+        ("registered_at", "TIMESTAMP"),
+    ),
+    "cells": (
+        ("plan", "VARCHAR"),
+        ("run_index", "INTEGER"),
+        ("cell", "INTEGER"),
+        ("repetition", "INTEGER"),
+        ("flipped", "BOOLEAN"),
+        ("run_id", "VARCHAR"),
+    ),
+}
+
 DDL = (
-    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-    """CREATE TABLE IF NOT EXISTS plans (
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    """CREATE TABLE plans (
         plan VARCHAR PRIMARY KEY, source VARCHAR, definition VARCHAR, cells INTEGER, runs INTEGER,
         registered_at TIMESTAMP)""",
-    """CREATE TABLE IF NOT EXISTS cells (
+    """CREATE TABLE cells (
         plan VARCHAR NOT NULL, run_index INTEGER NOT NULL, cell INTEGER NOT NULL, repetition INTEGER NOT NULL,
         flipped BOOLEAN NOT NULL, run_id VARCHAR NOT NULL, PRIMARY KEY (plan, run_index))""",
-    "CREATE TABLE IF NOT EXISTS runs ({})".format(", ".join(f"{n} {t}" for n, t in RUN_COLUMNS)),
+    "CREATE TABLE runs ({})".format(", ".join(f"{n} {t}" for n, t in RUN_COLUMNS)),
 )
 
 RESERVED_COLUMNS = frozenset(n for n, _ in RUN_COLUMNS)

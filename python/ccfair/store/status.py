@@ -1,13 +1,19 @@
 """``ccfair status``: done / failed / missing runs per plan, from the catalog, or from the running sweep's
-``status.json`` while a sweep holds the catalog."""
+``status.json`` while a sweep holds the catalog. With ``verify``, also every table of the catalog read in
+full (DuckDB checks each block's checksum) and every done run's files checked (:mod:`.integrity`)."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ccfair.store import layout
+from ccfair.store import integrity, layout
+from ccfair.store.reader import CATALOG_TABLES, catalog_errors, open_checked
+from ccfair.store.schema import quote
 
 _PER_PLAN = """
 SELECT c.plan,
@@ -23,34 +29,89 @@ FROM cells c JOIN runs r USING (run_id)
 WHERE r.status = 'failed'
 GROUP BY 1, 2 ORDER BY 1, 2
 """
+_PLANS_OF_DONE = """
+SELECT r.run_id, list(DISTINCT c.plan ORDER BY c.plan)
+FROM runs r JOIN cells c USING (run_id) WHERE r.status = 'done' GROUP BY 1
+"""
+VERIFY_BATCH_ROWS = 65_536
+STATUS_FIELDS = frozenset({"plan", "runs", "done", "failed", "to_run", "pid", "updated_at"})
+STATUS_MAX_BYTES = 64 * 1024
 
 
-def store_status(root: str | Path) -> dict[str, Any]:
+def store_status(
+    root: str | Path, verify: bool = False, progress: Callable[[float], None] | None = None
+) -> dict[str, Any]:
     """``{"directory", "plans": [{plan, runs, done, failed, missing, failures: {kind: n}}], "running"}``;
-    ``running`` is the running sweep's own report (then ``plans`` is empty: the catalog is locked)."""
+    ``running`` is the running sweep's own report (then ``plans`` is empty: the catalog is locked). With
+    ``verify``, ``"verified": {"runs": done runs checked, "damaged": [{run_id, plans, problems}]}``;
+    ``progress(fraction)`` follows the file checks."""
     directory = Path(root)
     try:
-        con = layout.connect(directory, read_only=True)
+        con, version = open_checked(directory)
     except layout.StoreBusy:
         return {"directory": str(directory), "plans": [], "running": _running(directory)}
     try:
-        plans = [
-            {"plan": plan, "runs": runs, "done": done, "failed": failed, "missing": runs - done - failed}
-            for plan, runs, done, failed in con.execute(_PER_PLAN).fetchall()
-        ]
-        failures: dict[str, dict[str, int]] = {}
-        for plan, kind, n in con.execute(_FAILURES).fetchall():
-            failures.setdefault(plan, {})[kind or "unknown"] = n
+        with catalog_errors(directory):
+            plans = [
+                {"plan": plan, "runs": runs, "done": done, "failed": failed, "missing": runs - done - failed}
+                for plan, runs, done, failed in con.execute(_PER_PLAN).fetchall()
+            ]
+            failures: dict[str, dict[str, int]] = {}
+            for plan, kind, n in con.execute(_FAILURES).fetchall():
+                failures.setdefault(plan, {})[kind or "unknown"] = n
+            if verify:
+                _read_in_full(con)
+                done_runs = integrity.done_runs(con, version)
+                plans_of: dict[str, list[str]] = dict(con.execute(_PLANS_OF_DONE).fetchall())
     finally:
         con.close()
     for p in plans:
         p["failures"] = failures.get(p["plan"], {})
-    return {"directory": str(directory), "plans": plans, "running": None}
+    status: dict[str, Any] = {"directory": str(directory), "plans": plans, "running": None}
+    if verify:
+        damaged = []
+        for i, run in enumerate(done_runs):
+            problems = integrity.run_problems(directory, run, full=True)
+            if problems:
+                damaged.append(
+                    {"run_id": run.run_id, "plans": plans_of.get(run.run_id, []), "problems": problems}
+                )
+            if progress is not None:
+                progress((i + 1) / len(done_runs))
+        status["verified"] = {"runs": len(done_runs), "damaged": damaged}
+    return status
+
+
+def _read_in_full(con: Any) -> None:
+    """Reads every row of every catalog table, so that DuckDB checks every block of the file."""
+    present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    for table in (*CATALOG_TABLES, "meta"):
+        if table in present:
+            reader = con.sql(f"SELECT * FROM {quote(table)}").to_arrow_reader(VERIFY_BATCH_ROWS)
+            for _ in reader:
+                pass
 
 
 def _running(directory: Path) -> dict[str, Any]:
+    """The running sweep's ``status.json``: its known fields with plain values (what ``ccfair status``
+    shows), read without following a link and up to :data:`STATUS_MAX_BYTES`."""
     try:
-        document: dict[str, Any] = json.loads((directory / layout.STATUS_FILE).read_text())
-    except (OSError, ValueError):
+        fd = os.open(directory / layout.STATUS_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            text = os.read(fd, STATUS_MAX_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(text) > STATUS_MAX_BYTES:
+            return {}
+        document = json.loads(text)
+    except (OSError, ValueError, RecursionError):
         return {}
-    return document
+    if not isinstance(document, dict):
+        return {}
+    return {
+        key: value
+        for key, value in document.items()
+        if key in STATUS_FIELDS and isinstance(value, str | int | float) and not isinstance(value, bool)
+    }

@@ -2,9 +2,15 @@
 
 A run is committed in this order: its time-series Parquet files are written to hidden temporary files,
 fsynced, renamed into place and the directory fsynced; then one DuckDB transaction inserts its ``runs``
-row (status ``done``) with its ``flows`` and ``classes`` rows. Readers see a run only through a ``done``
-row, so a kill at any moment leaves either the whole run or nothing visible: a kill before the commit
-leaves at most unreferenced files, which the next writer removes (and a rerun replaces).
+row (status ``done``, with each file's size and SHA-256) with its ``flows`` and ``classes`` rows. Readers
+see a run only through a ``done`` row, so a kill at any moment leaves either the whole run or nothing
+visible: a kill before the commit leaves at most unreferenced files, which the next writer removes (and a
+rerun replaces).
+
+Opening a directory checks its catalog (:mod:`.check`; a version-1 catalog gets the file columns) and
+every done run's files (:mod:`.integrity`: existence and size, or with ``verify`` their checksums): a
+damaged run becomes a failed run of kind ``damaged`` (its ``flows`` and ``classes`` rows removed), which
+the next sweep of its plan runs again.
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from ccfair import fsio
 from ccfair.analysis.metrics import SUMMARY_KEYS
-from ccfair.errors import ScenarioError
-from ccfair.result import _fsync_dir, _write_synced
-from ccfair.store import layout
+from ccfair.errors import OutputError, ScenarioError
+from ccfair.store import integrity, layout
+from ccfair.store.check import check_catalog
 from ccfair.store.schema import (
     DDL,
+    FILE_COLUMNS,
     RESERVED_COLUMNS,
     SCHEMA_VERSION,
     column_value,
@@ -47,6 +55,7 @@ from ccfair.sweep.plan import Plan
 from ccfair.sweep.task import RunOutcome
 
 STATUS_INTERVAL_S = 0.5
+DAMAGED = "damaged"  # error_kind of a done run whose files were found damaged
 
 
 def _finite(value: Any) -> Any:
@@ -90,12 +99,16 @@ def _utc_now() -> datetime.datetime:
 
 class StoreWriter:
     """Opens (creating if needed) the results directory ``root`` for writing; one per directory at a time.
-    Use as a context manager; ``commit_seconds`` and ``commit_cpu_seconds`` accumulate the wall and CPU
-    time (of this process, DuckDB's threads included) spent committing runs."""
+    An existing directory that is not empty and not a results directory is refused before anything is
+    written (a ScenarioError on ``option``), and a write that fails (a full disk) is an OutputError saying
+    that the runs committed so far are kept. Use as a context manager; ``commit_seconds`` and
+    ``commit_cpu_seconds`` accumulate the wall and CPU time (of this process, DuckDB's threads included)
+    spent committing runs. ``damaged`` maps the done runs whose files were found damaged on opening
+    (checksums too with ``verify``) to their problems."""
 
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root: str | Path, verify: bool = False, option: str = "--out") -> None:
+        self.option = option
+        self.root = fsio.prepare_dir(root, layout.RESULTS_KIND, option)
         self._con = layout.connect(self.root, read_only=False)
         self._coordinate_types: dict[str, str] = {}
         self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
@@ -103,10 +116,20 @@ class StoreWriter:
         self._status_written = 0.0
         self.commit_seconds = 0.0
         self.commit_cpu_seconds = 0.0
+        self.damaged: dict[str, list[str]] = {}
         try:
-            self._create_schema()
-            self._remove_leftovers()
+            with self._write_failures():
+                self._open_schema()
+                self._check_series_dirs()
+                with _interrupt_after():
+                    self._mark_damaged(verify)
+                self._remove_leftovers()
             self._failed = self.run_ids("failed")
+        except duckdb.Error as e:
+            self._con.close()
+            if layout.is_damage(e):
+                raise layout.damaged(self.root, layout.first_line(e)) from None
+            raise
         except BaseException:
             self._con.close()
             raise
@@ -123,20 +146,27 @@ class StoreWriter:
 
     # ------------------------------------------------------------------------------------------------ setup
 
-    def _create_schema(self) -> None:
+    def _open_schema(self) -> None:
+        """Creates the tables in a new (empty) catalog; checks an existing one and brings a version-1
+        catalog to the current schema (file columns null for the runs committed before)."""
         con = self._con
+        version = check_catalog(con, self.root, allow_empty=True)
+        if version == SCHEMA_VERSION:
+            return
         con.execute("BEGIN")
-        for statement in DDL:
-            con.execute(statement)
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-        elif int(row[0]) > SCHEMA_VERSION:
-            con.execute("ROLLBACK")
-            raise ScenarioError(
-                str(self.root), f"written by a newer ccfair (catalog schema {row[0]}); upgrade ccfair"
-            )
-        con.execute("COMMIT")
+        try:
+            if version == 0:
+                for statement in DDL:
+                    con.execute(statement)
+                con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+            else:
+                for name, sql_type in FILE_COLUMNS:
+                    con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} {sql_type}")
+                con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
 
     def _columns(self, table: str) -> dict[str, str]:
         """Column name -> SQL type of ``table`` (empty if it does not exist)."""
@@ -145,8 +175,57 @@ class StoreWriter:
         ).fetchall()
         return {name: data_type for name, data_type in rows}
 
+    def _check_series_dirs(self) -> None:
+        """The series directory and its shards are directories of this store, not links to elsewhere (the
+        writer deletes files in them); a directory where a series file belongs is refused, not removed."""
+        series = self.root / layout.SERIES_DIR
+        if series.is_symlink() or (series.exists() and not series.is_dir()):
+            raise ScenarioError(str(self.root), f"{layout.SERIES_DIR} is not a directory")
+        if not series.exists():
+            return
+        with os.scandir(series) as shards:
+            for shard in shards:
+                if not shard.is_dir(follow_symlinks=False):
+                    raise ScenarioError(
+                        str(self.root), f"{layout.SERIES_DIR}/{shard.name} is not a directory; move it away"
+                    )
+                with os.scandir(shard.path) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            raise ScenarioError(
+                                str(self.root),
+                                f"{layout.SERIES_DIR}/{shard.name}/{entry.name} is a directory where only "
+                                "series files belong; move it away",
+                            )
+
+    def _mark_damaged(self, full: bool) -> None:
+        """Done runs whose files are damaged become failed runs of kind ``damaged``, in one transaction."""
+        runs = integrity.done_runs(self._con, SCHEMA_VERSION)
+        self.damaged = integrity.damaged_runs(self.root, runs, full)
+        if not self.damaged:
+            return
+        ids = sorted(self.damaged)
+        metrics = ", ".join(f"{quote(k)} = NULL" for k in (*SUMMARY_KEYS, *(n for n, _ in FILE_COLUMNS)))
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            for run_id in ids:
+                con.execute(
+                    "UPDATE runs SET status = 'failed', error_kind = ?, error = ?, summary_json = NULL, "
+                    f"{metrics} WHERE run_id = ?",
+                    [DAMAGED, "; ".join(self.damaged[run_id]), run_id],
+                )
+            for table in ("flows", "classes"):
+                if self._columns(table):
+                    con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+
     def _remove_leftovers(self) -> None:
-        """Deletes temporary files of interrupted commits and series files of runs that are not done."""
+        """Deletes temporary files of interrupted commits and series files (or links in their place) of
+        runs that are not done."""
         done = self.run_ids("done")
         for path in layout.series_files(self.root):
             if layout.TMP_MARK in path.name or layout.run_id_of(path) not in done:
@@ -154,9 +233,14 @@ class StoreWriter:
 
     # ------------------------------------------------------------------------------------------------ plans
 
-    def run_ids(self, status: str) -> set[str]:
-        rows = self._con.execute("SELECT run_id FROM runs WHERE status = ?", [status]).fetchall()
-        return {r[0] for r in rows}
+    def run_ids(self, status: str, error_kind: str | None = None) -> set[str]:
+        """The runs of ``status`` (and ``error_kind``, if given)."""
+        sql = "SELECT run_id FROM runs WHERE status = ?"
+        params = [status]
+        if error_kind is not None:
+            sql += " AND error_kind = ?"
+            params.append(error_kind)
+        return {r[0] for r in self._con.execute(sql, params).fetchall()}
 
     def register_plan(self, plan: Plan, runs: list[PlannedRun]) -> None:
         """Records the plan and its runs (replacing an earlier version of a plan with the same name) and
@@ -192,7 +276,7 @@ class StoreWriter:
                 "run_id": [r.run_id for r in runs],
             }
         )
-        with _interrupt_after():
+        with _interrupt_after(), self._write_failures():
             self._replace_plan(plan, cells, added)
 
     def _replace_plan(self, plan: Plan, cells: pd.DataFrame, added: list[tuple[str, str]]) -> None:
@@ -230,15 +314,29 @@ class StoreWriter:
         transaction: runs that finish while the writer is busy share one commit, so a writer behind many
         workers catches up. Each run is stored whole or not at all. Returns once they are durable; Ctrl-C
         during a commit takes effect right after it."""
-        with _interrupt_after():
+        with _interrupt_after(), self._write_failures():
             self._commit(plan, finished, executor)
+
+    @contextlib.contextmanager
+    def _write_failures(self) -> Iterator[None]:
+        """An I/O error while writing the store (a full disk; DuckDB words it its own way) as an OutputError:
+        the failed transaction is rolled back, and every run committed before stays."""
+        try:
+            yield
+        except (OSError, duckdb.IOException, duckdb.TransactionException, duckdb.FatalException) as e:
+            raise OutputError(
+                self.option,
+                f"{self.root}: {fsio.failure_text(e)} (the runs committed so far are kept; run the sweep "
+                "again to resume)",
+            ) from None
 
     def _commit(self, plan: str, finished: Sequence[tuple[PlannedRun, RunOutcome]], executor: str) -> None:
         t0, cpu0 = time.perf_counter(), time.process_time()
         done = [(run, outcome) for run, outcome in finished if outcome.status == "done"]
-        for run, outcome in done:
-            self._write_series(run.run_id, outcome)
+        files = {run.run_id: self._write_series(run.run_id, outcome) for run, outcome in done}
         rows = [self._run_row(plan, run, outcome, executor) for run, outcome in finished]
+        for row in rows:
+            row.update(files.get(row["run_id"], {}))
         retried = [run.run_id for run, _ in finished if run.run_id in self._failed]
         con = self._con
         con.execute("BEGIN")
@@ -265,19 +363,20 @@ class StoreWriter:
         self.commit_seconds += time.perf_counter() - t0
         self.commit_cpu_seconds += time.process_time() - cpu0
 
-    def _write_series(self, run_id: str, outcome: RunOutcome) -> None:
-        """Both Parquet files durable under their final names (the catalog row comes after)."""
+    def _write_series(self, run_id: str, outcome: RunOutcome) -> dict[str, Any]:
+        """Both Parquet files durable under their final names (the catalog row comes after); returns the
+        ``runs`` columns recording their sizes and checksums."""
         shard = layout.series_path(self.root, "timeseries", run_id).parent
         if not shard.is_dir():
             shard.mkdir(parents=True)
-            _fsync_dir(shard.parent)
+            fsio.fsync_dir(shard.parent)
+        record: dict[str, Any] = {}
         for table, data in (("timeseries", outcome.timeseries_parquet), ("queue", outcome.queue_parquet)):
             assert data is not None
-            final = layout.series_path(self.root, table, run_id)
-            tmp = final.with_name(f".{final.name}{layout.TMP_MARK}{os.getpid()}")
-            _write_synced(tmp, data)
-            os.replace(tmp, final)
-        _fsync_dir(shard)
+            fsio.replace_file(layout.series_path(self.root, table, run_id), data)
+            record[f"{table}_bytes"], record[f"{table}_sha256"] = integrity.file_record(data)
+        fsio.fsync_dir(shard)
+        return record
 
     def _run_row(self, plan: str, run: PlannedRun, outcome: RunOutcome, executor: str) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -373,7 +472,7 @@ class StoreWriter:
             return
         self._status_written = now
         document = {**status, "pid": os.getpid(), "updated_at": _utc_now().isoformat() + "Z"}
-        path = self.root / layout.STATUS_FILE
-        tmp = path.with_name(f".{path.name}{layout.TMP_MARK}{os.getpid()}")
-        tmp.write_text(json.dumps(document, indent=2) + "\n")
-        os.replace(tmp, path)
+        with self._write_failures():
+            fsio.replace_file(
+                self.root / layout.STATUS_FILE, (json.dumps(document, indent=2) + "\n").encode(), sync=False
+            )

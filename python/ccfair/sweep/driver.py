@@ -13,7 +13,7 @@ from typing import Any
 from ccfair.cli_support import progress_bar
 from ccfair.resources import Limits
 from ccfair.resources import limits as resource_limits
-from ccfair.store.writer import StoreWriter
+from ccfair.store.writer import DAMAGED, StoreWriter
 from ccfair.sweep.execute_dask import execute_dask
 from ccfair.sweep.execute_local import TaskFn, default_jobs, execute_local
 from ccfair.sweep.expand import PlannedRun, expand
@@ -27,13 +27,15 @@ EXPANSION_PROGRESS_MIN_RUNS = 2000  # below this, checking the cells takes under
 @dataclass
 class SweepReport:
     """What a sweep did: ``runs`` in the plan, ``already_done`` and ``skipped_failed`` before it started,
-    and the outcomes of this invocation (``failures`` counts them by error kind)."""
+    ``damaged``: the store's done runs (of any plan) found damaged on opening, and the outcomes of this
+    invocation (``failures`` counts them by error kind)."""
 
     plan: str
     out: Path
     runs: int
     already_done: int = 0
     skipped_failed: int = 0
+    damaged: int = 0
     to_run: int = 0
     done: int = 0
     failed: int = 0
@@ -107,16 +109,23 @@ def run_sweep(
     *,
     jobs: int | None = None,
     cluster: str | None = None,
+    security: Any = None,
     retry_failed: bool = False,
     time_limit_s: float | None = None,
     skip_invalid: bool = False,
+    verify: bool = False,
     quiet: bool = True,
     task_fn: TaskFn = run_task,
     limits: Limits | None = None,
 ) -> SweepReport:
     """Runs every run of ``plan`` that ``out`` does not have yet (failed ones too with ``retry_failed``).
+    Runs whose files are damaged count as not done: the store checks every done run's files on opening
+    (existence and size; with ``verify`` their checksums too) and marks damaged ones failed of kind
+    ``damaged``; those are always run again.
 
-    ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``.
+    ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``, reached with
+    ``security`` (a ``distributed.security.Security``, for a ``tls://`` address: see
+    :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``).
     ``time_limit_s`` is the per-run wall-time limit. ``limits`` bounds each run's estimated memory and
     events (default: :func:`sweep_limits`). With ``skip_invalid``, cells whose scenario is invalid or
     exceeds the limits are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the
@@ -127,11 +136,12 @@ def run_sweep(
     if limits is None:
         limits = sweep_limits(jobs=jobs, cluster=cluster)
     plan, runs = plan_runs(plan, skip_invalid=skip_invalid, quiet=quiet, limits=limits)
-    with StoreWriter(out) as store:
+    with StoreWriter(out, verify=verify) as store:
         store.register_plan(plan, runs)
-        done, failed = store.run_ids("done"), store.run_ids("failed")
+        done = store.run_ids("done")
+        failed = store.run_ids("failed") - store.run_ids("failed", DAMAGED)
         unique = unique_runs(runs)
-        report = SweepReport(plan=plan.name, out=store.root, runs=len(unique))
+        report = SweepReport(plan=plan.name, out=store.root, runs=len(unique), damaged=len(store.damaged))
         report.already_done = sum(r.run_id in done for r in unique)
         if not retry_failed:
             report.skipped_failed = sum(r.run_id in failed for r in unique)
@@ -164,7 +174,9 @@ def run_sweep(
             task_limits = limits if cluster is None else None
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s, task_limits) for r in by_id.values()]
             outcomes = (
-                execute_dask(tasks, cluster) if cluster is not None else execute_local(tasks, jobs, task_fn)
+                execute_dask(tasks, cluster, security)
+                if cluster is not None
+                else execute_local(tasks, jobs, task_fn)
             )
             with contextlib.closing(outcomes):
                 for batch in outcomes:

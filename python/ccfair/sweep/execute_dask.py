@@ -1,39 +1,130 @@
-"""Distributed execution: the same tasks on a Dask distributed scheduler (``--cluster tcp://host:8786``).
+"""Distributed execution: the same tasks on a Dask distributed scheduler (``--cluster tcp://host:8786``, or
+``tls://host:8786`` with certificates).
 
 Workers need only ccfair installed: :func:`ccfair.sweep.task.run_task` is sent by reference, outcomes come
 back to this process, which stays the store's single writer. At most a window of tasks (four per worker
 thread) is in flight, so a plan of a million runs does not flood the scheduler. The wall-time limit is
 enforced inside each run (between simulation chunks); a worker that dies is retried by Dask on another one
 and, after Dask's allowed failures, the run is recorded as a ``crash``.
+
+Trust boundary: outcomes come back through pickle, and Dask lets any worker run code in the client, so
+anyone who can join the cluster can run code in the sweep process. A plain ``tcp://`` scheduler lets anyone
+who reaches its port join. :func:`cluster_security` makes the connection TLS with a client certificate
+(``tls://`` addresses; the scheduler then admits only workers and clients with certificates of its CA), and
+:func:`insecure_warning` says so, once, when a sweep connects to a plain ``tcp://`` scheduler that is not on
+this machine.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import sys
 from collections.abc import Generator, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from ccfair.errors import ScenarioError
 from ccfair.sweep.task import RunOutcome, RunTask, failure, run_task
 
 CONNECT_TIMEOUT_S = 30
 TASKS_PER_THREAD = 4
+TLS_OPTIONS = ("--tls-ca-file", "--tls-cert", "--tls-key")
+_warned: set[str] = set()
 
 
-def _connect(address: str) -> Any:
+def scheme(address: str) -> str:
+    """The protocol of a Dask address (Dask's default, ``tcp``, when it names none)."""
+    head, sep, _ = address.partition("://")
+    return head.lower() if sep else "tcp"
+
+
+def insecure_warning(address: str) -> str | None:
+    """The warning for a plain ``tcp://`` scheduler address that is not a loopback address (or
+    ``localhost``), else None."""
+    if scheme(address) != "tcp":
+        return None
+    host = urlsplit(address if "://" in address else f"tcp://{address}").hostname or ""
+    if host == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass  # a host name: it may resolve anywhere
+    return (
+        f"warning: --cluster {address} is plain TCP, unencrypted and unauthenticated: anyone who can reach "
+        "the scheduler can join as a worker and run code in this sweep process; use a tls:// address with "
+        "certificates, or keep the scheduler on a private network (README: Trust boundary)"
+    )
+
+
+def _readable(path: str, option: str) -> str:
+    if not os.path.isfile(path):
+        raise ScenarioError(option, f"{path}: no such file")
+    if not os.access(path, os.R_OK):
+        raise ScenarioError(option, f"{path}: cannot read it")
+    return path
+
+
+def cluster_security(
+    address: str, ca_file: str | None = None, cert: str | None = None, key: str | None = None
+) -> Any:
+    """The ``distributed.security.Security`` for connecting to ``address``, or None for plain TCP.
+
+    A ``tls://`` address needs the CA that signed the scheduler's certificate (``ca_file``) and this
+    client's certificate (``cert``, with its private key in ``key`` or in the same file), or Dask's own
+    configuration of them (``distributed.comm.tls.ca-file``, ``.client.cert``, ``.client.key``). The
+    options name files; they apply to ``tls://`` addresses only."""
+    given = {o: v for o, v in zip(TLS_OPTIONS, (ca_file, cert, key), strict=True) if v is not None}
+    if scheme(address) != "tls":
+        if given:
+            raise ScenarioError(next(iter(given)), "applies to a tls:// --cluster address only")
+        return None
+    from distributed.security import Security
+
+    if not given:
+        security = Security(require_encryption=True)  # from Dask's configuration
+        if security.tls_ca_file is None or security.tls_client_cert is None:
+            raise ScenarioError(
+                "--cluster",
+                f"{address} is a TLS address: give --tls-ca-file and --tls-cert (and --tls-key unless the "
+                "certificate file holds the key), or set them in Dask's configuration (distributed.comm.tls)",
+            )
+        return security
+    if ca_file is None or cert is None:
+        missing = "--tls-ca-file" if ca_file is None else "--tls-cert"
+        raise ScenarioError(missing, "is needed with a tls:// --cluster address")
+    return Security(
+        require_encryption=True,
+        tls_ca_file=_readable(ca_file, "--tls-ca-file"),
+        tls_client_cert=_readable(cert, "--tls-cert"),
+        tls_client_key=_readable(key, "--tls-key") if key is not None else None,
+    )
+
+
+def _connect(address: str, security: Any) -> Any:
     from distributed import Client
 
+    warning = insecure_warning(address)
+    if warning is not None and address not in _warned:
+        _warned.add(address)
+        print(warning, file=sys.stderr)
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False, security=security)
     except (OSError, TimeoutError, ValueError) as e:
         raise ScenarioError("--cluster", f"cannot reach a Dask scheduler at {address}: {e}") from None
 
 
-def execute_dask(tasks: Iterable[RunTask], address: str) -> Generator[list[RunOutcome], None, None]:
-    """Submits ``tasks`` to the scheduler at ``address``, yielding outcomes as they finish (those that
-    finished together in one list)."""
+def execute_dask(
+    tasks: Iterable[RunTask], address: str, security: Any = None
+) -> Generator[list[RunOutcome], None, None]:
+    """Submits ``tasks`` to the scheduler at ``address`` (``security``: a ``distributed.security.Security``
+    for ``tls://``, see :func:`cluster_security`), yielding outcomes as they finish (those that finished
+    together in one list)."""
     from distributed import as_completed
 
-    client = _connect(address)
+    client = _connect(address, security)
     try:
         threads = sum(client.nthreads().values())
         window = max(8, TASKS_PER_THREAD * threads)

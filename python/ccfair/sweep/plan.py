@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import datetime
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from ccfair.errors import ScenarioError
 from ccfair.scenario import U64_MAX
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.paths import Segment, is_prefix, parse_path
+from ccfair.toml_text import check_depth, read_toml
 
 PLAN_KEYS = ("name", "scenario", "repetitions", "seed", "flip_start_order", "grid", "zip", "exclude")
 DEFAULT_PLAN_SEED = 1
@@ -72,23 +72,6 @@ class Plan:
         )
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file as a dict; a missing or unreadable file or bad TOML is a ScenarioError on the path."""
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise ScenarioError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(str(path), "is a directory, not a TOML file") from None
-    except OSError as e:
-        raise ScenarioError(str(path), f"cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(path), f"invalid TOML: {e}") from None
-    except UnicodeDecodeError as e:
-        raise ScenarioError(str(path), f"invalid TOML: not UTF-8 text ({e.reason})") from None
-
-
 def load_plan(path: str | Path) -> Plan:
     """Reads a plan file; a relative ``scenario = "file.toml"`` is relative to the plan's directory and the
     default name is the file name without ``.toml``."""
@@ -102,6 +85,7 @@ def plan_from_dict(
     """Reads and checks the plan structure; raises :class:`ScenarioError` naming the plan field."""
     if not isinstance(d, Mapping):
         raise ScenarioError("plan", f"expected a table, got {type(d).__name__}")
+    check_depth(d, "plan")
     for key in d:
         if key not in PLAN_KEYS:
             raise ScenarioError(str(key), f"unknown plan key {key!r}; allowed keys: {', '.join(PLAN_KEYS)}")

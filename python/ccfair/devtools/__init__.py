@@ -1,0 +1,4 @@
+"""Tools for developing ccfair itself, run from a checkout (nothing in a simulation imports them).
+
+- :mod:`ccfair.devtools.snapshots`: golden snapshot tables of short canonical runs (``make snapshots``).
+"""
