@@ -228,7 +228,7 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
 
     let max_rtt_ns = spec.groups.iter().map(|g| g.rtt_ns).max().unwrap_or(0) as f64;
     let bdp_packets = rate_bps * max_rtt_ns * 1e-9 / 8.0 / mtu;
-    let buffer_packets = spec.link.aqm.limit().bytes(spec.link.mtu_bytes) as f64 / mtu;
+    let buffer_packets = spec.link.aqm.limit.bytes(spec.link.mtu_bytes) as f64 / mtu;
     let ramp_in_flight = ramp_segments_per_second(spec, spec.duration_ns as f64) * max_rtt_ns * 1e-9;
     let in_flight = (2.0 * (bdp_packets + buffer_packets)).min(ramp_in_flight.max(1.0));
     let pipe_entry = (std::mem::size_of::<(u64, Segment)>() + std::mem::size_of::<(u64, Ack)>()) as f64;
