@@ -181,9 +181,7 @@ def run_sweep(
             task_limits = limits if cluster is None else None
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s, task_limits) for r in by_id.values()]
             outcomes = (
-                execute_dask(tasks, client)
-                if client is not None
-                else execute_local(tasks, jobs, task_fn)
+                execute_dask(tasks, client) if client is not None else execute_local(tasks, jobs, task_fn)
             )
             with contextlib.closing(outcomes):
                 for batch in outcomes:
