@@ -56,12 +56,13 @@ def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         # A burst of other work on a 2-core host can spoil one 3 s probe: try three times before giving up.
         for _attempt in range(3):
             done = cli("doctor", "--rates", "20Mbps", "--seconds", "3")
-            assert done.returncode == 0, done.stderr
-            assert "ok  network namespaces" in done.stdout and "ok  veth pairs" in done.stdout
+            assert "ok  network namespaces" in done.stdout and "ok  veth pairs" in done.stdout, done.stdout
             m = json.loads(path.read_text())
             probe = m["probes"][0]
             assert 0 < probe["lateness_p50_ns"] <= probe["lateness_p99_ns"] <= probe["lateness_max_ns"]
-            if m["clean_rate_bps"] >= 20_000_000:
+            # doctor exits 1 exactly when the probe was not clean (a spoiled probe), 0 when it was.
+            assert done.returncode == (0 if m["clean_rate_bps"] >= 20_000_000 else 1), done.stderr
+            if done.returncode == 0:
                 break
         else:
             pytest.skip(f"the forwarder is not clean at 20 Mbps on this host right now: {probe}")
