@@ -1,11 +1,11 @@
 //! The resolved scenario the simulator runs: every quantity an integer in base units (ns, bit/s, bytes), every
-//! algorithm a validated configuration. The front end parses units and user-facing names into this; the
-//! simulator checks it again so that a bad value is always reported with the field that holds it.
+//! algorithm a validated configuration. [`crate::resolve`] builds it from the user's scenario; `validate` holds
+//! the rules between its fields (a flow starts before the end, its first window fits Linux's largest window,
+//! its ECN setting suits its algorithm, ...), each reported with the field the user wrote.
 
 use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
-use ccfair_core::rng::StreamId;
-use ccfair_core::{FieldError, Rng};
+use ccfair_core::FieldError;
 
 use crate::tcp::{EcnMode, EcnProfile};
 use serde::{Deserialize, Serialize};
@@ -61,14 +61,31 @@ pub const MAX_WINDOW_BYTES: u64 = 65_535 << 14;
 
 impl ScenarioSpec {
     pub fn validate(&self) -> Result<(), FieldError> {
+        let duration = format_duration_ns(self.duration_ns);
         if self.duration_ns == 0 {
             return E::err("duration", "must be positive");
         }
         if self.interval_ns == 0 || self.interval_ns > self.duration_ns {
-            return E::err("interval", "must be positive and at most the duration");
+            return E::err(
+                "interval",
+                format!("must be positive and at most the duration ({duration})"),
+            );
         }
-        if self.measure_start_ns >= self.measure_end_ns || self.measure_end_ns > self.duration_ns {
-            return E::err("measure", "needs start < end <= duration");
+        if self.measure_end_ns > self.duration_ns {
+            return E::err(
+                "measure.end",
+                format!("must be at most the duration ({duration})"),
+            );
+        }
+        if self.measure_start_ns >= self.measure_end_ns {
+            return E::err(
+                "measure.start",
+                format!(
+                    "{} must be before measure.end ({})",
+                    format_duration_ns(self.measure_start_ns),
+                    format_duration_ns(self.measure_end_ns)
+                ),
+            );
         }
         if self.link.rate_bps == 0 {
             return E::err("link.rate", "must be positive");
@@ -76,15 +93,20 @@ impl ScenarioSpec {
         if !(MIN_MTU..=MAX_MTU).contains(&self.link.mtu_bytes) {
             return E::err(
                 "link.mtu",
-                format!("must be between {MIN_MTU} and {MAX_MTU} bytes"),
+                format!(
+                    "must be between {MIN_MTU} and {MAX_MTU} bytes, got {}",
+                    self.link.mtu_bytes
+                ),
             );
         }
         match self.link.aqm.limit {
-            QueueLimit::Packets(0) => return E::err("link.buffer", "must hold at least one packet"),
+            QueueLimit::Packets(0) => {
+                return E::err("link.buffer", "must hold at least one packet, got 0pkt");
+            }
             QueueLimit::Bytes(b) if b < self.link.mtu_bytes as u64 => {
                 return E::err(
                     "link.buffer",
-                    format!("must hold at least one packet ({} bytes)", self.link.mtu_bytes),
+                    format!("{b} bytes is less than one {}-byte packet", self.link.mtu_bytes),
                 );
             }
             _ => {}
@@ -119,12 +141,18 @@ impl ScenarioSpec {
                 return E::err(f("rtt"), "must be positive");
             }
             if g.start_ns >= self.duration_ns {
-                return E::err(f("start"), "must be before the end of the run");
+                return E::err(
+                    f("start"),
+                    format!("must be before the end of the run ({duration})"),
+                );
             }
             if let Some(stop) = g.stop_ns
                 && stop <= g.start_ns
             {
-                return E::err(f("stop"), "must be after start");
+                return E::err(
+                    f("stop"),
+                    format!("must be after start ({})", format_duration_ns(g.start_ns)),
+                );
             }
             if g.initial_window == 0 {
                 return E::err(f("initial_window"), "must be at least 1");
@@ -141,10 +169,12 @@ impl ScenarioSpec {
                 );
             }
             if !(0.0..1.0).contains(&g.loss) {
-                return E::err(f("loss"), "must be a probability in [0, 1)");
+                return E::err(
+                    f("loss"),
+                    format!("must be a probability in [0, 1), got {:?}", g.loss),
+                );
             }
-            let flags = g.cc.build(Rng::stream(0, StreamId::Other(0))).flags();
-            EcnProfile::resolve(g.ecn, &flags).map_err(|m| E::new(f("ecn"), m))?;
+            EcnProfile::resolve(g.ecn, &g.cc.flags()).map_err(|m| E::new(f("ecn"), m))?;
         }
         Ok(())
     }
@@ -157,5 +187,41 @@ impl ScenarioSpec {
     /// Payload bytes per segment: MTU minus the 52 header bytes.
     pub fn mss(&self) -> u32 {
         self.link.mtu_bytes - crate::tcp::HEADER_BYTES
+    }
+}
+
+/// `ns` as the scenario writes durations, in the largest unit not above it as an exact decimal: `50ms`,
+/// `12.5ms`, `0s`.
+pub fn format_duration_ns(ns: u64) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let units: [(&str, u64); 4] = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)];
+    let (name, size) = units
+        .into_iter()
+        .find(|&(_, size)| ns >= size)
+        .unwrap_or(units[3]);
+    let whole = ns / size;
+    let rest = ns % size;
+    if rest == 0 {
+        return format!("{whole}{name}");
+    }
+    let digits = size.ilog10() as usize;
+    let fraction = format!("{rest:0digits$}");
+    format!("{whole}.{}{name}", fraction.trim_end_matches('0'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_duration_ns;
+
+    #[test]
+    fn durations_read_as_the_scenario_writes_them() {
+        assert_eq!(format_duration_ns(0), "0s");
+        assert_eq!(format_duration_ns(50_000_000), "50ms");
+        assert_eq!(format_duration_ns(12_500_000), "12.5ms");
+        assert_eq!(format_duration_ns(60_000_000_000), "60s");
+        assert_eq!(format_duration_ns(1_000_000_001), "1.000000001s");
+        assert_eq!(format_duration_ns(999), "999ns");
     }
 }
