@@ -144,14 +144,7 @@ registry! {
         summary: "TCP Prague v0.7: L4S scalable control, RTT independence below 25 ms, paced, ECT(1), AccECN",
         source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
         params: crate::prague::PARAMS,
-        flags: |_| CcFlags {
-            cong_control: true,
-            needs_ecn: true,
-            needs_pacing: true,
-            wants_ect1: true,
-            needs_accecn: true,
-            dctcp_echo: false,
-        },
+        flags: |_| crate::prague::FLAGS,
         build: |p, _rng| Prague::new(p.clone()),
     },
     Bbr(Bbr1Params) {
