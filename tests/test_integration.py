@@ -16,6 +16,7 @@ import pytest
 import ccfair
 from ccfair import _native
 from ccfair.analysis.metrics import CLASS_COLUMNS, FLOW_COLUMNS
+from ccfair.catalog import catalog
 from ccfair.errors import OutputError
 from ccfair.result import TABLE_FILES
 from conftest import SMALL_TOML, run_cli, small
@@ -223,7 +224,7 @@ def test_save_replaces_only_on_success(result, tmp_path, monkeypatch):
 def test_cli_list():
     result = run_cli("list")
     assert result.returncode == 0, result.stderr
-    beta = json.loads(_native.check_cc("cubic", "{}"))["beta"]
+    beta = next(cc for cc in catalog()["congestion_controls"] if cc["name"] == "cubic")["defaults"]["beta"]
     assert "reno" in result.stdout and "cubic" in result.stdout and "fifo" in result.stdout
     beta_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("beta "))
     assert str(beta) in beta_line

@@ -28,12 +28,3 @@ def queue_discipline(name: str) -> dict[str, Any] | None:
 
 def queue_discipline_names() -> list[str]:
     return [q["name"] for q in catalog()["queue_disciplines"]]
-
-
-def canonical_cc(name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The canonical configuration of a congestion control (all defaults filled) from ``_native.check_cc``.
-
-    Raises ``ValueError("field: message")`` from the native side, where field is ``cc`` (unknown name),
-    ``cc_params`` (not a table, unknown or mistyped parameter) or ``cc_params.<name>`` (out of range)."""
-    config: dict[str, Any] = json.loads(_native.check_cc(name, json.dumps(params)))
-    return config

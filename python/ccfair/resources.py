@@ -17,7 +17,6 @@ naming the field that drives the estimate (``flows[0].count``, ``interval``, ``d
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -59,8 +58,8 @@ class Estimate:
     queue_rows: int
 
     @classmethod
-    def from_json(cls, text: str) -> Estimate:
-        d: dict[str, Any] = json.loads(text)
+    def from_dict(cls, d: Mapping[str, Any]) -> Estimate:
+        """From the ``estimate`` that ``_native.resolve`` returns with the spec."""
         return cls(
             peak_memory_bytes=int(d["peak_memory_bytes"]),
             events=int(d["events"]),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from ccfair.resources import Limits
 from ccfair.resources import check as check_resources
 from ccfair.resources import limits as default_limits
 from ccfair.result import RunResult
-from ccfair.scenario import Scenario, check_seed, load_scenario, native_error
+from ccfair.scenario import Scenario, check_seed, load_scenario
 
 
 def run(
@@ -55,11 +54,11 @@ def simulate(
 
     :func:`run` builds its tables from this; the raw counters are what exact comparisons need."""
     sc = load_scenario(scenario)
-    spec, estimate = sc.resolve_estimated()
+    resolution = sc.resolution()  # resolved once, when the scenario was loaded
     effective = check_seed(sc.effective_seed(seed))
-    check_resources(estimate, limits if limits is not None else default_limits())
+    check_resources(resolution.estimate, limits if limits is not None else default_limits())
     try:
-        output = _native.run(json.dumps(spec), effective, progress)
-    except ValueError as e:
-        raise native_error(e) from None
+        output = _native.run(resolution.spec_json, effective, progress)
+    except _native.ScenarioError as e:
+        raise ScenarioError(e.field, e.message) from None
     return sc, effective, output

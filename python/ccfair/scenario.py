@@ -31,6 +31,13 @@ A scenario file::
 Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem is a
 :class:`~ccfair.errors.ScenarioError` whose field is a dotted path such as ``flows[1].rtt``.
 
+This module owns syntax and units: the keys and value types of the format, quantities in base units, and the
+buffer arithmetic. What the values mean (ranges, defaults such as the measurement window, algorithm and
+queue-discipline names and parameters, the rules between fields) is the native side's, in one call,
+``_native.resolve`` (``crates/ccfair-sim/src/resolve.rs``), which returns the spec the simulator runs or
+raises ``_native.ScenarioError`` with ``field`` and ``message``. A :class:`Scenario` keeps what it resolved
+to, so running it does not resolve it again.
+
 Buffer resolution: ``Npkt`` is a packet limit of N. ``bdp`` and duration forms are first converted to bytes,
 rate x time / 8 (the bdp form uses ``base_rtt`` x the multiple), then to a packet limit of
 round(bytes / mtu) (halves up). Byte forms (``B``, ``KB``, ``KiB``, ...) are a byte limit. A buffer smaller
@@ -45,11 +52,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ccfair import _native
-from ccfair.catalog import canonical_cc, catalog
+from ccfair.catalog import catalog
 from ccfair.errors import ScenarioError
 from ccfair.resources import Estimate
 from ccfair.toml_text import check_depth, read_toml
@@ -65,18 +73,12 @@ from ccfair.units import (
     parse_size_bytes,
 )
 
-_LIMITS = catalog()["limits"]
-MIN_MTU_BYTES: int = _LIMITS["min_mtu_bytes"]
-MAX_MTU_BYTES: int = _LIMITS["max_mtu_bytes"]
-HEADER_BYTES: int = _LIMITS["header_bytes"]
-MAX_FLOWS: int = _LIMITS["max_flows"]
+HEADER_BYTES: int = catalog()["limits"]["header_bytes"]
 DEFAULT_INTERVAL_NS = 100_000_000
-# Per-flow ECN: off; classic = RFC 3168 (ECT(0), ECE until CWR); l4s = RFC 9331 (ECT(1), per-packet feedback).
-ECN_MODES = ("off", "classic", "l4s")
 DEFAULT_SEED = 1
-DEFAULT_MEASURE_START_FRACTION = Fraction(1, 5)
-U32_MAX = 2**32 - 1
 U64_MAX = 2**64 - 1
+# The native side reads integers as 128-bit values (so that it can name the range of one that is out of it).
+_WIRE_INT_BITS = 127
 
 _TOP_KEYS = ("duration", "interval", "seed", "measure", "link", "flows")
 _MEASURE_KEYS = ("start", "end")
@@ -141,8 +143,23 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Resolution:
+    """What a scenario resolves to: the native spec as the JSON text ``_native.run`` takes, and the estimate
+    of the run's cost (see :mod:`ccfair.resources`)."""
+
+    spec_json: str
+    estimate: Estimate
+
+    def spec(self) -> dict[str, Any]:
+        """A fresh copy of the spec (see ``crates/ccfair-sim/src/scenario.rs``)."""
+        spec: dict[str, Any] = json.loads(self.spec_json)
+        return spec
+
+
+@dataclass(frozen=True)
 class Scenario:
-    """A whole experiment: one bottleneck link shared by groups of flows."""
+    """A whole experiment: one bottleneck link shared by groups of flows. It resolves once (on first use) and
+    keeps the result; :func:`dataclasses.replace` makes a new scenario that resolves afresh."""
 
     duration_ns: int
     link: Link
@@ -154,20 +171,19 @@ class Scenario:
     # ----------------------------------------------------------------------------------------- derived values
 
     def measure_window_ns(self) -> tuple[int, int]:
-        """(start, end) of the measurement window in ns, defaults applied."""
-        start = self.measure.start_ns
-        if start is None:
-            start = math.floor(self.duration_ns * DEFAULT_MEASURE_START_FRACTION)
-        end = self.measure.end_ns if self.measure.end_ns is not None else self.duration_ns
-        return start, end
+        """(start, end) of the measurement window in ns, defaults applied (by the resolution)."""
+        spec = self.resolve()
+        return spec["measure_start_ns"], spec["measure_end_ns"]
 
     def base_rtt_ns(self) -> int:
-        """The RTT that bdp buffers refer to: ``link.base_rtt``, else the smallest flow-group RTT."""
+        """The RTT that bdp buffers refer to: ``link.base_rtt``, else the smallest flow-group RTT (whose
+        range the resolution checks). ``link.base_rtt`` is the buffer arithmetic's own value, checked here."""
         if self.link.base_rtt_ns is not None:
+            _check_positive("link.base_rtt", self.link.base_rtt_ns)
             return self.link.base_rtt_ns
         if not self.flows:
             raise ScenarioError("flows", "at least one flow group is needed")
-        return min(g.rtt_ns for g in self.flows)
+        return min(_wire_int(f"flows[{i}].rtt", g.rtt_ns) for i, g in enumerate(self.flows))
 
     def flow_count(self) -> int:
         return sum(g.count for g in self.flows)
@@ -177,24 +193,18 @@ class Scenario:
         return self.link.mtu_bytes - HEADER_BYTES
 
     def buffer_limit(self) -> dict[str, int]:
-        """The queue limit, ``{"packets": N}`` or ``{"bytes": N}`` (see the module docstring)."""
+        """The queue limit, ``{"packets": N}`` or ``{"bytes": N}`` (see the module docstring). A bdp or
+        duration form that comes to less than one packet is refused here, where its arithmetic is; the limits
+        themselves are checked by the resolution."""
         buf, mtu, rate = self.link.buffer, self.link.mtu_bytes, self.link.rate_bps
-        text = format_buffer(buf)
         if buf.kind == "packets":
-            packets = int(buf.value)
-            if packets < 1:
-                raise ScenarioError("link.buffer", f"{text} must hold at least one packet")
-            _check_range("link.buffer", packets, 1, U32_MAX)
-            return {"packets": packets}
+            return {"packets": _wire_int("link.buffer", buf.value)}
         if buf.kind == "bytes":
-            n_bytes = int(buf.value)
-            if n_bytes < mtu:
-                raise ScenarioError(
-                    "link.buffer", f"{text} ({n_bytes} bytes) is less than one {mtu}-byte packet"
-                )
-            return {"bytes": n_bytes}
+            return {"bytes": _wire_int("link.buffer", buf.value)}
+        rtt = self.base_rtt_ns() if buf.kind == "bdp" else 1
+        if _wire_int("link.rate", rate) <= 0 or _wire_int("link.mtu", mtu) <= 0 or rtt <= 0:
+            return {"packets": 0}  # no arithmetic on a bad input: the resolution names it
         if buf.kind == "bdp":
-            rtt = self.base_rtt_ns()
             n_bytes = Fraction(rate) * rtt * Fraction(repr(float(buf.value))) / 8 / 10**9
             how = f"{format_rate(rate)} x {format_duration(rtt)} x {float(buf.value):g}"
         elif buf.kind == "time":
@@ -202,74 +212,73 @@ class Scenario:
             how = f"{format_rate(rate)} x {format_duration(int(buf.value))}"
         else:  # pragma: no cover - Buffer.kind is a closed set
             raise ScenarioError("link.buffer", f"unknown buffer kind {buf.kind!r}")
-        packets = math.floor(n_bytes / mtu + Fraction(1, 2))
         if n_bytes < mtu:
             raise ScenarioError(
                 "link.buffer",
-                f"{text} is {float(n_bytes):.0f} bytes ({how} / 8), less than one {mtu}-byte packet",
+                f"{format_buffer(buf)} is {float(n_bytes):.0f} bytes ({how} / 8), less than one {mtu}-byte "
+                "packet",
             )
-        _check_range("link.buffer", packets, 1, U32_MAX)
-        return {"packets": packets}
+        return {"packets": math.floor(n_bytes / mtu + Fraction(1, 2))}
 
     # ------------------------------------------------------------------------------------------- resolution
 
     def resolve(self) -> dict[str, Any]:
-        """The native spec (see ``crates/ccfair-sim/src/scenario.rs``). Checks every value, then lets
-        ``_native.validate`` check the result; raises :class:`ScenarioError`."""
-        return self.resolve_estimated()[0]
+        """The native spec (see ``crates/ccfair-sim/src/scenario.rs``); raises :class:`ScenarioError`."""
+        return self.resolution().spec()
 
     def resolve_estimated(self) -> tuple[dict[str, Any], Estimate]:
-        """:meth:`resolve`, with the estimate of the run's cost the native check returns with it (see
-        :mod:`ccfair.resources`)."""
-        duration = self.duration_ns
-        _check_positive("duration", duration)
-        if not 0 < self.interval_ns <= duration:
-            raise ScenarioError(
-                "interval", f"must be positive and at most the duration ({format_duration(duration)})"
-            )
-        start, end = self.measure_window_ns()
-        if end > duration:
-            raise ScenarioError("measure.end", f"must be at most the duration ({format_duration(duration)})")
-        if start >= end:
-            default = " (default: 20 % of the duration)" if self.measure.start_ns is None else ""
-            raise ScenarioError(
-                "measure.start",
-                f"{format_duration(start)}{default} must be before measure.end ({format_duration(end)})",
-            )
-        if self.seed is not None:
-            _check_range("seed", self.seed, 0, U64_MAX)
-        link = self.link
-        _check_positive("link.rate", link.rate_bps)
-        if not MIN_MTU_BYTES <= link.mtu_bytes <= MAX_MTU_BYTES:
-            raise ScenarioError(
-                "link.mtu", f"must be between {MIN_MTU_BYTES} and {MAX_MTU_BYTES} bytes, got {link.mtu_bytes}"
-            )
-        if link.base_rtt_ns is not None:
-            _check_positive("link.base_rtt", link.base_rtt_ns)
+        """:meth:`resolve`, with the estimate of the run's cost (see :mod:`ccfair.resources`)."""
+        resolution = self.resolution()
+        return resolution.spec(), resolution.estimate
+
+    def resolution(self) -> Resolution:
+        """The spec and estimate, from one native call the first time; raises :class:`ScenarioError`."""
+        return self._resolution
+
+    @cached_property
+    def _resolution(self) -> Resolution:
+        try:
+            text = _native.resolve(json.dumps(self.native_input(), allow_nan=False))
+        except _native.ScenarioError as e:
+            raise ScenarioError(e.field, e.message) from None
+        resolved = json.loads(text)
+        return Resolution(
+            spec_json=json.dumps(resolved["spec"]), estimate=Estimate.from_dict(resolved["estimate"])
+        )
+
+    def native_input(self) -> dict[str, Any]:
+        """The scenario in base units as ``_native.resolve`` reads it (``ScenarioInput`` in
+        ``crates/ccfair-sim/src/resolve.rs``): values as written, the buffer as a limit, nothing defaulted
+        that the native side decides."""
         if not self.flows:
             raise ScenarioError("flows", "at least one flow group is needed")
-        groups = [_resolve_group(i, g, duration) for i, g in enumerate(self.flows)]
-        aqm = _resolve_aqm(link.aqm, self.buffer_limit(), link.mtu_bytes, len(self.flows))
-        spec: dict[str, Any] = {
-            "duration_ns": duration,
-            "interval_ns": self.interval_ns,
-            "measure_start_ns": start,
-            "measure_end_ns": end,
-            "link": {"rate_bps": link.rate_bps, "mtu_bytes": link.mtu_bytes, "aqm": aqm},
-            "groups": groups,
+        link = self.link
+        return {
+            "duration_ns": _wire_int("duration", self.duration_ns),
+            "interval_ns": _wire_int("interval", self.interval_ns),
+            "measure_start_ns": _optional_int("measure.start", self.measure.start_ns),
+            "measure_end_ns": _optional_int("measure.end", self.measure.end_ns),
+            "link": {
+                "rate_bps": _wire_int("link.rate", link.rate_bps),
+                "mtu_bytes": _wire_int("link.mtu", link.mtu_bytes),
+                "buffer": self.buffer_limit(),
+                "aqm": _str(link.aqm.name, "link.aqm.name"),
+                "aqm_params": _aqm_params(link.aqm),
+            },
+            "flows": [_group_input(i, g) for i, g in enumerate(self.flows)],
         }
-        try:
-            estimate = _native.validate(json.dumps(spec))
-        except ValueError as e:
-            raise native_error(e) from None
-        return spec, Estimate.from_json(estimate)
 
     def validate(self) -> None:
         """Raises :class:`ScenarioError` if the scenario cannot run."""
         self.resolve()
 
     def with_seed(self, seed: int | None) -> Scenario:
-        return dataclasses.replace(self, seed=seed)
+        """The same scenario with another seed; the seed is not part of the resolution, so a resolution
+        already made is kept."""
+        other = dataclasses.replace(self, seed=seed)
+        if "_resolution" in self.__dict__:
+            other.__dict__["_resolution"] = self.__dict__["_resolution"]
+        return other
 
     def effective_seed(self, seed: int | None = None) -> int:
         """A run's seed: ``seed`` if given, else the scenario's, else 1."""
@@ -310,7 +319,8 @@ class Scenario:
         link["aqm"] = self._aqm_to_dict(explicit)
         link["mtu"] = self.link.mtu_bytes
         d["link"] = link
-        d["flows"] = [_group_to_dict(g, explicit) for g in self.flows]
+        groups = self.resolve()["groups"] if explicit else [None] * len(self.flows)
+        d["flows"] = [_group_to_dict(g, resolved) for g, resolved in zip(self.flows, groups, strict=True)]
         return d
 
     def _aqm_to_dict(self, explicit: bool) -> str | dict[str, Any]:
@@ -319,7 +329,7 @@ class Scenario:
         aqm = self.link.aqm
         params = dict(aqm.params)
         if explicit:
-            resolved = _resolve_aqm(aqm, self.buffer_limit(), self.link.mtu_bytes, len(self.flows))
+            resolved = self.resolve()["link"]["aqm"]
             params = {k: v for k, v in resolved.items() if k not in ("name", "limit") and v is not None}
         return {"name": aqm.name, **params} if params else aqm.name
 
@@ -336,7 +346,7 @@ class Scenario:
         interval = DEFAULT_INTERVAL_NS
         if "interval" in top:
             interval = parse_duration_ns(top["interval"], "interval")
-        seed = _check_range("seed", top["seed"], 0, U64_MAX) if "seed" in top else None
+        seed = check_seed(top["seed"]) if "seed" in top else None
         measure = Measure()
         if "measure" in top:
             m = _table(top["measure"], "measure", _MEASURE_KEYS)
@@ -382,20 +392,9 @@ def load_scenario(source: Scenario | Mapping[str, Any] | str | Path) -> Scenario
     raise TypeError(f"expected a Scenario, a dict or a path, got {type(source).__name__}")
 
 
-def check_seed(seed: int) -> int:
-    """A seed must be an integer in [0, 2^64)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= U64_MAX:
-        raise ScenarioError("seed", f"must be an integer in [0, 2^64), got {seed!r}")
-    return seed
-
-
-def native_error(e: ValueError) -> ScenarioError:
-    """A native ``ValueError("field: message")`` as a ScenarioError."""
-    text = str(e)
-    head, sep, rest = text.partition(": ")
-    if sep and head and " " not in head:
-        return ScenarioError(head.rstrip("."), rest)  # an empty key leaves a trailing dot: name its table
-    return ScenarioError("scenario", text)
+def check_seed(seed: object) -> int:
+    """A seed is an integer in [0, 2^64) (it goes to the native run as it is, not through the resolution)."""
+    return _check_range("seed", seed, 0, U64_MAX)
 
 
 # ------------------------------------------------------------------------------------------------ resolution
@@ -419,93 +418,63 @@ def _shown(value: int) -> str:
 
 
 def _check_positive(name: str, value: int) -> None:
-    """A quantity in base units (ns, bit/s): a positive integer that fits in 64 bits."""
+    """A quantity in base units (ns, bit/s) that the buffer arithmetic uses: a positive integer."""
+    if _wire_int(name, value) <= 0:
+        raise ScenarioError(name, "must be positive")
+
+
+def _wire_int(name: str, value: object) -> int:
+    """An integer (not a boolean) for the native side; its range is the native side's to check."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ScenarioError(name, f"expected an integer, got {_kind(value)} {value!r}")
-    if value <= 0:
-        raise ScenarioError(name, "must be positive")
-    if value > U64_MAX:
-        raise ScenarioError(name, "is too large")
+    if abs(value) >= 2**_WIRE_INT_BITS:
+        raise ScenarioError(name, f"is too large ({_shown(value)})")
+    return value
 
 
-def _check_finite(params: Mapping[str, Any], field: str) -> None:
-    """JSON, which carries parameters to the native side, has no NaN or infinity: such a value is named
-    here, with its key, before the parameters are serialised."""
+def _optional_int(name: str, value: object) -> int | None:
+    return None if value is None else _wire_int(name, value)
+
+
+def _json_params(params: object, field: str, allowed: str) -> dict[str, Any]:
+    """Parameters as JSON carries them: a table of finite numbers, booleans, strings (and arrays)."""
+    if not isinstance(params, Mapping):
+        raise ScenarioError(field, f"expected a table, got {_kind(params)} {params!r}")
     for key, value in params.items():
         try:
             json.dumps(value, allow_nan=False)
         except ValueError:
             raise ScenarioError(_join(field, str(key)), f"must be a finite number, got {value!r}") from None
-        except TypeError:
-            pass  # not a JSON value at all: the caller's serialisation names it
+        except TypeError as e:
+            raise ScenarioError(field, f"values must be {allowed} ({e})") from None
+    return {str(k): v for k, v in params.items()}
 
 
-def _resolve_cc(i: int, g: FlowGroup) -> dict[str, Any]:
-    _check_finite(g.cc_params, f"flows[{i}].cc_params")
-    try:
-        return canonical_cc(g.cc, g.cc_params)
-    except TypeError as e:
-        raise ScenarioError(
-            f"flows[{i}].cc_params", f"values must be numbers, booleans or strings ({e})"
-        ) from None
-    except ValueError as e:
-        head, sep, rest = str(e).partition(": ")
-        if not sep:
-            raise ScenarioError(f"flows[{i}].cc", str(e)) from None
-        if head == "cc":
-            raise ScenarioError(f"flows[{i}].cc", rest) from None
-        if head == "cc_params" or head.startswith("cc_params."):
-            raise ScenarioError(f"flows[{i}].{head}", rest) from None
-        raise ScenarioError(f"flows[{i}].cc", str(e)) from None
-
-
-def _resolve_group(i: int, g: FlowGroup, duration_ns: int) -> dict[str, Any]:
+def _group_input(i: int, g: FlowGroup) -> dict[str, Any]:
     f = f"flows[{i}]"
-    cc = _resolve_cc(i, g)
-    _check_range(f"{f}.count", g.count, 1, U32_MAX)
-    _check_positive(f"{f}.rtt", g.rtt_ns)
-    _check_range(f"{f}.start", g.start_ns, 0, U64_MAX)
-    if g.start_ns >= duration_ns:
-        raise ScenarioError(
-            f"{f}.start", f"must be before the end of the run ({format_duration(duration_ns)})"
-        )
-    if g.stop_ns is not None:
-        _check_range(f"{f}.stop", g.stop_ns, 0, U64_MAX)
-        if g.stop_ns <= g.start_ns:
-            raise ScenarioError(f"{f}.stop", f"must be after start ({format_duration(g.start_ns)})")
-    _check_range(f"{f}.initial_window", g.initial_window, 1, U32_MAX)
-    if not (isinstance(g.loss, int | float) and not isinstance(g.loss, bool) and 0.0 <= g.loss < 1.0):
-        raise ScenarioError(f"{f}.loss", f"must be a probability in [0, 1), got {g.loss!r}")
+    loss = g.loss
+    if isinstance(loss, bool) or not isinstance(loss, int | float):
+        raise ScenarioError(f"{f}.loss", f"expected a number in [0, 1), got {_kind(loss)} {loss!r}")
+    if not math.isfinite(loss):
+        raise ScenarioError(f"{f}.loss", f"must be a probability in [0, 1), got {loss!r}")
     return {
-        "cc": cc,
-        "count": g.count,
-        "rtt_ns": g.rtt_ns,
-        "start_ns": g.start_ns,
-        "stop_ns": g.stop_ns,
-        "initial_window": g.initial_window,
-        "pacing": bool(g.pacing),
-        "loss": float(g.loss),
-        "ecn": g.ecn,
+        "cc": _str(g.cc, f"{f}.cc"),
+        "cc_params": _json_params(g.cc_params, f"{f}.cc_params", "numbers, booleans or strings"),
+        "count": _wire_int(f"{f}.count", g.count),
+        "rtt_ns": _wire_int(f"{f}.rtt", g.rtt_ns),
+        "start_ns": _wire_int(f"{f}.start", g.start_ns),
+        "stop_ns": _optional_int(f"{f}.stop", g.stop_ns),
+        "initial_window": _wire_int(f"{f}.initial_window", g.initial_window),
+        "pacing": _bool(g.pacing, f"{f}.pacing"),
+        "loss": float(loss),
+        "ecn": _str(g.ecn, f"{f}.ecn"),
     }
 
 
-def _resolve_aqm(aqm: Aqm, limit: dict[str, int], mtu_bytes: int, flow_groups: int) -> dict[str, Any]:
-    """The canonical native configuration of ``link.aqm`` (every parameter, defaults filled) from
-    ``_native.check_aqm``, which checks names, types and ranges against the Rust definitions."""
+def _aqm_params(aqm: Aqm) -> dict[str, Any]:
+    """``link.aqm``'s parameters, quantity strings in the unit each name carries."""
     params = {key: _aqm_quantity(key, value) for key, value in aqm.params.items()}
-    _check_finite(params, "link.aqm")
-    try:
-        params_json = json.dumps(params, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise ScenarioError(
-            "link.aqm", f"parameters must be finite numbers, booleans, strings or arrays ({e})"
-        ) from None
-    try:
-        text = _native.check_aqm(aqm.name, params_json, json.dumps(limit), mtu_bytes, flow_groups)
-    except ValueError as e:
-        raise native_error(e) from None
-    config: dict[str, Any] = json.loads(text)
-    return config
+    return _json_params(params, "link.aqm", "finite numbers, booleans, strings or arrays")
 
 
 def _aqm_quantity(key: str, value: object) -> object:
@@ -524,10 +493,12 @@ def _aqm_quantity(key: str, value: object) -> object:
     return value
 
 
-def _group_to_dict(g: FlowGroup, explicit: bool) -> dict[str, Any]:
+def _group_to_dict(g: FlowGroup, resolved: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The user-level form of a group; with its ``resolved`` spec, the algorithm by its canonical name with
+    every parameter."""
     cc, params = g.cc, dict(g.cc_params)
-    if explicit:
-        canonical = canonical_cc(g.cc, g.cc_params)
+    if resolved is not None:
+        canonical = dict(resolved["cc"])
         cc = canonical.pop("name")
         params = canonical
     d: dict[str, Any] = {"cc": cc, "count": g.count, "rtt": format_duration(g.rtt_ns)}
@@ -594,25 +565,16 @@ def _bool(value: object, path: str) -> bool:
     return value
 
 
-def _choice(value: object, path: str, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ScenarioError(path, f"expected one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
-    return value
-
-
 def _str(value: object, path: str) -> str:
     if not isinstance(value, str):
         raise ScenarioError(path, f"expected a string, got {_kind(value)} {value!r}")
     return value
 
 
-def _probability(value: object, path: str) -> float:
+def _number(value: object, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ScenarioError(path, f"expected a number in [0, 1), got {_kind(value)} {value!r}")
-    p = float(value)
-    if not 0.0 <= p < 1.0:  # also rejects NaN
-        raise ScenarioError(path, f"must be a probability in [0, 1), got {value!r}")
-    return p
+    return float(value)
 
 
 def _link_from_dict(value: object) -> Link:
@@ -630,7 +592,7 @@ def _link_from_dict(value: object) -> Link:
             aqm = Aqm(name=name, params={str(k): v for k, v in raw.items() if k != "name"})
         else:
             raise ScenarioError("link.aqm", f"expected a name or a table, got {_kind(raw)} {raw!r}")
-    mtu = _check_range("link.mtu", t["mtu"], 1, U32_MAX) if "mtu" in t else 1500
+    mtu = _wire_int("link.mtu", t["mtu"]) if "mtu" in t else 1500
     return Link(rate_bps=rate, buffer=buffer, base_rtt_ns=base_rtt, aqm=aqm, mtu_bytes=mtu)
 
 
@@ -647,15 +609,13 @@ def _group_from_dict(value: object, f: str) -> FlowGroup:
     return FlowGroup(
         cc=cc,
         rtt_ns=rtt,
-        count=_check_range(f"{f}.count", t["count"], 1, U32_MAX) if "count" in t else 1,
+        count=_wire_int(f"{f}.count", t["count"]) if "count" in t else 1,
         start_ns=parse_duration_ns(t["start"], f"{f}.start", allow_zero=True) if "start" in t else 0,
         stop_ns=parse_duration_ns(t["stop"], f"{f}.stop") if "stop" in t else None,
-        initial_window=_check_range(f"{f}.initial_window", t["initial_window"], 1, U32_MAX)
-        if "initial_window" in t
-        else 10,
+        initial_window=_wire_int(f"{f}.initial_window", t["initial_window"]) if "initial_window" in t else 10,
         pacing=_bool(t["pacing"], f"{f}.pacing") if "pacing" in t else False,
-        loss=_probability(t["loss"], f"{f}.loss") if "loss" in t else 0.0,
-        ecn=_choice(t["ecn"], f"{f}.ecn", ECN_MODES) if "ecn" in t else "off",
+        loss=_number(t["loss"], f"{f}.loss") if "loss" in t else 0.0,
+        ecn=_str(t["ecn"], f"{f}.ecn") if "ecn" in t else "off",
         cc_params=params,
         label=_str(t["label"], f"{f}.label") if "label" in t else None,
     )

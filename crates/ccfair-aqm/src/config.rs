@@ -298,7 +298,7 @@ impl AqmConfig {
             _ => return FieldError::err("aqm", "parameters must be a table"),
         };
         for key in obj.keys() {
-            let field = format!("aqm.{key}");
+            let field = FieldError::path("aqm", key);
             if key == "limit" {
                 return FieldError::err(field, "the queue limit is set by link.buffer");
             }
@@ -333,7 +333,7 @@ impl AqmConfig {
                     let mut one = serde_json::Map::new();
                     one.insert(key.clone(), value.clone());
                     if let Err(e1) = kind_of(&one) {
-                        return FieldError::err(format!("aqm.{key}"), format!("{e1}"));
+                        return FieldError::err(FieldError::path("aqm", key), format!("{e1}"));
                     }
                 }
                 return FieldError::err("aqm", e.to_string());

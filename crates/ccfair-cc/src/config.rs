@@ -6,12 +6,12 @@
 use ccfair_core::{FieldError, ParamDoc, Rng};
 use serde::{Deserialize, Serialize};
 
-use crate::CongestionControl;
 use crate::bbr::{self, Bbr1, Bbr1Params, Bbr2Params, Bbr3Params};
 use crate::cubic::{Cubic, CubicParams};
 use crate::dctcp::{Dctcp, DctcpParams};
 use crate::prague::{Prague, PragueParams};
 use crate::reno::{Reno, RenoParams};
+use crate::{CcFlags, CongestionControl};
 
 /// One algorithm, for listings.
 #[derive(Clone, Debug)]
@@ -43,6 +43,7 @@ macro_rules! registry {
             summary: $summary:expr,
             source: $source:expr,
             params: $param_docs:expr,
+            flags: |$fp:pat_param| $flags:expr,
             build: |$p:ident, $rng:ident| $build:expr $(,)?
         }
     ),* $(,)?) => {
@@ -70,6 +71,14 @@ macro_rules! registry {
             pub fn validate(&self) -> Result<(), FieldError> {
                 match self {
                     $( CcConfig::$variant(p) => p.validate(), )*
+                }
+            }
+
+            /// What the algorithm asks of the stack, from its description alone (no instance is built); the
+            /// contract tests check that a built instance reports the same.
+            pub fn flags(&self) -> CcFlags {
+                match self {
+                    $( CcConfig::$variant($fp) => $flags, )*
                 }
             }
 
@@ -108,6 +117,7 @@ registry! {
         summary: "NewReno: slow start, +1 packet per RTT, halve on loss",
         source: "Linux net/ipv4/tcp_cong.c",
         params: &[],
+        flags: |_| CcFlags::default(),
         build: |_p, _rng| Reno,
     },
     Cubic(CubicParams) {
@@ -116,6 +126,7 @@ registry! {
         summary: "CUBIC v2.3: cubic window growth around W_max, beta 0.7, HyStart",
         source: "Linux net/ipv4/tcp_cubic.c (RFC 9438 differences in the file header)",
         params: crate::cubic::PARAMS,
+        flags: |_| CcFlags::default(),
         build: |p, _rng| Cubic::new(p.clone()),
     },
     Dctcp(DctcpParams) {
@@ -124,6 +135,7 @@ registry! {
         summary: "DCTCP: Reno growth, cwnd x (1 - alpha/2) on CE marks, alpha an EWMA of the marked fraction",
         source: "Linux net/ipv4/tcp_dctcp.c (RFC 8257); needs ECN, ECT(0) or ECT(1) with ecn = \"l4s\"",
         params: crate::dctcp::PARAMS,
+        flags: |_| CcFlags { needs_ecn: true, dctcp_echo: true, ..CcFlags::default() },
         build: |p, _rng| Dctcp::new(p.clone()),
     },
     Prague(PragueParams) {
@@ -132,6 +144,7 @@ registry! {
         summary: "TCP Prague v0.7: L4S scalable control, RTT independence below 25 ms, paced, ECT(1), AccECN",
         source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
         params: crate::prague::PARAMS,
+        flags: |_| crate::prague::FLAGS,
         build: |p, _rng| Prague::new(p.clone()),
     },
     Bbr(Bbr1Params) {
@@ -140,6 +153,7 @@ registry! {
         summary: "BBRv1: model-based (max bw x min RTT), STARTUP/DRAIN/PROBE_BW gain cycle/PROBE_RTT, paced",
         source: "Linux mainline net/ipv4/tcp_bbr.c",
         params: bbr::v1::PARAMS,
+        flags: |_| CcFlags { cong_control: true, needs_pacing: true, ..CcFlags::default() },
         build: |p, rng| Bbr1::new(p.clone(), rng),
     },
     Bbr2(Bbr2Params) {
@@ -148,6 +162,9 @@ registry! {
         summary: "BBRv2 alpha: BBR with loss/ECN bounds (inflight_hi/lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP",
         source: "google/bbr v2alpha net/ipv4/tcp_bbr2.c",
         params: bbr::v2::PARAMS,
+        // `TCP_CONG_WANTS_CE_EVENTS` with `bbr_precise_ece_ack`: with ECN allowed the receiver echoes each
+        // packet's CE state (DCTCP's `dctcp_ece_ack_update`).
+        flags: |p| CcFlags { cong_control: true, needs_pacing: true, dctcp_echo: p.ecn_enable, ..CcFlags::default() },
         build: |p, rng| bbr::v2::bbr2(p, rng),
     },
     Bbr3(Bbr3Params) {
@@ -156,6 +173,7 @@ registry! {
         summary: "BBRv3: v2's model with STARTUP 2.77/2.0, PROBE_DOWN 0.91, PROBE_UP cwnd gain 2.25",
         source: "google/bbr v3 branch net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
         params: bbr::v3::PARAMS,
+        flags: |p| CcFlags { cong_control: true, needs_pacing: true, dctcp_echo: p.ecn_low, ..CcFlags::default() },
         build: |p, rng| bbr::v3::bbr3(p, rng),
     },
 }

@@ -24,7 +24,9 @@ pub use sock::{AckEventFlags, AckSample, CaEvent, CaState, RateSample, TcpSock};
 
 /// What an algorithm asks of the stack (`TCP_CONG_*` flags and `sk_pacing_status`). The stack reads these
 /// instead of probing the implementation, so the contract tests check that `cong_control` and `needs_pacing`
-/// match what the algorithm's `cong_control` hook does.
+/// match what the algorithm's `cong_control` hook does. The registry states them per algorithm too
+/// (`CcConfig::flags`, read by the scenario's checks without building an instance); the contract tests check
+/// that the two agree.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CcFlags {
     /// The algorithm implements `cong_control` and sets cwnd and pacing rate itself (BBR, Prague).

@@ -436,20 +436,25 @@ impl Prague {
     }
 }
 
+/// What `tcp_prague` asks of the stack: `TCP_CONG_NEEDS_ECN`, `TCP_CONG_NEEDS_ACCECN` and
+/// `TCP_CONG_WANTS_ECT_1` among its flags, its own `cong_control`, and internal pacing (`SK_PACING_NEEDED`).
+/// The registry's description names this constant.
+pub const FLAGS: CcFlags = CcFlags {
+    cong_control: true,
+    needs_ecn: true,
+    needs_pacing: true,
+    wants_ect1: true,
+    needs_accecn: true,
+    dctcp_echo: false,
+};
+
 impl CongestionControl for Prague {
     fn name(&self) -> &'static str {
         PragueParams::NAME
     }
 
     fn flags(&self) -> CcFlags {
-        CcFlags {
-            cong_control: true,
-            needs_ecn: true,
-            needs_pacing: true,
-            wants_ect1: true,
-            needs_accecn: true,
-            dctcp_echo: false,
-        }
+        FLAGS
     }
 
     fn init(&mut self, tp: &mut TcpSock) {

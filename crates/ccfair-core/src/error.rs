@@ -24,6 +24,15 @@ impl FieldError {
         Err(FieldError::new(field, message))
     }
 
+    /// The field `key` of the table `table`; an empty key (TOML allows `"" = 1`) is named by its table.
+    pub fn path(table: &str, key: &str) -> String {
+        if key.is_empty() {
+            table.to_string()
+        } else {
+            format!("{table}.{key}")
+        }
+    }
+
     /// The same error one level down: `prefix.field` (e.g. `flows[0]` + `cc_params.beta`).
     pub fn prefixed(self, prefix: &str) -> FieldError {
         FieldError {
@@ -52,6 +61,8 @@ mod tests {
             .prefixed("flows[0]");
         assert_eq!(e.field, "flows[0].cc_params.beta");
         assert_eq!(e.to_string(), "flows[0].cc_params.beta: must be in (0, 1)");
+        assert_eq!(FieldError::path("aqm", "target_ns"), "aqm.target_ns");
+        assert_eq!(FieldError::path("aqm", ""), "aqm");
         let r: Result<(), FieldError> = FieldError::err("x", "bad");
         assert_eq!(r.unwrap_err().field, "x");
     }

@@ -1,4 +1,5 @@
-//! `ccfair._native`: the Python extension. It runs resolved scenarios (JSON from the Python front end) and
+//! `ccfair._native`: the Python extension. It resolves scenarios (JSON in base units from the Python front end,
+//! one call that checks everything and returns the spec or a `ScenarioError`), runs resolved specs, and
 //! hands results back as columns of little-endian bytes that NumPy views without copying element by element.
 //! Python is called only between chunks of simulated time (progress, Ctrl-C), never per packet.
 
@@ -6,9 +7,9 @@
 
 use std::time::Instant;
 
-use ccfair_cc::CcConfig;
-use ccfair_sim::{RunOutput, ScenarioSpec, Simulation};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use ccfair_core::FieldError;
+use ccfair_sim::{RunOutput, ScenarioInput, ScenarioSpec, Simulation};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -49,51 +50,37 @@ fn col<'py, T: Column>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, v: &
     d.set_item(name, (T::DTYPE, bytes))
 }
 
-fn parse_spec(spec_json: &str) -> PyResult<ScenarioSpec> {
-    let spec: ScenarioSpec =
-        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
-    spec.validate()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(spec)
+pyo3::create_exception!(
+    _native,
+    ScenarioError,
+    pyo3::exceptions::PyValueError,
+    "A scenario the simulator cannot run: `.field` names the value (`flows[1].cc_params.beta`), `.message` \
+     says what is allowed."
+);
+
+/// `ScenarioError(field, message)` with both as attributes.
+fn scenario_error(py: Python<'_>, e: FieldError) -> PyErr {
+    let err = ScenarioError::new_err((e.field.clone(), e.message.clone()));
+    let value = err.value(py);
+    let set = value
+        .setattr("field", e.field)
+        .and_then(|_| value.setattr("message", e.message));
+    match set {
+        Ok(()) => err,
+        Err(other) => other,
+    }
 }
 
-/// Checks a resolved scenario; raises ValueError("field: message"). Returns the estimate of the run's cost
-/// (peak memory, events, and their parts with the fields that drive them) as JSON.
+/// Resolves a scenario in base units (JSON, see `ccfair_sim::resolve::ScenarioInput`): every default filled,
+/// every rule checked. Returns `{"spec": <the spec `run` takes>, "estimate": <the run's memory and events>}`
+/// as JSON, or raises `ScenarioError`.
 #[pyfunction]
-fn validate(spec_json: &str) -> PyResult<String> {
-    let spec = parse_spec(spec_json)?;
-    Ok(serde_json::to_string(&ccfair_sim::estimate(&spec)).expect("estimates serialize"))
-}
-
-/// Validates a congestion control and its parameters; returns the canonical configuration as JSON.
-#[pyfunction]
-fn check_cc(name: &str, params_json: &str) -> PyResult<String> {
-    let params: serde_json::Value =
-        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("cc_params: {e}")))?;
-    let cfg =
-        CcConfig::from_name_and_params(name, &params).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(serde_json::to_string(&cfg).expect("configs serialize"))
-}
-
-/// Validates a queue discipline, its parameters and the buffer limit (`{"packets": N}` or `{"bytes": N}`) for a
-/// link of `mtu_bytes` shared by `flow_groups` groups of flows; returns the canonical configuration as JSON.
-/// Errors are `link.aqm[.param]: message`.
-#[pyfunction]
-fn check_aqm(
-    name: &str,
-    params_json: &str,
-    limit_json: &str,
-    mtu_bytes: u32,
-    flow_groups: usize,
-) -> PyResult<String> {
-    let params: serde_json::Value =
-        serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("link.aqm: {e}")))?;
-    let limit: ccfair_aqm::QueueLimit =
-        serde_json::from_str(limit_json).map_err(|e| PyValueError::new_err(format!("link.buffer: {e}")))?;
-    let checked = ccfair_aqm::AqmConfig::from_name_and_params(name, &params, limit, mtu_bytes)
-        .and_then(|cfg| cfg.validate_groups(flow_groups).map(|_| cfg));
-    let cfg = checked.map_err(|e| PyValueError::new_err(e.prefixed("link").to_string()))?;
-    Ok(serde_json::to_string(&cfg).expect("configs serialize"))
+fn resolve(py: Python<'_>, input_json: &str) -> PyResult<String> {
+    let input: ScenarioInput = serde_json::from_str(input_json)
+        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
+    let spec = input.resolve().map_err(|e| scenario_error(py, e))?;
+    let estimate = ccfair_sim::estimate(&spec);
+    Ok(serde_json::json!({"spec": spec, "estimate": estimate}).to_string())
 }
 
 /// The available congestion controls and queue disciplines, with parameters, as JSON.
@@ -340,9 +327,10 @@ fn run<'py>(
     seed: u64,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let spec = parse_spec(spec_json)?;
+    let spec: ScenarioSpec = serde_json::from_str(spec_json)
+        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
     let t0 = Instant::now();
-    let mut sim = Simulation::new(spec, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut sim = Simulation::new(spec, seed).map_err(|e| scenario_error(py, e))?;
     let end = sim.end();
     let mut pops = CHUNK_FIRST_POPS;
     loop {
@@ -367,9 +355,8 @@ fn run<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
-    m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add_function(wrap_pyfunction!(check_cc, m)?)?;
-    m.add_function(wrap_pyfunction!(check_aqm, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -271,13 +271,7 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
     let paced_flows: u64 = spec
         .groups
         .iter()
-        .filter(|g| {
-            g.pacing
-                || g.cc
-                    .build(Rng::stream(0, StreamId::Other(0)))
-                    .flags()
-                    .needs_pacing
-        })
+        .filter(|g| g.pacing || g.cc.flags().needs_pacing)
         .map(|g| g.count as u64)
         .sum();
     let paced_share = paced_flows as f64 / flows.max(1) as f64;

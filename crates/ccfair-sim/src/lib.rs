@@ -5,8 +5,9 @@
 //! - [`tcp`]: sender (RACK-TLP, RTO, F-RTO, pacing, around `ccfair_cc::stack`'s PRR, state machine and
 //!   `tcp_cong_control`, and `ccfair_cc::rate`'s delivery-rate sampling) and receiver (delayed and quick ACKs,
 //!   SACK).
-//! - [`scenario`]: the resolved scenario; [`sim`]: the simulation; [`recorder`]: columnar results;
-//!   [`estimate`]: a run's memory and events, predicted from its scenario.
+//! - [`scenario`]: the user's scenario in base units, checked and resolved into the spec the simulation
+//!   runs; [`sim`]: the simulation; [`recorder`]: columnar results; [`estimate`]: a run's memory and
+//!   events, predicted from its scenario.
 
 pub mod engine;
 pub mod estimate;
@@ -19,5 +20,5 @@ pub mod tcp;
 pub use ccfair_core::QueueSeries;
 pub use estimate::{Estimate, estimate};
 pub use recorder::{FlowCounters, FlowRecord, FlowSeries, Recorder, Totals};
-pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec};
+pub use scenario::{GroupSpec, LinkSpec, ScenarioInput, ScenarioSpec};
 pub use sim::{RunOutput, Simulation};

@@ -1,16 +1,209 @@
-//! The resolved scenario the simulator runs: every quantity an integer in base units (ns, bit/s, bytes), every
-//! algorithm a validated configuration. The front end parses units and user-facing names into this; the
-//! simulator checks it again so that a bad value is always reported with the field that holds it.
+//! The scenario, from what the user wrote (in base units) to the spec the simulator runs: the one place that
+//! decides what a scenario means.
+//!
+//! The front end owns syntax and units: it reads TOML, turns `"50ms"` into `50_000_000` and a `"1bdp"` buffer
+//! into a packet limit, and hands over a [`ScenarioInput`]. [`ScenarioInput::resolve`] checks ranges, fills
+//! defaults (the measurement window), resolves algorithm and queue-discipline names and parameters, and
+//! builds the [`ScenarioSpec`]: every quantity an integer in base units (ns, bit/s, bytes), every algorithm a
+//! validated configuration. [`ScenarioSpec::validate`] holds the rules between fields (a flow starts before
+//! the end, its first window fits Linux's largest window, its ECN setting suits its algorithm, ...); the
+//! simulator runs it again on any spec it is given. Every error names the field as the user wrote it
+//! (`flows[1].cc_params.beta`, `link.aqm.target_ns`). Integers arrive as written (wider than the spec's
+//! types), so a negative count or a window beyond 32 bits is reported with the field and its range, not as a
+//! decoding error.
+//!
+//! A new per-flow setting is a field of [`FlowInput`] and of [`GroupSpec`], its conversion in
+//! [`FlowInput::resolve`] and, if it relates to other fields, its rule in [`ScenarioSpec::validate`].
 
 use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
-use ccfair_core::rng::StreamId;
-use ccfair_core::{FieldError, Rng};
-
-use crate::tcp::{EcnMode, EcnProfile};
+use ccfair_core::FieldError;
 use serde::{Deserialize, Serialize};
 
+use crate::tcp::{EcnMode, EcnProfile};
+
 use FieldError as E;
+
+// ------------------------------------------------------------------------------------------------ the input
+
+/// The measurement window starts at this fraction of the duration unless the scenario says otherwise (the
+/// first fifth is the flows' start-up).
+pub const DEFAULT_MEASURE_START_DIVISOR: u64 = 5;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioInput {
+    pub duration_ns: i128,
+    pub interval_ns: i128,
+    /// `None`: a fifth of the duration.
+    pub measure_start_ns: Option<i128>,
+    /// `None`: the duration.
+    pub measure_end_ns: Option<i128>,
+    pub link: LinkInput,
+    pub flows: Vec<FlowInput>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkInput {
+    pub rate_bps: i128,
+    pub mtu_bytes: i128,
+    /// The queue limit the front end computed from `link.buffer`.
+    pub buffer: BufferInput,
+    pub aqm: String,
+    /// The discipline's parameters, a table (quantities already in the unit their name carries).
+    pub aqm_params: serde_json::Value,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum BufferInput {
+    Packets(i128),
+    Bytes(i128),
+}
+
+/// One `[[flows]]` group, as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowInput {
+    pub cc: String,
+    pub cc_params: serde_json::Value,
+    pub count: i128,
+    pub rtt_ns: i128,
+    pub start_ns: i128,
+    pub stop_ns: Option<i128>,
+    pub initial_window: i128,
+    pub pacing: bool,
+    pub loss: f64,
+    pub ecn: String,
+}
+
+/// `value` in `[low, high]`, as the integer type the spec holds.
+fn in_range<T: TryFrom<i128>>(field: &str, value: i128, low: i128, high: i128) -> Result<T, FieldError> {
+    if value < low {
+        return E::err(field, format!("must be at least {low}, got {}", shown(value)));
+    }
+    if value > high {
+        return E::err(field, format!("must be at most {high}, got {}", shown(value)));
+    }
+    T::try_from(value).map_err(|_| E::new(field, "is out of range"))
+}
+
+/// A positive quantity in base units (ns, bit/s) that fits in 64 bits.
+fn positive(field: &str, value: i128) -> Result<u64, FieldError> {
+    if value <= 0 {
+        return E::err(field, "must be positive");
+    }
+    u64::try_from(value).map_err(|_| E::new(field, "is too large"))
+}
+
+/// An integer for a message; one too long to read is described by its length.
+fn shown(value: i128) -> String {
+    let text = value.to_string();
+    if text.len() <= 24 {
+        text
+    } else {
+        format!("a {}-digit number", text.trim_start_matches('-').len())
+    }
+}
+
+const U32: i128 = u32::MAX as i128;
+const U64: i128 = u64::MAX as i128;
+
+impl ScenarioInput {
+    /// The spec, with every default filled and every rule checked; the error names the field as the user
+    /// wrote it (`flows[1].cc_params.beta`, `link.aqm.target_ns`).
+    pub fn resolve(&self) -> Result<ScenarioSpec, FieldError> {
+        let duration_ns = positive("duration", self.duration_ns)?;
+        let interval_ns = positive("interval", self.interval_ns)?;
+        let measure_start_ns = match self.measure_start_ns {
+            Some(v) => in_range("measure.start", v, 0, U64)?,
+            None => duration_ns / DEFAULT_MEASURE_START_DIVISOR,
+        };
+        let measure_end_ns = match self.measure_end_ns {
+            Some(v) => positive("measure.end", v)?,
+            None => duration_ns,
+        };
+        let link = &self.link;
+        let rate_bps = positive("link.rate", link.rate_bps)?;
+        let mtu_bytes: u32 = in_range("link.mtu", link.mtu_bytes, 1, U32)?;
+        let limit = match link.buffer {
+            BufferInput::Packets(n) => QueueLimit::Packets(in_range("link.buffer", n, 0, U32)?),
+            BufferInput::Bytes(n) => QueueLimit::Bytes(in_range("link.buffer", n, 0, U64)?),
+        };
+        let groups = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| f.resolve(&format!("flows[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The rules between fields are checked on the spec with the buffer alone (the discipline's own checks
+        // assume a valid MTU), then the discipline is built from its name and parameters.
+        let mut spec = ScenarioSpec {
+            duration_ns,
+            interval_ns,
+            measure_start_ns,
+            measure_end_ns,
+            link: LinkSpec {
+                rate_bps,
+                mtu_bytes,
+                aqm: AqmConfig::fifo(limit),
+            },
+            groups,
+        };
+        spec.validate().map_err(|e| match e.field.as_str() {
+            // A start the user did not write is named as the default it is.
+            "measure.start" if self.measure_start_ns.is_none() => E::new(
+                e.field,
+                format!(
+                    "{} (default: 20 % of the duration) must be before measure.end ({})",
+                    format_duration_ns(measure_start_ns),
+                    format_duration_ns(measure_end_ns)
+                ),
+            ),
+            _ => e,
+        })?;
+        spec.link.aqm = AqmConfig::from_name_and_params(&link.aqm, &link.aqm_params, limit, mtu_bytes)
+            .and_then(|cfg| cfg.validate_groups(spec.groups.len()).map(|_| cfg))
+            .map_err(|e| e.prefixed("link"))?;
+        Ok(spec)
+    }
+}
+
+impl FlowInput {
+    /// The group's spec; errors are prefixed with `group` (`flows[1]`).
+    pub fn resolve(&self, group: &str) -> Result<GroupSpec, FieldError> {
+        let f = |name: &str| format!("{group}.{name}");
+        let cc = CcConfig::from_name_and_params(&self.cc, &self.cc_params).map_err(|e| e.prefixed(group))?;
+        let ecn = match self.ecn.as_str() {
+            "off" => EcnMode::Off,
+            "classic" => EcnMode::Classic,
+            "l4s" => EcnMode::L4s,
+            other => {
+                return E::err(
+                    f("ecn"),
+                    format!("expected one of 'off', 'classic', 'l4s', got '{other}'"),
+                );
+            }
+        };
+        Ok(GroupSpec {
+            cc,
+            count: in_range(&f("count"), self.count, 1, U32)?,
+            rtt_ns: positive(&f("rtt"), self.rtt_ns)?,
+            start_ns: in_range(&f("start"), self.start_ns, 0, U64)?,
+            stop_ns: self
+                .stop_ns
+                .map(|v| in_range(&f("stop"), v, 0, U64))
+                .transpose()?,
+            initial_window: in_range(&f("initial_window"), self.initial_window, 1, U32)?,
+            pacing: self.pacing,
+            loss: self.loss,
+            ecn,
+        })
+    }
+}
+
+// ------------------------------------------------------------------------------------------------- the spec
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,14 +254,31 @@ pub const MAX_WINDOW_BYTES: u64 = 65_535 << 14;
 
 impl ScenarioSpec {
     pub fn validate(&self) -> Result<(), FieldError> {
+        let duration = format_duration_ns(self.duration_ns);
         if self.duration_ns == 0 {
             return E::err("duration", "must be positive");
         }
         if self.interval_ns == 0 || self.interval_ns > self.duration_ns {
-            return E::err("interval", "must be positive and at most the duration");
+            return E::err(
+                "interval",
+                format!("must be positive and at most the duration ({duration})"),
+            );
         }
-        if self.measure_start_ns >= self.measure_end_ns || self.measure_end_ns > self.duration_ns {
-            return E::err("measure", "needs start < end <= duration");
+        if self.measure_end_ns > self.duration_ns {
+            return E::err(
+                "measure.end",
+                format!("must be at most the duration ({duration})"),
+            );
+        }
+        if self.measure_start_ns >= self.measure_end_ns {
+            return E::err(
+                "measure.start",
+                format!(
+                    "{} must be before measure.end ({})",
+                    format_duration_ns(self.measure_start_ns),
+                    format_duration_ns(self.measure_end_ns)
+                ),
+            );
         }
         if self.link.rate_bps == 0 {
             return E::err("link.rate", "must be positive");
@@ -76,15 +286,24 @@ impl ScenarioSpec {
         if !(MIN_MTU..=MAX_MTU).contains(&self.link.mtu_bytes) {
             return E::err(
                 "link.mtu",
-                format!("must be between {MIN_MTU} and {MAX_MTU} bytes"),
+                format!(
+                    "must be between {MIN_MTU} and {MAX_MTU} bytes, got {}",
+                    self.link.mtu_bytes
+                ),
             );
         }
         match self.link.aqm.limit {
-            QueueLimit::Packets(0) => return E::err("link.buffer", "must hold at least one packet"),
+            QueueLimit::Packets(0) => {
+                return E::err("link.buffer", "must hold at least one packet, got 0pkt");
+            }
             QueueLimit::Bytes(b) if b < self.link.mtu_bytes as u64 => {
                 return E::err(
                     "link.buffer",
-                    format!("must hold at least one packet ({} bytes)", self.link.mtu_bytes),
+                    format!(
+                        "{} ({b} bytes) is less than one {}-byte packet",
+                        format_size_bytes(b),
+                        self.link.mtu_bytes
+                    ),
                 );
             }
             _ => {}
@@ -119,12 +338,18 @@ impl ScenarioSpec {
                 return E::err(f("rtt"), "must be positive");
             }
             if g.start_ns >= self.duration_ns {
-                return E::err(f("start"), "must be before the end of the run");
+                return E::err(
+                    f("start"),
+                    format!("must be before the end of the run ({duration})"),
+                );
             }
             if let Some(stop) = g.stop_ns
                 && stop <= g.start_ns
             {
-                return E::err(f("stop"), "must be after start");
+                return E::err(
+                    f("stop"),
+                    format!("must be after start ({})", format_duration_ns(g.start_ns)),
+                );
             }
             if g.initial_window == 0 {
                 return E::err(f("initial_window"), "must be at least 1");
@@ -141,10 +366,12 @@ impl ScenarioSpec {
                 );
             }
             if !(0.0..1.0).contains(&g.loss) {
-                return E::err(f("loss"), "must be a probability in [0, 1)");
+                return E::err(
+                    f("loss"),
+                    format!("must be a probability in [0, 1), got {:?}", g.loss),
+                );
             }
-            let flags = g.cc.build(Rng::stream(0, StreamId::Other(0))).flags();
-            EcnProfile::resolve(g.ecn, &flags).map_err(|m| E::new(f("ecn"), m))?;
+            EcnProfile::resolve(g.ecn, &g.cc.flags()).map_err(|m| E::new(f("ecn"), m))?;
         }
         Ok(())
     }
@@ -157,5 +384,72 @@ impl ScenarioSpec {
     /// Payload bytes per segment: MTU minus the 52 header bytes.
     pub fn mss(&self) -> u32 {
         self.link.mtu_bytes - crate::tcp::HEADER_BYTES
+    }
+}
+
+/// `value` in the largest of `units` (largest first) not above it, as an exact decimal: the scenario's own
+/// notation, so an error message quotes a value as the user would write it.
+fn format_scaled(value: u64, units: &[(&str, u64)], zero: &str) -> String {
+    if value == 0 {
+        return format!("0{zero}");
+    }
+    let last = units[units.len() - 1];
+    let (name, size) = units
+        .iter()
+        .copied()
+        .find(|&(_, size)| value >= size)
+        .unwrap_or(last);
+    let (whole, rest) = (value / size, value % size);
+    if rest == 0 {
+        return format!("{whole}{name}");
+    }
+    let digits = size.ilog10() as usize;
+    let fraction = format!("{rest:0digits$}");
+    format!("{whole}.{}{name}", fraction.trim_end_matches('0'))
+}
+
+/// `ns` as the scenario writes durations: `50ms`, `12.5ms`, `0s`.
+pub fn format_duration_ns(ns: u64) -> String {
+    let units = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)];
+    format_scaled(ns, &units, "s")
+}
+
+/// `bytes` as the scenario writes sizes: `150KB`, and `64KiB` for a multiple of 1024 that is not one of 1000.
+pub fn format_size_bytes(bytes: u64) -> String {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) && !bytes.is_multiple_of(1000) {
+        let units = [
+            ("TiB", 1 << 40),
+            ("GiB", 1 << 30),
+            ("MiB", 1 << 20),
+            ("KiB", 1 << 10),
+        ];
+        return format_scaled(bytes, &units, "B");
+    }
+    let units = [
+        ("TB", 1_000_000_000_000),
+        ("GB", 1_000_000_000),
+        ("MB", 1_000_000),
+        ("KB", 1_000),
+        ("B", 1),
+    ];
+    format_scaled(bytes, &units, "B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{format_duration_ns, format_size_bytes};
+
+    #[test]
+    fn durations_read_as_the_scenario_writes_them() {
+        assert_eq!(format_duration_ns(0), "0s");
+        assert_eq!(format_duration_ns(50_000_000), "50ms");
+        assert_eq!(format_duration_ns(12_500_000), "12.5ms");
+        assert_eq!(format_duration_ns(60_000_000_000), "60s");
+        assert_eq!(format_duration_ns(1_000_000_001), "1.000000001s");
+        assert_eq!(format_duration_ns(999), "999ns");
+        assert_eq!(format_size_bytes(1000), "1KB");
+        assert_eq!(format_size_bytes(150_500), "150.5KB");
+        assert_eq!(format_size_bytes(65_536), "64KiB");
+        assert_eq!(format_size_bytes(1), "1B");
     }
 }

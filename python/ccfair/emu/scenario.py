@@ -23,12 +23,13 @@ import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ccfair.catalog import catalog
 from ccfair.errors import ScenarioError
-from ccfair.scenario import Scenario
+from ccfair.scenario import Resolution, Scenario
 from ccfair.toml_text import check_depth, read_toml
 
 AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -79,6 +80,11 @@ class KernelScenario(Scenario):
         return self.delays[group] if group < len(self.delays) else "split"
 
     def _stand_in(self) -> Scenario:
+        """The simulator scenario with a stand-in algorithm, made (and so resolved) once."""
+        return self._stand_in_scenario
+
+    @cached_property
+    def _stand_in_scenario(self) -> Scenario:
         groups = tuple(dataclasses.replace(g, cc=_STAND_IN_CC, cc_params={}) for g in self.flows)
         return Scenario(
             duration_ns=self.duration_ns,
@@ -124,6 +130,12 @@ class KernelScenario(Scenario):
             group["cc"] = {"name": names[i]}
             group["delay"] = self.delay_of(i)
         return spec
+
+    def resolution(self) -> Resolution:
+        """The stand-in's resolution (its spec runs the simulator's stand-in algorithm; its estimate is the
+        simulator's for this link and these flows), after the kernel's own checks."""
+        self.resolve()
+        return self._stand_in().resolution()
 
     def to_dict(self, *, explicit: bool = False) -> dict[str, Any]:
         d = self._stand_in().to_dict(explicit=explicit)

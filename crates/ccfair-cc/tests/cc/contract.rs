@@ -249,3 +249,26 @@ fn cong_control_and_needs_pacing_flags_match_the_implementation() {
         );
     }
 }
+
+/// The scenario reads an algorithm's flags from its configuration (`CcConfig::flags`) without building it,
+/// so the description must say what a built instance says, for every algorithm and for the parameters that
+/// change a flag (BBRv2's `ecn_enable`, BBRv3's `ecn_low`).
+#[test]
+fn described_flags_are_the_built_instance_flags() {
+    use ccfair_cc::CcConfig;
+    use ccfair_core::Rng;
+    use ccfair_core::rng::StreamId;
+    for info in algorithms() {
+        let mut variants = vec![json!({})];
+        for p in info.params {
+            if info.defaults[p.name].is_boolean() {
+                variants.push(json!({ p.name: !info.defaults[p.name].as_bool().unwrap() }));
+            }
+        }
+        for params in variants {
+            let cfg = CcConfig::from_name_and_params(info.name, &params).unwrap();
+            let built = cfg.build(Rng::stream(1, StreamId::Cc(0))).flags();
+            assert_eq!(cfg.flags(), built, "{} {params}", info.name);
+        }
+    }
+}
