@@ -21,6 +21,9 @@ pub struct AlgorithmInfo {
     pub summary: &'static str,
     pub source: &'static str,
     pub params: &'static [ParamDoc],
+    /// What the time series' algorithm columns (`cc_mode`, `cc_aux`, ...) hold for this algorithm, as its
+    /// `vars` fills them.
+    pub vars: &'static str,
     /// The defaults, as a JSON object.
     pub defaults: serde_json::Value,
 }
@@ -43,6 +46,7 @@ macro_rules! registry {
             summary: $summary:expr,
             source: $source:expr,
             params: $param_docs:expr,
+            vars: $vars:expr,
             build: |$p:ident, $rng:ident| $build:expr $(,)?
         }
     ),* $(,)?) => {
@@ -94,6 +98,7 @@ macro_rules! registry {
                     summary: $summary,
                     source: $source,
                     params: $param_docs,
+                    vars: $vars,
                     defaults: defaults(CcConfig::$variant(<$params>::default())),
                 }, )*
             ]
@@ -108,6 +113,7 @@ registry! {
         summary: "NewReno: slow start, +1 packet per RTT, halve on loss",
         source: "Linux net/ipv4/tcp_cong.c",
         params: &[],
+        vars: "none: cc_mode is -1, the other cc_* columns NaN",
         build: |_p, _rng| Reno,
     },
     Cubic(CubicParams) {
@@ -116,6 +122,7 @@ registry! {
         summary: "CUBIC v2.3: cubic window growth around W_max, beta 0.7, HyStart",
         source: "Linux net/ipv4/tcp_cubic.c (RFC 9438 differences in the file header)",
         params: crate::cubic::PARAMS,
+        vars: "cc_aux: W_max, the window before the last reduction (packets); cc_mode -1, the other cc_* NaN",
         build: |p, _rng| Cubic::new(p.clone()),
     },
     Dctcp(DctcpParams) {
@@ -124,6 +131,7 @@ registry! {
         summary: "DCTCP: Reno growth, cwnd x (1 - alpha/2) on CE marks, alpha an EWMA of the marked fraction",
         source: "Linux net/ipv4/tcp_dctcp.c (RFC 8257); needs ECN, ECT(0) or ECT(1) with ecn = \"l4s\"",
         params: crate::dctcp::PARAMS,
+        vars: "cc_aux: alpha (0..1), the moving average of the marked fraction; cc_mode -1, the other cc_* NaN",
         build: |p, _rng| Dctcp::new(p.clone()),
     },
     Prague(PragueParams) {
@@ -132,6 +140,7 @@ registry! {
         summary: "TCP Prague v0.7: L4S scalable control, RTT independence below 25 ms, paced, ECT(1), AccECN",
         source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
         params: crate::prague::PARAMS,
+        vars: "cc_mode: 0 fractional window, 1 rate mode; cc_aux: alpha (0..1); cc_bw_bps: the internal rate",
         build: |p, _rng| Prague::new(p.clone()),
     },
     Bbr(Bbr1Params) {
@@ -140,6 +149,7 @@ registry! {
         summary: "BBRv1: model-based (max bw x min RTT), STARTUP/DRAIN/PROBE_BW gain cycle/PROBE_RTT, paced",
         source: "Linux mainline net/ipv4/tcp_bbr.c",
         params: bbr::v1::PARAMS,
+        vars: "cc_mode: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; cc_aux: index into the 8-phase PROBE_BW gain cycle (0 the 1.25 phase, 1 the 0.75 phase); cc_bw_bps, cc_min_rtt_ns, cc_pacing_gain, cc_cwnd_gain: the model; cc_inflight_hi/lo NaN",
         build: |p, rng| Bbr1::new(p.clone(), rng),
     },
     Bbr2(Bbr2Params) {
@@ -148,6 +158,7 @@ registry! {
         summary: "BBRv2 alpha: BBR with loss/ECN bounds (inflight_hi/lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP",
         source: "google/bbr v2alpha net/ipv4/tcp_bbr2.c",
         params: bbr::v2::PARAMS,
+        vars: "cc_mode: as bbr; cc_aux: the PROBE_BW phase (0 UP, 1 DOWN, 2 CRUISE, 3 REFILL); cc_bw_bps, cc_min_rtt_ns, gains: the model; cc_inflight_hi/lo: the bounds, NaN while unset",
         build: |p, rng| bbr::v2::bbr2(p, rng),
     },
     Bbr3(Bbr3Params) {
@@ -156,6 +167,7 @@ registry! {
         summary: "BBRv3: v2's model with STARTUP 2.77/2.0, PROBE_DOWN 0.91, PROBE_UP cwnd gain 2.25",
         source: "google/bbr v3 branch net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
         params: bbr::v3::PARAMS,
+        vars: "cc_mode: as bbr; cc_aux: the PROBE_BW phase (0 UP, 1 DOWN, 2 CRUISE, 3 REFILL); cc_bw_bps, cc_min_rtt_ns, gains: the model; cc_inflight_hi/lo: the bounds, NaN while unset",
         build: |p, rng| bbr::v3::bbr3(p, rng),
     },
 }

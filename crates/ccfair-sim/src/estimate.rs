@@ -29,10 +29,11 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{LogHistogram, Rng};
 use serde::Serialize;
 
-use crate::recorder::{FlowCounters, FlowRecord, FlowView};
+use crate::recorder::FlowView;
 use crate::scenario::ScenarioSpec;
 use crate::tcp::rtx_queue::SegState;
 use crate::tcp::{Ack, SackBlock, Segment};
+use ccfair_core::{FlowCounters, FlowRecord};
 
 /// One part of an estimate: what it counts, the scenario field that drives it, and the amount.
 #[derive(Clone, Debug, PartialEq, Serialize)]
