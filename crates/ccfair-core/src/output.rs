@@ -366,6 +366,7 @@ macro_rules! flow_table {
         /// Per-flow counters; the flow table has each over the measurement window (`window_*`) and over the
         /// whole run (`total_*`).
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         pub struct $counters {
             $( #[doc = $cdoc] pub $c: u64, )*
         }
@@ -452,6 +453,7 @@ macro_rules! scalars {
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, Default, PartialEq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         pub struct $name {
             $( #[doc = $doc] pub $field: $t, )*
         }
