@@ -254,6 +254,9 @@ macro_rules! series {
                 },
             )*];
 
+            /// Bytes of one row (the sum of the columns' element sizes).
+            pub const ROW_BYTES: u64 = 0 $( + std::mem::size_of::<$t>() as u64 )*;
+
             /// Appends one row (no allocation while the reserved room lasts).
             #[inline]
             pub fn push(&mut self, row: $row) {
