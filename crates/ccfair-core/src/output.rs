@@ -436,7 +436,7 @@ flow_table! {
         queue_drops = ("packets", Both, "segments the bottleneck queue dropped"),
         path_drops = ("packets", Both, "segments lost to the path's random loss"),
         ce_marks = ("packets", Both, "segments the bottleneck CE-marked"),
-        rto_events = ("", KernelFloatWhenMissing("float64 and NaN on kernels before 6.7 (no tcpi_total_rto)"),
+        rto_events = ("", KernelFloatWhenMissing("float64 and NaN on kernels before 6.7, which lack tcpi_total_rto"),
             "retransmission timeouts"),
     }
     then {

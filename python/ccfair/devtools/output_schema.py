@@ -39,7 +39,8 @@ def render() -> str:
             if c["kernel_note"]:
                 backends += f" (kernel: {c['kernel_note']})"
             unit = c["unit"] or "—"
-            out.append(f"| `{c['name']}` | `{c['dtype']}` | {unit} | {_cell(c['doc'])} | {_cell(backends)} |")
+            dtype = _cell(c["dtype"])
+            out.append(f"| `{c['name']}` | `{dtype}` | {unit} | {_cell(c['doc'])} | {_cell(backends)} |")
         out.append("")
     out.append("**`cc_mode` and `cc_aux` per algorithm** (and the other `cc_*` columns it fills):")
     out.append("")
