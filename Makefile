@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.ccfair-dev
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep snapshots fuzz clean
+.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep snapshots docs fuzz clean
 
 # The runtime: what `make demo` needs (no test or lint tools).
 setup: versions $(STAMP) emulator
@@ -115,6 +115,11 @@ bench: setup
 # which cases changed and what moved. Only after a deliberate behaviour change, explained in its commit.
 snapshots: setup-dev
 	$(BIN)/python -m ccfair.devtools.snapshots --update
+
+# Regenerates the README's output-column tables from the output schema (crates/ccfair-core/src/output.rs);
+# tests/test_output_schema.py fails while they are stale.
+docs: setup
+	$(BIN)/python -m ccfair.devtools.output_schema --write
 
 # Sweep throughput with 1 and 2 local workers and the result store's cost per run (about two minutes).
 bench-sweep: setup

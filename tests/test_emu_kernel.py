@@ -15,18 +15,22 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import ccfair
 from ccfair.catalog import catalog
-from ccfair.emu import doctor, netns
+from ccfair.devtools import output_schema
+from ccfair.emu import collect, doctor, netns
 from ccfair.emu import run as emu_run
 from ccfair.emu.binary import emulator_binary
 from ccfair.emu.scenario import kernel_ccs, kernel_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
+
+to_native = collect.to_native
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="kernel runs need root (network namespaces, AF_PACKET)"
@@ -74,8 +78,19 @@ def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ[doctor.ENV_VAR] = old
 
 
-def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(tmp_path: Path) -> None:
+def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw: list[Any] = []
+
+    def capture(*args: Any) -> Any:
+        raw.append(to_native(*args))
+        return raw[-1]
+
+    monkeypatch.setattr(collect, "to_native", capture)
     r = ccfair.run(SCENARIOS / "kernel-cubic-alone.toml", backend="kernel")
+    # The collected output has exactly the output schema's kernel columns, with its dtypes.
+    assert output_schema.mismatches(raw[0], "kernel") == []
     saved = ccfair.load_run(r.save(tmp_path / "run"))
     assert saved.summary["backend"] == "kernel"
     assert saved.timeseries["delivery_rate_bps"].notna().any()

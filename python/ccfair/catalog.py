@@ -1,5 +1,6 @@
 """The native catalog of congestion controls and queue disciplines, the single source of their names and
-parameters (nothing here repeats a parameter list)."""
+parameters (nothing here repeats a parameter list), and of the output schema: every table's columns with
+dtype, unit, meaning and the backends that fill them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from ccfair import _native
 
 @cache
 def catalog() -> dict[str, Any]:
-    """``{"congestion_controls": [...], "queue_disciplines": [...]}`` as documented by ``_native.catalog``."""
+    """``{"congestion_controls": [...], "queue_disciplines": [...], "limits": {...}, "output": [...]}`` as
+    documented by ``_native.catalog``; ``output`` lists the tables (``flows``, ``timeseries``, ``queue``,
+    ``totals``), each with its columns: ``name``, ``dtype`` (NumPy's, or ``str``), ``unit``, ``doc``,
+    ``backends`` (``sim``, ``kernel``), ``kernel_note`` and ``kernel_dtypes``."""
     data: dict[str, Any] = json.loads(_native.catalog())
     return data
 
@@ -28,3 +32,13 @@ def queue_discipline(name: str) -> dict[str, Any] | None:
 
 def queue_discipline_names() -> list[str]:
     return [q["name"] for q in catalog()["queue_disciplines"]]
+
+
+def output_table(name: str) -> list[dict[str, Any]]:
+    """The columns of output table ``name`` (``flows``, ``timeseries``, ``queue``, ``totals``), in output
+    order; kernel-only columns last."""
+    for t in catalog()["output"]:
+        if t["name"] == name:
+            columns: list[dict[str, Any]] = t["columns"]
+            return columns
+    raise KeyError(f"no output table {name!r}")

@@ -21,6 +21,9 @@ pub struct AlgorithmInfo {
     pub summary: &'static str,
     pub source: &'static str,
     pub params: &'static [ParamDoc],
+    /// What the time series' algorithm columns (`cc_mode`, `cc_aux`, ...) hold for this algorithm, as its
+    /// `vars` fills them.
+    pub vars: &'static str,
     /// The defaults, as a JSON object.
     pub defaults: serde_json::Value,
 }
@@ -44,6 +47,7 @@ macro_rules! registry {
             source: $source:expr,
             params: $param_docs:expr,
             flags: |$fp:pat_param| $flags:expr,
+            vars: $vars:expr,
             build: |$p:ident, $rng:ident| $build:expr $(,)?
         }
     ),* $(,)?) => {
@@ -103,6 +107,7 @@ macro_rules! registry {
                     summary: $summary,
                     source: $source,
                     params: $param_docs,
+                    vars: $vars,
                     defaults: defaults(CcConfig::$variant(<$params>::default())),
                 }, )*
             ]
@@ -118,6 +123,7 @@ registry! {
         source: "Linux net/ipv4/tcp_cong.c",
         params: &[],
         flags: |_| CcFlags::default(),
+        vars: "none: cc_mode is -1, the other cc_* columns NaN",
         build: |_p, _rng| Reno,
     },
     Cubic(CubicParams) {
@@ -127,6 +133,7 @@ registry! {
         source: "Linux net/ipv4/tcp_cubic.c (RFC 9438 differences in the file header)",
         params: crate::cubic::PARAMS,
         flags: |_| CcFlags::default(),
+        vars: "cc_aux: W_max, the window before the last reduction (packets); cc_mode -1, the other cc_* NaN",
         build: |p, _rng| Cubic::new(p.clone()),
     },
     Dctcp(DctcpParams) {
@@ -136,6 +143,7 @@ registry! {
         source: "Linux net/ipv4/tcp_dctcp.c (RFC 8257); needs ECN, ECT(0) or ECT(1) with ecn = \"l4s\"",
         params: crate::dctcp::PARAMS,
         flags: |_| CcFlags { needs_ecn: true, dctcp_echo: true, ..CcFlags::default() },
+        vars: "cc_aux: alpha (0..1), the moving average of the marked fraction; cc_mode -1, the other cc_* NaN",
         build: |p, _rng| Dctcp::new(p.clone()),
     },
     Prague(PragueParams) {
@@ -145,6 +153,7 @@ registry! {
         source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
         params: crate::prague::PARAMS,
         flags: |_| crate::prague::FLAGS,
+        vars: "cc_mode: 0 fractional window, 1 rate mode; cc_aux: alpha (0..1); cc_bw_bps: the internal rate",
         build: |p, _rng| Prague::new(p.clone()),
     },
     Bbr(Bbr1Params) {
@@ -154,6 +163,7 @@ registry! {
         source: "Linux mainline net/ipv4/tcp_bbr.c",
         params: bbr::v1::PARAMS,
         flags: |_| CcFlags { cong_control: true, needs_pacing: true, ..CcFlags::default() },
+        vars: "cc_mode: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; cc_aux: index into the 8-phase PROBE_BW gain cycle (0 the 1.25 phase, 1 the 0.75 phase); cc_bw_bps, cc_min_rtt_ns, cc_pacing_gain, cc_cwnd_gain: the model; cc_inflight_hi/lo NaN",
         build: |p, rng| Bbr1::new(p.clone(), rng),
     },
     Bbr2(Bbr2Params) {
@@ -165,6 +175,7 @@ registry! {
         // `TCP_CONG_WANTS_CE_EVENTS` with `bbr_precise_ece_ack`: with ECN allowed the receiver echoes each
         // packet's CE state (DCTCP's `dctcp_ece_ack_update`).
         flags: |p| CcFlags { cong_control: true, needs_pacing: true, dctcp_echo: p.ecn_enable, ..CcFlags::default() },
+        vars: "cc_mode: as bbr; cc_aux: the PROBE_BW phase (0 UP, 1 DOWN, 2 CRUISE, 3 REFILL); cc_bw_bps, cc_min_rtt_ns, gains: the model; cc_inflight_hi/lo: the bounds, NaN while unset",
         build: |p, rng| bbr::v2::bbr2(p, rng),
     },
     Bbr3(Bbr3Params) {
@@ -174,6 +185,7 @@ registry! {
         source: "google/bbr v3 branch net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
         params: bbr::v3::PARAMS,
         flags: |p| CcFlags { cong_control: true, needs_pacing: true, dctcp_echo: p.ecn_low, ..CcFlags::default() },
+        vars: "cc_mode: as bbr; cc_aux: the PROBE_BW phase (0 UP, 1 DOWN, 2 CRUISE, 3 REFILL); cc_bw_bps, cc_min_rtt_ns, gains: the model; cc_inflight_hi/lo: the bounds, NaN while unset",
         build: |p, rng| bbr::v3::bbr3(p, rng),
     },
 }

@@ -37,3 +37,73 @@ pub trait Observer {
 pub struct NullObserver;
 
 impl Observer for NullObserver {}
+
+/// Two observers as one: every event goes to the first, then to the second. The simulator reports through
+/// one `Tee` of its recorder and the caller's observer, so each event is reported in one place.
+#[derive(Default, Debug, Clone)]
+pub struct Tee<A, B>(pub A, pub B);
+
+impl<A: Observer, B: Observer> Observer for Tee<A, B> {
+    #[inline]
+    fn segment_sent(&mut self, now: Time, flow: u32, seq: u32, retransmit: bool) {
+        self.0.segment_sent(now, flow, seq, retransmit);
+        self.1.segment_sent(now, flow, seq, retransmit);
+    }
+    #[inline]
+    fn segment_dropped(&mut self, now: Time, flow: u32, seq: u32, reason: DropReason) {
+        self.0.segment_dropped(now, flow, seq, reason);
+        self.1.segment_dropped(now, flow, seq, reason);
+    }
+    #[inline]
+    fn segment_marked(&mut self, now: Time, flow: u32) {
+        self.0.segment_marked(now, flow);
+        self.1.segment_marked(now, flow);
+    }
+    #[inline]
+    fn queue_departure(&mut self, now: Time, flow: u32, sojourn: Dur, wire_bytes: u32) {
+        self.0.queue_departure(now, flow, sojourn, wire_bytes);
+        self.1.queue_departure(now, flow, sojourn, wire_bytes);
+    }
+    #[inline]
+    fn segment_arrived(&mut self, now: Time, flow: u32, seq: u32) {
+        self.0.segment_arrived(now, flow, seq);
+        self.1.segment_arrived(now, flow, seq);
+    }
+    #[inline]
+    fn delivered_to_app(&mut self, now: Time, flow: u32, first_seq: u32, segments: u32, bytes: u64) {
+        self.0.delivered_to_app(now, flow, first_seq, segments, bytes);
+        self.1.delivered_to_app(now, flow, first_seq, segments, bytes);
+    }
+    #[inline]
+    fn rtt_sample(&mut self, now: Time, flow: u32, rtt: Dur) {
+        self.0.rtt_sample(now, flow, rtt);
+        self.1.rtt_sample(now, flow, rtt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Log(Vec<(&'static str, u32)>);
+
+    impl Observer for Log {
+        fn segment_sent(&mut self, _now: Time, flow: u32, _seq: u32, _retransmit: bool) {
+            self.0.push(("sent", flow));
+        }
+        fn rtt_sample(&mut self, _now: Time, flow: u32, _rtt: Dur) {
+            self.0.push(("rtt", flow));
+        }
+    }
+
+    #[test]
+    fn a_tee_reports_every_event_to_both() {
+        let mut t = Tee(Log::default(), Log::default());
+        t.segment_sent(Time::ZERO, 3, 0, false);
+        t.segment_marked(Time::ZERO, 4);
+        t.rtt_sample(Time::ZERO, 5, Dur::from_ns(1));
+        assert_eq!(t.0.0, vec![("sent", 3), ("rtt", 5)]);
+        assert_eq!(t.0.0, t.1.0);
+    }
+}

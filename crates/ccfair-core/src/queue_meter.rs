@@ -8,51 +8,12 @@
 //! packet. Nothing here allocates per packet: histograms are fixed-size, rows are appended per interval.
 
 use crate::LogHistogram;
+use crate::output::QueueRow;
+pub use crate::output::QueueSeries;
 
 /// A quantile of `h` in ns, NaN when it is empty.
 pub fn quantile_or_nan(h: &LogHistogram, q: f64) -> f64 {
     h.quantile(q).map_or(f64::NAN, |x| x as f64)
-}
-
-/// Queue columns, one row per interval. `t_ns` is the end of the interval; the backlog is the instantaneous
-/// one at that moment; the other columns cover the interval.
-#[derive(Clone, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct QueueSeries {
-    pub t_ns: Vec<u64>,
-    pub backlog_bytes: Vec<u64>,
-    pub backlog_packets: Vec<u32>,
-    pub sojourn_p50_ns: Vec<f64>,
-    pub sojourn_p99_ns: Vec<f64>,
-    pub sojourn_max_ns: Vec<f64>,
-    pub drops: Vec<u64>,
-    pub marks: Vec<u64>,
-    pub departures: Vec<u64>,
-    pub tx_bytes: Vec<u64>,
-    pub sojourn_l4s_p99_ns: Vec<f64>,
-    pub sojourn_classic_p99_ns: Vec<f64>,
-}
-
-impl QueueSeries {
-    /// Reserves room for exactly `rows` more rows when the allocator can give it (growth by doubling
-    /// would leave up to half of a long run's columns unused).
-    pub fn reserve_exact(&mut self, rows: usize) {
-        fn r<T>(v: &mut Vec<T>, n: usize) {
-            let _ = v.try_reserve_exact(n);
-        }
-        r(&mut self.t_ns, rows);
-        r(&mut self.backlog_bytes, rows);
-        r(&mut self.backlog_packets, rows);
-        r(&mut self.sojourn_p50_ns, rows);
-        r(&mut self.sojourn_p99_ns, rows);
-        r(&mut self.sojourn_max_ns, rows);
-        r(&mut self.drops, rows);
-        r(&mut self.marks, rows);
-        r(&mut self.departures, rows);
-        r(&mut self.tx_bytes, rows);
-        r(&mut self.sojourn_l4s_p99_ns, rows);
-        r(&mut self.sojourn_classic_p99_ns, rows);
-    }
 }
 
 /// What the queue did over a span of time (an interval or the measurement window).
@@ -160,21 +121,20 @@ impl QueueMeter {
     /// Appends the row of the interval ending at `t_ns` with the backlog at that moment, and starts the next.
     pub fn sample(&mut self, t_ns: u64, backlog_bytes: u64, backlog_packets: u32) {
         let iv = &self.interval;
-        let q = &mut self.series;
-        q.t_ns.push(t_ns);
-        q.backlog_bytes.push(backlog_bytes);
-        q.backlog_packets.push(backlog_packets);
-        q.sojourn_p50_ns.push(iv.sojourn_ns(0.5));
-        q.sojourn_p99_ns.push(iv.sojourn_ns(0.99));
-        q.sojourn_max_ns
-            .push(iv.sojourn.max().map_or(f64::NAN, |x| x as f64));
-        q.drops.push(iv.drops);
-        q.marks.push(iv.marks);
-        q.departures.push(iv.departures);
-        q.tx_bytes.push(iv.tx_bytes);
-        q.sojourn_l4s_p99_ns.push(quantile_or_nan(&iv.sojourn_l4s, 0.99));
-        q.sojourn_classic_p99_ns
-            .push(quantile_or_nan(&iv.sojourn_classic, 0.99));
+        self.series.push(QueueRow {
+            t_ns,
+            backlog_bytes,
+            backlog_packets,
+            sojourn_p50_ns: iv.sojourn_ns(0.5),
+            sojourn_p99_ns: iv.sojourn_ns(0.99),
+            sojourn_max_ns: iv.sojourn.max().map_or(f64::NAN, |x| x as f64),
+            drops: iv.drops,
+            marks: iv.marks,
+            departures: iv.departures,
+            tx_bytes: iv.tx_bytes,
+            sojourn_l4s_p99_ns: quantile_or_nan(&iv.sojourn_l4s, 0.99),
+            sojourn_classic_p99_ns: quantile_or_nan(&iv.sojourn_classic, 0.99),
+        });
         self.interval.clear();
     }
 

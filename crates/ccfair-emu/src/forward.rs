@@ -19,9 +19,10 @@ use crate::clock::{self, Clock, Command, Control};
 use crate::config::{ForwardConfig, Mark};
 use crate::frame::{self, EmuPacket};
 use crate::pool::Pool;
-use crate::record::{FlowRecord, QueueRows, Recorder, Spread, Totals};
+use crate::record::{FlowRecord, QueueRows, Recorder, Spread};
 use crate::shaper::{Out, Path, Shaper};
 use crate::sys::{self, PacketSocket};
+use ccfair_core::Totals;
 
 /// Frames read from one socket before the loop checks its deadlines again.
 const RX_BATCH: usize = 64;

@@ -10,36 +10,22 @@
 //! of the most recently sent segment each ACK covers, as the simulator samples it; retransmitted ranges are
 //! not timed, Karn's rule). The veth hop between sender and emulator (a few µs) is not included.
 //!
+//! The counters, window snapshots, RTT histograms and queue meter are the simulator's ([`RunMeter`]); the
+//! emulator counts `sent_segments` (segments that reached it), drops and marks, and leaves the counters only
+//! the endpoints know (delivered and retransmitted segments, RTOs) at 0: the collector takes those from the
+//! receiver and the senders' TCP_INFO. Likewise the totals it cannot know (`sim_end_ns`, `arrived_segments`,
+//! ...) stay 0 here and are filled, or left out, by the collector as the output schema says.
+//!
 //! Times are emulator times (ns since the emulator started); series are reported relative to the run epoch.
 //! Nothing here allocates per packet: counters are preallocated per flow; rows are appended per interval.
 
 use ccfair_core::queue_meter::quantile_or_nan as pct;
-use ccfair_core::{LogHistogram, QueueMeter, QueueSeries, Time};
+use ccfair_core::{FlowCounters, LogHistogram, QueueSeries, RunMeter, Time, Totals};
 use serde::Serialize;
 
 /// Segments timed at once per flow; beyond that the oldest timing is forgotten (no bias: the sample of an
 /// ACK is always the newest segment it covers).
 const RTT_RING: usize = 4096;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct FlowCounters {
-    /// Data segments that reached the emulator from the sender (before path loss).
-    pub sent_segments: u64,
-    pub queue_drops: u64,
-    pub path_drops: u64,
-    pub ce_marks: u64,
-}
-
-impl FlowCounters {
-    fn minus(self, o: FlowCounters) -> FlowCounters {
-        FlowCounters {
-            sent_segments: self.sent_segments - o.sent_segments,
-            queue_drops: self.queue_drops - o.queue_drops,
-            path_drops: self.path_drops - o.path_drops,
-            ce_marks: self.ce_marks - o.ce_marks,
-        }
-    }
-}
 
 /// The queue time series (one row per interval): the simulator's columns, measured by the same meter, plus
 /// the emulator's own health per interval.
@@ -141,61 +127,29 @@ pub struct FlowRecord {
     pub interval_drops: Vec<u64>,
 }
 
-/// Run totals, as the simulator names them where they mean the same.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Totals {
-    pub window_link_tx_bytes: u64,
-    pub window_queue_drops: u64,
-    pub window_path_drops: u64,
-    pub window_marks: u64,
-    pub window_sojourn_p50_ns: f64,
-    pub window_sojourn_p99_ns: f64,
-    pub window_sojourn_mean_ns: f64,
-    pub window_sojourn_l4s_p99_ns: f64,
-    pub window_sojourn_classic_p99_ns: f64,
-    pub window_departures: u64,
-    pub sent_segments: u64,
-    pub queue_drops: u64,
-    pub path_drops: u64,
-    /// Frames the emulator forwarded (shaped, delayed or passed through), the kernel run's "events".
-    pub frames: u64,
-}
-
 #[derive(Default)]
 pub struct Recorder {
     epoch: Time,
     interval_ns: u64,
-    counters: Vec<FlowCounters>,
-    at_window_start: Vec<FlowCounters>,
-    at_window_end: Vec<FlowCounters>,
-    at_last_sample: Vec<FlowCounters>,
+    /// Per-flow counters and their snapshots, the window's RTT samples, the queue.
+    meter: RunMeter,
     interval_drops: Vec<Vec<u64>>,
     rtt: Vec<RttTimer>,
-    rtt_hist: Vec<LogHistogram>,
-    in_window: bool,
-    window_done: bool,
-    /// The bottleneck queue, per interval and over the window.
-    meter: QueueMeter,
     iv_lateness: LogHistogram,
     lateness_series: Vec<f64>,
-    /// Random-loss drops on the path during the window (not the queue's).
-    win_path_drops: u64,
     pub lateness_window: LogHistogram,
     pub lateness_run: LogHistogram,
-    pub totals: Totals,
+    /// Frames the emulator forwarded (shaped, delayed or passed through), the kernel run's "events".
+    frames: u64,
 }
 
 impl Recorder {
     pub fn new(n_flows: usize, interval_ns: u64) -> Recorder {
         Recorder {
             interval_ns,
-            counters: vec![FlowCounters::default(); n_flows],
-            at_window_start: vec![FlowCounters::default(); n_flows],
-            at_window_end: vec![FlowCounters::default(); n_flows],
-            at_last_sample: vec![FlowCounters::default(); n_flows],
+            meter: RunMeter::new(n_flows),
             interval_drops: vec![Vec::new(); n_flows],
             rtt: (0..n_flows).map(|_| RttTimer::new()).collect(),
-            rtt_hist: (0..n_flows).map(|_| LogHistogram::new()).collect(),
             iv_lateness: LogHistogram::new(),
             lateness_window: LogHistogram::new(),
             lateness_run: LogHistogram::new(),
@@ -206,73 +160,58 @@ impl Recorder {
     /// The run starts: interval accounting begins at `epoch` (handshakes before it are not in the series).
     pub fn start(&mut self, epoch: Time) {
         self.epoch = epoch;
-        self.at_last_sample.copy_from_slice(&self.counters);
-        self.meter.restart_interval();
+        self.meter.sampled();
+        self.meter.queue.restart_interval();
         self.iv_lateness.clear();
         self.lateness_run.clear();
     }
 
     pub fn window_start(&mut self) {
-        self.at_window_start.copy_from_slice(&self.counters);
-        self.in_window = true;
-        self.meter.set_in_window(true);
+        self.meter.window_start();
     }
 
     pub fn window_end(&mut self) {
-        self.at_window_end.copy_from_slice(&self.counters);
-        self.in_window = false;
-        self.meter.set_in_window(false);
-        self.window_done = true;
+        self.meter.window_end();
     }
 
     #[inline]
     pub fn data_arrived(&mut self, now: Time, flow: u32, seq: u32, payload: u32) {
-        self.counters[flow as usize].sent_segments += 1;
-        self.totals.sent_segments += 1;
+        self.meter.sent(flow, false);
         self.rtt[flow as usize].on_data(now, seq, payload);
     }
 
     #[inline]
     pub fn ack_departed(&mut self, now: Time, flow: u32, ack: u32) {
-        if let Some(rtt) = self.rtt[flow as usize].on_ack(now, ack)
-            && self.in_window
-        {
-            self.rtt_hist[flow as usize].record(rtt);
+        if let Some(rtt) = self.rtt[flow as usize].on_ack(now, ack) {
+            self.meter.rtt(flow, rtt);
         }
     }
 
     #[inline]
     pub fn path_drop(&mut self, flow: u32) {
-        self.counters[flow as usize].path_drops += 1;
-        self.totals.path_drops += 1;
-        if self.in_window {
-            self.win_path_drops += 1;
-        }
+        self.meter.path_drop(flow);
     }
 
     #[inline]
     pub fn queue_drop(&mut self, flow: u32) {
-        self.counters[flow as usize].queue_drops += 1;
-        self.totals.queue_drops += 1;
-        self.meter.dropped();
+        self.meter.queue_drop(flow);
     }
 
     #[inline]
     pub fn marked(&mut self, flow: u32) {
-        self.counters[flow as usize].ce_marks += 1;
-        self.meter.marked();
+        self.meter.marked(flow);
     }
 
     /// A packet left the queue (serialization starts) after `sojourn_ns`; `l4s` when it is L4S traffic.
     #[inline]
     pub fn departed(&mut self, sojourn_ns: u64, l4s: bool) {
-        self.meter.departed(sojourn_ns, l4s);
+        self.meter.queue.departed(sojourn_ns, l4s);
     }
 
     /// `ip_bytes` finished serializing on the bottleneck.
     #[inline]
     pub fn link_tx(&mut self, ip_bytes: u32) {
-        self.meter.transmitted(ip_bytes);
+        self.meter.queue.transmitted(ip_bytes);
     }
 
     /// A frame with an ideal departure time left `late_ns` after it.
@@ -280,24 +219,24 @@ impl Recorder {
     pub fn lateness(&mut self, late_ns: u64) {
         self.iv_lateness.record(late_ns);
         self.lateness_run.record(late_ns);
-        if self.in_window {
+        if self.meter.in_window() {
             self.lateness_window.record(late_ns);
         }
     }
 
     #[inline]
     pub fn frame_sent(&mut self) {
-        self.totals.frames += 1;
+        self.frames += 1;
     }
 
     /// Appends the row of the interval ending at `now` (an epoch-relative boundary is written).
     pub fn sample(&mut self, now: Time, backlog_bytes: u64, backlog_packets: u32) {
-        for (i, drops) in self.interval_drops.iter_mut().enumerate() {
-            let (c, p) = (self.counters[i], self.at_last_sample[i]);
-            drops.push(c.queue_drops + c.path_drops - p.queue_drops - p.path_drops);
+        for (drops, flow) in self.interval_drops.iter_mut().zip(0u32..) {
+            let d = self.meter.since_sample(flow);
+            drops.push(d.queue_drops + d.path_drops);
         }
-        self.at_last_sample.copy_from_slice(&self.counters);
-        self.meter.sample(
+        self.meter.sampled();
+        self.meter.queue.sample(
             now.saturating_since(self.epoch).ns(),
             backlog_bytes,
             backlog_packets,
@@ -309,7 +248,7 @@ impl Recorder {
     /// The queue rows so far, handed over (the recorder keeps none).
     pub fn take_queue(&mut self) -> QueueRows {
         QueueRows {
-            queue: std::mem::take(&mut self.meter.series),
+            queue: std::mem::take(&mut self.meter.queue.series),
             lateness_p99_ns: std::mem::take(&mut self.lateness_series),
         }
     }
@@ -319,41 +258,27 @@ impl Recorder {
     }
 
     pub fn flow_records(&self) -> Vec<FlowRecord> {
-        (0..self.counters.len())
-            .map(|i| {
-                let end = if self.window_done {
-                    self.at_window_end[i]
-                } else {
-                    self.counters[i]
-                };
-                let h = &self.rtt_hist[i];
+        (0..self.meter.flows() as u32)
+            .map(|flow| {
+                let (rtt_samples, rtt_mean_ns, rtt_p99_ns) = self.meter.rtt_stats(flow);
                 FlowRecord {
-                    window: end.minus(self.at_window_start[i]),
-                    total: self.counters[i],
-                    rtt_samples: h.count(),
-                    rtt_mean_ns: h.mean().unwrap_or(f64::NAN),
-                    rtt_p99_ns: pct(h, 0.99),
-                    interval_drops: self.interval_drops[i].clone(),
+                    window: self.meter.window(flow),
+                    total: *self.meter.counters(flow),
+                    rtt_samples,
+                    rtt_mean_ns,
+                    rtt_p99_ns,
+                    interval_drops: self.interval_drops[flow as usize].clone(),
                 }
             })
             .collect()
     }
 
+    /// The totals the emulator knows (`events` are the frames it forwarded).
     pub fn final_totals(&self) -> Totals {
-        let w = self.meter.window();
-        Totals {
-            window_link_tx_bytes: w.tx_bytes,
-            window_queue_drops: w.drops,
-            window_path_drops: self.win_path_drops,
-            window_marks: w.marks,
-            window_sojourn_p50_ns: w.sojourn_ns(0.5),
-            window_sojourn_p99_ns: w.sojourn_ns(0.99),
-            window_sojourn_mean_ns: w.sojourn_mean_ns(),
-            window_sojourn_l4s_p99_ns: pct(&w.sojourn_l4s, 0.99),
-            window_sojourn_classic_p99_ns: pct(&w.sojourn_classic, 0.99),
-            window_departures: w.departures,
-            ..self.totals.clone()
-        }
+        self.meter.totals(Totals {
+            events: self.frames,
+            ..Totals::default()
+        })
     }
 
     pub fn lateness_spread(&self) -> (Spread, Spread) {

@@ -8,46 +8,56 @@
 use std::time::Instant;
 
 use ccfair_core::FieldError;
+use ccfair_core::output::{
+    Backends, ColumnData, ColumnDoc, Dtype, FlowRecord, FlowSeries, QueueSeries, Scalar, Totals,
+};
 use ccfair_sim::{RunOutput, ScenarioInput, ScenarioSpec, Simulation};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-/// A numeric column as (NumPy dtype string, little-endian bytes).
-trait Column: Sized {
-    const DTYPE: &'static str;
-    /// Writes the value into `out`, which is exactly `size_of::<Self>()` bytes long.
-    fn put(&self, out: &mut [u8]);
-}
-
-macro_rules! column {
-    ($t:ty, $d:expr) => {
-        impl Column for $t {
-            const DTYPE: &'static str = $d;
-            fn put(&self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
-            }
-        }
-    };
-}
-column!(u64, "<u8");
-column!(i64, "<i8");
-column!(u32, "<u4");
-column!(i32, "<i4");
-column!(u8, "|u1");
-column!(f64, "<f8");
-
-/// Sets `d[name]` to the column `v`, written straight into the Python bytes object (no intermediate copy:
-/// the time series can be most of a run's memory).
-fn col<'py, T: Column>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, v: &[T]) -> PyResult<()> {
-    let width = std::mem::size_of::<T>();
+/// Writes `v` as little-endian bytes straight into a Python bytes object (no intermediate copy: the time
+/// series can be most of a run's memory) and returns `(dtype, bytes)`.
+fn le_column<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    dtype: Dtype,
+    v: &[T],
+    le: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyAny>> {
     let bytes = PyBytes::new_with(py, std::mem::size_of_val(v), |out| {
-        for (x, slot) in v.iter().zip(out.chunks_exact_mut(width)) {
-            x.put(slot);
+        for (&x, slot) in v.iter().zip(out.chunks_exact_mut(N)) {
+            slot.copy_from_slice(&le(x));
         }
         Ok(())
     })?;
-    d.set_item(name, (T::DTYPE, bytes))
+    Ok((dtype.numpy(), bytes).into_pyobject(py)?.into_any())
+}
+
+/// A column as the Python side takes it: `(NumPy dtype string, bytes)`, or a list of str for text.
+fn column_to_py<'py>(py: Python<'py>, data: &ColumnData<'_>) -> PyResult<Bound<'py, PyAny>> {
+    match data {
+        ColumnData::U8(v) => le_column(py, Dtype::U8, v, u8::to_le_bytes),
+        ColumnData::U32(v) => le_column(py, Dtype::U32, v, u32::to_le_bytes),
+        ColumnData::U64(v) => le_column(py, Dtype::U64, v, u64::to_le_bytes),
+        ColumnData::I32(v) => le_column(py, Dtype::I32, v, i32::to_le_bytes),
+        ColumnData::I64(v) => le_column(py, Dtype::I64, v, i64::to_le_bytes),
+        ColumnData::F64(v) => le_column(py, Dtype::F64, v, f64::to_le_bytes),
+        ColumnData::Str(v) => Ok(PyList::new(py, v.iter())?.into_any()),
+    }
+}
+
+/// A table as a dict of columns, named by its schema.
+fn table_to_py<'py>(
+    py: Python<'py>,
+    schema: &[ColumnDoc],
+    columns: &[ColumnData<'_>],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (doc, data) in schema.iter().zip(columns) {
+        debug_assert_eq!(doc.dtype, data.dtype(), "{}", doc.name);
+        d.set_item(doc.name, column_to_py(py, data)?)?;
+    }
+    Ok(d)
 }
 
 pyo3::create_exception!(
@@ -96,6 +106,7 @@ fn catalog() -> String {
                 "source": a.source,
                 "defaults": a.defaults,
                 "params": a.params.iter().map(|p| serde_json::json!({"name": p.name, "allowed": p.allowed, "doc": p.doc})).collect::<Vec<_>>(),
+                "vars": a.vars,
             })
         })
         .collect();
@@ -117,180 +128,70 @@ fn catalog() -> String {
         "max_mtu_bytes": ccfair_sim::scenario::MAX_MTU,
         "max_flows": ccfair_sim::sim::MAX_FLOWS,
     });
-    serde_json::json!({"congestion_controls": ccs, "queue_disciplines": qdiscs, "limits": limits}).to_string()
+    serde_json::json!({
+        "congestion_controls": ccs,
+        "queue_disciplines": qdiscs,
+        "limits": limits,
+        "output": output_schema(),
+    })
+    .to_string()
 }
 
-fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyResult<Bound<'py, PyDict>> {
-    let flows = PyDict::new(py);
-    let f = &out.flows;
-    col(
-        py,
-        &flows,
-        "flow_id",
-        &f.iter().map(|r| r.flow_id).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &flows,
-        "group",
-        &f.iter().map(|r| r.group).collect::<Vec<_>>(),
-    )?;
-    flows.set_item("cc", PyList::new(py, f.iter().map(|r| r.cc))?)?;
-    col(
-        py,
-        &flows,
-        "rtt_ns",
-        &f.iter().map(|r| r.rtt_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &flows,
-        "start_ns",
-        &f.iter().map(|r| r.start_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &flows,
-        "stop_ns",
-        &f.iter().map(|r| r.stop_ns).collect::<Vec<_>>(),
-    )?;
-    macro_rules! counters {
-        ($prefix:literal, $field:ident) => {
-            col(
-                py,
-                &flows,
-                concat!($prefix, "delivered_bytes"),
-                &f.iter()
-                    .map(|r| r.$field.delivered_bytes)
-                    .collect::<Vec<_>>(),
-            )?;
-            col(
-                py,
-                &flows,
-                concat!($prefix, "sent_segments"),
-                &f.iter().map(|r| r.$field.sent_segments).collect::<Vec<_>>(),
-            )?;
-            col(
-                py,
-                &flows,
-                concat!($prefix, "retransmitted_segments"),
-                &f.iter()
-                    .map(|r| r.$field.retransmitted_segments)
-                    .collect::<Vec<_>>(),
-            )?;
-            col(
-                py,
-                &flows,
-                concat!($prefix, "queue_drops"),
-                &f.iter().map(|r| r.$field.queue_drops).collect::<Vec<_>>(),
-            )?;
-            col(
-                py,
-                &flows,
-                concat!($prefix, "path_drops"),
-                &f.iter().map(|r| r.$field.path_drops).collect::<Vec<_>>(),
-            )?;
-            col(
-                py,
-                &flows,
-                concat!($prefix, "ce_marks"),
-                &f.iter().map(|r| r.$field.ce_marks).collect::<Vec<_>>(),
-            )?;
-            col(
-                py,
-                &flows,
-                concat!($prefix, "rto_events"),
-                &f.iter().map(|r| r.$field.rto_events).collect::<Vec<_>>(),
-            )?;
-        };
-    }
-    counters!("window_", window);
-    counters!("total_", total);
-    col(
-        py,
-        &flows,
-        "rtt_samples",
-        &f.iter().map(|r| r.rtt_samples).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &flows,
-        "rtt_mean_ns",
-        &f.iter().map(|r| r.rtt_mean_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &flows,
-        "rtt_p99_ns",
-        &f.iter().map(|r| r.rtt_p99_ns).collect::<Vec<_>>(),
-    )?;
+/// The output schema as JSON: each table with its columns (name, dtype, unit, doc, backends, kernel note).
+fn output_schema() -> serde_json::Value {
+    let column = |c: &ColumnDoc| {
+        let backends: Vec<&str> = [(c.backends.sim(), "sim"), (c.backends.kernel(), "kernel")]
+            .into_iter()
+            .filter_map(|(yes, name)| yes.then_some(name))
+            .collect();
+        let mut kernel_dtypes = vec![c.dtype.numpy()];
+        if matches!(c.backends, Backends::KernelFloatWhenMissing(_)) {
+            kernel_dtypes.push(Dtype::F64.numpy());
+        }
+        serde_json::json!({
+            "name": c.name,
+            "dtype": c.dtype.numpy(),
+            "unit": c.unit,
+            "doc": c.doc,
+            "backends": backends,
+            "kernel_note": c.backends.kernel_note(),
+            "kernel_dtypes": if c.backends.kernel() { kernel_dtypes } else { vec![] },
+        })
+    };
+    ccfair_core::output::tables()
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "name": t.name,
+                "doc": t.doc,
+                "columns": t.columns.iter().chain(t.kernel_only).map(column).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
+}
 
-    let ts = PyDict::new(py);
-    let s = &out.series;
-    col(py, &ts, "t_ns", &s.t_ns)?;
-    col(py, &ts, "flow_id", &s.flow_id)?;
-    col(py, &ts, "delivered_bytes", &s.delivered_bytes)?;
-    col(py, &ts, "goodput_bps", &s.goodput_bps)?;
-    col(py, &ts, "cwnd", &s.cwnd)?;
-    col(py, &ts, "ssthresh", &s.ssthresh)?;
-    col(py, &ts, "srtt_ns", &s.srtt_ns)?;
-    col(py, &ts, "min_rtt_ns", &s.min_rtt_ns)?;
-    col(py, &ts, "pacing_rate_bps", &s.pacing_rate_bps)?;
-    col(py, &ts, "inflight", &s.inflight)?;
-    col(py, &ts, "retransmits", &s.retransmits)?;
-    col(py, &ts, "drops", &s.drops)?;
-    col(py, &ts, "ca_state", &s.ca_state)?;
-    col(py, &ts, "cc_mode", &s.cc_mode)?;
-    col(py, &ts, "cc_pacing_gain", &s.cc_pacing_gain)?;
-    col(py, &ts, "cc_cwnd_gain", &s.cc_cwnd_gain)?;
-    col(py, &ts, "cc_bw_bps", &s.cc_bw_bps)?;
-    col(py, &ts, "cc_min_rtt_ns", &s.cc_min_rtt_ns)?;
-    col(py, &ts, "cc_inflight_hi", &s.cc_inflight_hi)?;
-    col(py, &ts, "cc_inflight_lo", &s.cc_inflight_lo)?;
-    col(py, &ts, "cc_aux", &s.cc_aux)?;
-
-    let q = PyDict::new(py);
-    let qs = &out.queue;
-    col(py, &q, "t_ns", &qs.t_ns)?;
-    col(py, &q, "backlog_bytes", &qs.backlog_bytes)?;
-    col(py, &q, "backlog_packets", &qs.backlog_packets)?;
-    col(py, &q, "sojourn_p50_ns", &qs.sojourn_p50_ns)?;
-    col(py, &q, "sojourn_p99_ns", &qs.sojourn_p99_ns)?;
-    col(py, &q, "sojourn_max_ns", &qs.sojourn_max_ns)?;
-    col(py, &q, "drops", &qs.drops)?;
-    col(py, &q, "marks", &qs.marks)?;
-    col(py, &q, "departures", &qs.departures)?;
-    col(py, &q, "tx_bytes", &qs.tx_bytes)?;
-    col(py, &q, "sojourn_l4s_p99_ns", &qs.sojourn_l4s_p99_ns)?;
-    col(py, &q, "sojourn_classic_p99_ns", &qs.sojourn_classic_p99_ns)?;
-
-    let t = &out.totals;
+/// The run's tables as the Python side takes them, each named and ordered by the output schema.
+fn output_to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> {
     let totals = PyDict::new(py);
-    totals.set_item("events", t.events)?;
-    totals.set_item("sim_end_ns", t.sim_end_ns)?;
-    totals.set_item("window_ns", t.window_ns)?;
-    totals.set_item("window_link_tx_bytes", t.window_link_tx_bytes)?;
-    totals.set_item("window_queue_drops", t.window_queue_drops)?;
-    totals.set_item("window_path_drops", t.window_path_drops)?;
-    totals.set_item("window_marks", t.window_marks)?;
-    totals.set_item("window_sojourn_p50_ns", t.window_sojourn_p50_ns)?;
-    totals.set_item("window_sojourn_p99_ns", t.window_sojourn_p99_ns)?;
-    totals.set_item("window_sojourn_mean_ns", t.window_sojourn_mean_ns)?;
-    totals.set_item("window_sojourn_l4s_p99_ns", t.window_sojourn_l4s_p99_ns)?;
-    totals.set_item("window_sojourn_classic_p99_ns", t.window_sojourn_classic_p99_ns)?;
-    totals.set_item("window_departures", t.window_departures)?;
-    totals.set_item("sent_segments", t.sent_segments)?;
-    totals.set_item("arrived_segments", t.arrived_segments)?;
-    totals.set_item("queue_drops", t.queue_drops)?;
-    totals.set_item("path_drops", t.path_drops)?;
-    totals.set_item("in_flight_at_end", t.in_flight_at_end)?;
-    totals.set_item("window_backlog_bytes", t.window_backlog_bytes)?;
-    totals.set_item("wall_seconds", wall_seconds)?;
-
+    for (doc, value) in Totals::SCHEMA.iter().zip(out.totals.values()) {
+        match value {
+            Scalar::U64(x) => totals.set_item(doc.name, x)?,
+            Scalar::F64(x) => totals.set_item(doc.name, x)?,
+        }
+    }
     let result = PyDict::new(py);
-    result.set_item("flows", flows)?;
-    result.set_item("timeseries", ts)?;
-    result.set_item("queue", q)?;
+    result.set_item(
+        "flows",
+        table_to_py(py, FlowRecord::SCHEMA, &FlowRecord::columns(&out.flows))?,
+    )?;
+    result.set_item(
+        "timeseries",
+        table_to_py(py, FlowSeries::SCHEMA, &out.series.columns())?,
+    )?;
+    result.set_item(
+        "queue",
+        table_to_py(py, QueueSeries::SCHEMA, &out.queue.columns())?,
+    )?;
     result.set_item("totals", totals)?;
     Ok(result)
 }
@@ -347,9 +248,9 @@ fn run<'py>(
             break;
         }
     }
-    let wall = t0.elapsed().as_secs_f64();
-    let out = sim.into_output();
-    output_to_py(py, &out, wall)
+    let mut out = sim.into_output();
+    out.totals.wall_seconds = t0.elapsed().as_secs_f64();
+    output_to_py(py, &out)
 }
 
 #[pymodule]

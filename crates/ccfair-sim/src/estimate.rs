@@ -29,10 +29,11 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{LogHistogram, Rng};
 use serde::Serialize;
 
-use crate::recorder::{FlowCounters, FlowRecord, FlowView};
+use crate::recorder::FlowView;
 use crate::scenario::ScenarioSpec;
 use crate::tcp::rtx_queue::SegState;
 use crate::tcp::{Ack, SackBlock, Segment};
+use ccfair_core::{FlowCounters, FlowRecord};
 
 /// One part of an estimate: what it counts, the scenario field that drives it, and the amount.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -134,8 +135,8 @@ fn flow_bytes(cc_bytes: u64) -> u64 {
 }
 
 /// Bytes of one time-series row of a flow and of the queue (the columns of `FlowSeries` and `QueueSeries`).
-const FLOW_ROW_BYTES: u64 = 8 * 13 + 4 * 4 + 1;
-const QUEUE_ROW_BYTES: u64 = 8 * 11 + 4;
+const FLOW_ROW_BYTES: u64 = ccfair_core::FlowSeries::ROW_BYTES;
+const QUEUE_ROW_BYTES: u64 = ccfair_core::QueueSeries::ROW_BYTES;
 
 /// The field that names a part driven by the time series.
 fn series_field(spec: &ScenarioSpec, biggest_group: usize) -> String {

@@ -18,7 +18,8 @@ pub mod sim;
 pub mod tcp;
 
 pub use ccfair_core::QueueSeries;
+pub use ccfair_core::{FlowCounters, FlowRecord, FlowSeries, Totals};
 pub use estimate::{Estimate, estimate};
-pub use recorder::{FlowCounters, FlowRecord, FlowSeries, Recorder, Totals};
+pub use recorder::Recorder;
 pub use scenario::{GroupSpec, LinkSpec, ScenarioInput, ScenarioSpec};
 pub use sim::{RunOutput, Simulation};

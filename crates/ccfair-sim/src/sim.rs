@@ -9,18 +9,20 @@
 //! - Everything is driven by one event queue ordered by (time, insertion order). Randomness (path loss,
 //!   algorithms that randomize) comes from per-flow streams derived from the run's seed.
 //!
-//! The `Observer` `O` sees every packet-level event after the built-in [`Recorder`].
+//! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
+//! caller's `Observer` `O`, which sees each event after the recorder.
 
 use ccfair_aqm::{BuildContext, PpvMarker, QdiscSink};
 use ccfair_core::rng::StreamId;
-use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Time};
+use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
 use crate::net::{Bottleneck, Pipe};
-use crate::recorder::{FlowRecord, FlowSeries, FlowView, Recorder, Totals};
+use crate::recorder::{FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
 use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
 use ccfair_core::QueueSeries;
+use ccfair_core::{FlowRecord, FlowSeries, Totals};
 
 // Event kinds, packed with a flow index into one 24-bit code: 4 bits of kind, 20 bits of flow index.
 const EV_LINK_DONE: u64 = 0;
@@ -97,8 +99,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     events: EventQueue,
     flows: Vec<Flow>,
     bottleneck: Bottleneck,
-    rec: Recorder,
-    obs: O,
+    /// Where every packet-level event goes: the recorder, then the caller's observer.
+    report: Tee<Recorder, O>,
     seg_buf: Vec<Segment>,
     ack_buf: Vec<Ack>,
     qev: QdiscEvents,
@@ -188,8 +190,7 @@ impl<O: Observer> Simulation<O> {
             events,
             flows,
             bottleneck,
-            rec,
-            obs,
+            report: Tee(rec, obs),
             seg_buf: Vec::with_capacity(64),
             ack_buf: Vec::with_capacity(8),
             qev: QdiscEvents::default(),
@@ -211,15 +212,15 @@ impl<O: Observer> Simulation<O> {
     }
 
     pub fn observer(&self) -> &O {
-        &self.obs
+        &self.report.1
     }
 
     pub fn observer_mut(&mut self) -> &mut O {
-        &mut self.obs
+        &mut self.report.1
     }
 
     pub fn recorder(&self) -> &Recorder {
-        &self.rec
+        &self.report.0
     }
 
     pub fn sender(&self, flow: u32) -> &Sender {
@@ -290,8 +291,8 @@ impl<O: Observer> Simulation<O> {
     pub fn output(&self) -> RunOutput {
         RunOutput {
             flows: self.flow_records(),
-            series: self.rec.flows.clone(),
-            queue: self.rec.queue().clone(),
+            series: self.report.0.flows.clone(),
+            queue: self.report.0.queue().clone(),
             totals: self.totals(),
         }
     }
@@ -301,7 +302,7 @@ impl<O: Observer> Simulation<O> {
     pub fn into_output(mut self) -> RunOutput {
         let flows = self.flow_records();
         let totals = self.totals();
-        let (series, queue) = self.rec.take_series();
+        let (series, queue) = self.report.0.take_series();
         RunOutput {
             flows,
             series,
@@ -324,12 +325,12 @@ impl<O: Observer> Simulation<O> {
                 )
             })
             .collect();
-        self.rec.flow_records(&meta)
+        self.report.0.flow_records(&meta)
     }
 
     fn totals(&self) -> Totals {
         let window_ns = self.spec.measure_end_ns - self.spec.measure_start_ns;
-        self.rec.totals(
+        self.report.0.totals(
             self.events_processed,
             self.now,
             window_ns,
@@ -353,7 +354,7 @@ impl<O: Observer> Simulation<O> {
                     let mut buf = std::mem::take(&mut self.seg_buf);
                     fl.sender.on_xmit_timer(self.now, &mut buf);
                     if fl.sender.stats.rto_events > rto_before {
-                        self.rec.rto_event(f);
+                        self.report.0.rto_event(f);
                     }
                     self.transmit(&mut buf);
                     self.seg_buf = buf;
@@ -420,11 +421,11 @@ impl<O: Observer> Simulation<O> {
             EV_WINDOW_START => {
                 self.events_processed += 1;
                 let backlog = self.undelivered_past_link() * self.spec.mss() as u64;
-                self.rec.window_start(backlog);
+                self.report.0.window_start(backlog);
             }
             EV_WINDOW_END => {
                 self.events_processed += 1;
-                self.rec.window_end();
+                self.report.0.window_end();
             }
             _ => unreachable!("unknown event kind {kind}"),
         }
@@ -437,13 +438,10 @@ impl<O: Observer> Simulation<O> {
             if let Some(m) = &mut self.marker {
                 seg.packet_value = m.mark(now, seg.flow, seg.wire_len);
             }
-            self.rec.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
-            self.obs.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
+            self.report.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];
             if fl.loss > 0.0 && fl.rng.bernoulli(fl.loss) {
-                self.rec
-                    .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
-                self.obs
+                self.report
                     .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
                 continue;
             }
@@ -457,19 +455,16 @@ impl<O: Observer> Simulation<O> {
         let now = self.now;
         if !self.qev.drops.is_empty() || !self.qev.marks.is_empty() {
             for (pkt, reason) in self.qev.drops.drain(..) {
-                self.rec.segment_dropped(now, pkt.flow, pkt.seq, reason);
-                self.obs.segment_dropped(now, pkt.flow, pkt.seq, reason);
+                self.report.segment_dropped(now, pkt.flow, pkt.seq, reason);
             }
             for flow in self.qev.marks.drain(..) {
-                self.rec.segment_marked(now, flow);
-                self.obs.segment_marked(now, flow);
+                self.report.segment_marked(now, flow);
             }
         }
         if let Some(end) = started {
             let pkt = *self.bottleneck.in_transmission().expect("a transmission started");
             let sojourn = now.saturating_since(pkt.enqueue_ts);
-            self.rec.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
-            self.obs.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
+            self.report.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
             self.events.push(end, code(EV_LINK_DONE, 0));
         }
     }
@@ -478,7 +473,7 @@ impl<O: Observer> Simulation<O> {
         self.events_processed += 1;
         let now = self.now;
         let (pkt, next) = self.bottleneck.tx_done(now, &mut self.qev);
-        self.rec.link_tx(pkt.wire_len);
+        self.report.0.link_tx(pkt.wire_len);
         self.after_qdisc(next);
         let fl = &mut self.flows[pkt.flow as usize];
         let (exit, was_empty) = fl.data_pipe.push(now, pkt);
@@ -497,14 +492,13 @@ impl<O: Observer> Simulation<O> {
         if let Some(t) = next {
             self.events.push(t, code(EV_DATA, f));
         }
-        self.rec.segment_arrived(now, f, seg.seq);
-        self.obs.segment_arrived(now, f, seg.seq);
+        self.report.segment_arrived(now, f, seg.seq);
         let mut acks = std::mem::take(&mut self.ack_buf);
         let d = fl.receiver.on_segment(now, &seg, &mut acks);
         if d.segments > 0 {
             let bytes = d.segments as u64 * self.spec.mss() as u64;
-            self.rec.delivered_to_app(now, f, d.first_seq, d.segments, bytes);
-            self.obs.delivered_to_app(now, f, d.first_seq, d.segments, bytes);
+            self.report
+                .delivered_to_app(now, f, d.first_seq, d.segments, bytes);
         }
         self.send_acks(f, &mut acks);
         self.ack_buf = acks;
@@ -536,8 +530,7 @@ impl<O: Observer> Simulation<O> {
         fl.sender.on_ack(now, &ack, &mut buf);
         if fl.sender.last_rtt_us >= 0 {
             let rtt = Dur::from_us(fl.sender.last_rtt_us as u64);
-            self.rec.rtt_sample(now, f, rtt);
-            self.obs.rtt_sample(now, f, rtt);
+            self.report.rtt_sample(now, f, rtt);
         }
         if fl.sender.finished() {
             fl.finished_at.get_or_insert(now);
@@ -590,7 +583,7 @@ impl<O: Observer> Simulation<O> {
                 vars: s.cc_vars(),
             });
         }
-        self.rec.sample(
+        self.report.0.sample(
             now,
             &views,
             self.bottleneck.qdisc.backlog_bytes(),

@@ -17,6 +17,10 @@ Where each column comes from:
   sojourn is NaN
 - kernel-only extra columns: ``delivery_rate_bps`` (time series), ``lateness_p99_ns`` (queue)
 
+The columns, their order and dtypes come from the output schema (:func:`ccfair.catalog.output_table`); this
+module only says where each kernel value comes from. A column the kernel cannot measure gets the placeholder
+the schema names (NaN for floats, ``cc_mode`` -1); a simulator-only column is left out.
+
 A flow has a time-series row for interval (t - interval, t] if it started before t and had not finished
 (stopped and everything acknowledged) before the interval began, as in the simulator.
 """
@@ -29,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ccfair.catalog import output_table
+
 FlowInfo = tuple[int, int, str, int, int, int]  # flow_id, group, cc, rtt_ns, start_ns, stop_ns
 
 
@@ -39,6 +45,25 @@ def _col(values: Sequence[Any], dtype: str) -> tuple[str, bytes]:
     dt = np.dtype(dtype)
     arr = floats.astype(dt) if dt.kind == "f" else np.nan_to_num(floats, nan=0.0).astype(dt)
     return (dt.str, arr.tobytes())
+
+
+def _table(table: str, values: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """The kernel backend's columns of ``table`` in schema order, with the schema's dtypes. A column that
+    may be float where the kernel lacks a counter (``kernel_dtypes`` names float64) is float64 when it holds
+    a NaN."""
+    out: dict[str, Any] = {}
+    for c in output_table(table):
+        if "kernel" not in c["backends"]:
+            continue
+        v = values[c["name"]]
+        if c["dtype"] == "str":
+            out[c["name"]] = list(v)
+            continue
+        floats = [math.nan if x is None else float(x) for x in v]
+        nan = any(math.isnan(x) for x in floats)
+        dtype = "<f8" if nan and "<f8" in c["kernel_dtypes"] else c["dtype"]
+        out[c["name"]] = _col(floats, dtype)
+    return out
 
 
 def _f(v: Any) -> float:
@@ -70,12 +95,12 @@ def to_native(
     interval = spec["interval_ns"]
     s_flows, e_flows = sender["flows"], emu["flows"]
     flows: dict[str, Any] = {
-        "flow_id": _col([i[0] for i in infos], "<u4"),
-        "group": _col([i[1] for i in infos], "<u4"),
+        "flow_id": [i[0] for i in infos],
+        "group": [i[1] for i in infos],
         "cc": [i[2] for i in infos],
-        "rtt_ns": _col([i[3] for i in infos], "<u8"),
-        "start_ns": _col([i[4] for i in infos], "<u8"),
-        "stop_ns": _col([i[5] for i in infos], "<u8"),
+        "rtt_ns": [i[3] for i in infos],
+        "start_ns": [i[4] for i in infos],
+        "stop_ns": [i[5] for i in infos],
     }
     for prefix in ("window", "total"):
         if prefix == "window":
@@ -88,19 +113,19 @@ def to_native(
             delivered = list(receiver["total"])
             snd = [{k: _f(v) for k, v in s["total"].items()} for s in s_flows]
         emu_counts = [e[prefix] for e in e_flows]
-        flows[f"{prefix}_delivered_bytes"] = _col(delivered, "<u8")
-        flows[f"{prefix}_sent_segments"] = _col([c["sent_segments"] for c in emu_counts], "<u8")
-        flows[f"{prefix}_retransmitted_segments"] = _col([s["total_retrans"] for s in snd], "<u8")
-        flows[f"{prefix}_queue_drops"] = _col([c["queue_drops"] for c in emu_counts], "<u8")
-        flows[f"{prefix}_path_drops"] = _col([c["path_drops"] for c in emu_counts], "<u8")
-        flows[f"{prefix}_ce_marks"] = _col([c["ce_marks"] for c in emu_counts], "<u8")
-        rto = [s["total_rto"] for s in snd]  # NaN on kernels without tcpi_total_rto (before 6.7)
-        flows[f"{prefix}_rto_events"] = _col(rto, "<f8" if any(math.isnan(x) for x in rto) else "<u8")
-    flows["rtt_samples"] = _col([e["rtt_samples"] for e in e_flows], "<u8")
-    flows["rtt_mean_ns"] = _col([_f(e["rtt_mean_ns"]) for e in e_flows], "<f8")
-    flows["rtt_p99_ns"] = _col([_f(e["rtt_p99_ns"]) for e in e_flows], "<f8")
+        flows[f"{prefix}_delivered_bytes"] = delivered
+        flows[f"{prefix}_sent_segments"] = [c["sent_segments"] for c in emu_counts]
+        flows[f"{prefix}_retransmitted_segments"] = [s["total_retrans"] for s in snd]
+        flows[f"{prefix}_queue_drops"] = [c["queue_drops"] for c in emu_counts]
+        flows[f"{prefix}_path_drops"] = [c["path_drops"] for c in emu_counts]
+        flows[f"{prefix}_ce_marks"] = [c["ce_marks"] for c in emu_counts]
+        # NaN on kernels without tcpi_total_rto (before 6.7): the column is float64 then
+        flows[f"{prefix}_rto_events"] = [s["total_rto"] for s in snd]
+    flows["rtt_samples"] = [e["rtt_samples"] for e in e_flows]
+    flows["rtt_mean_ns"] = [_f(e["rtt_mean_ns"]) for e in e_flows]
+    flows["rtt_p99_ns"] = [_f(e["rtt_p99_ns"]) for e in e_flows]
 
-    rows: dict[str, list[Any]] = {k: [] for k in TIMESERIES_COLUMNS}
+    rows: dict[str, list[Any]] = {c["name"]: [] for c in output_table("timeseries")}
     t_all = receiver["t_ns"]
     for k, t in enumerate(t_all):
         for f, (_, _, _, _, start, _) in enumerate(infos):
@@ -135,71 +160,22 @@ def to_native(
             rows["cc_inflight_lo"].append(math.nan)
             rows["cc_aux"].append(math.nan)
             rows["delivery_rate_bps"].append(_f(s["delivery_rate_bps"][k]))
-    timeseries = {name: _col(rows[name], dtype) for name, dtype in TIMESERIES_COLUMNS.items()}
-    queue = {name: _col(emu["queue"][name], dtype) for name, dtype in QUEUE_COLUMNS.items()}
-    tot = emu["totals"]
-    totals = {
-        "events": int(tot["frames"]),
-        "sim_end_ns": int(spec["duration_ns"]),
-        "window_ns": int(spec["measure_end_ns"] - spec["measure_start_ns"]),
-        "window_link_tx_bytes": int(tot["window_link_tx_bytes"]),
-        "window_queue_drops": int(tot["window_queue_drops"]),
-        "window_path_drops": int(tot["window_path_drops"]),
-        "window_marks": int(tot["window_marks"]),
-        "window_sojourn_p50_ns": _f(tot["window_sojourn_p50_ns"]),
-        "window_sojourn_p99_ns": _f(tot["window_sojourn_p99_ns"]),
-        "window_sojourn_mean_ns": _f(tot["window_sojourn_mean_ns"]),
-        "window_sojourn_l4s_p99_ns": _f(tot["window_sojourn_l4s_p99_ns"]),
-        "window_sojourn_classic_p99_ns": _f(tot["window_sojourn_classic_p99_ns"]),
-        "window_departures": int(tot["window_departures"]),
-        "sent_segments": int(tot["sent_segments"]),
-        "arrived_segments": math.nan,
-        "queue_drops": int(tot["queue_drops"]),
-        "path_drops": int(tot["path_drops"]),
-        "in_flight_at_end": int(emu["health"]["held_at_end"]),
+    known = {
+        **emu["totals"],  # the emulator's totals, under the schema's names
+        "sim_end_ns": spec["duration_ns"],
+        "window_ns": spec["measure_end_ns"] - spec["measure_start_ns"],
+        "arrived_segments": None,  # not measured
+        "in_flight_at_end": emu["health"]["held_at_end"],
         "wall_seconds": wall_seconds,
     }
-    return {"flows": flows, "timeseries": timeseries, "queue": queue, "totals": totals}
-
-
-# The simulator's time-series columns and dtypes (crates/ccfair-py/src/lib.rs), plus the kernel's extra.
-TIMESERIES_COLUMNS = {
-    "t_ns": "<u8",
-    "flow_id": "<u4",
-    "delivered_bytes": "<u8",
-    "goodput_bps": "<f8",
-    "cwnd": "<u4",
-    "ssthresh": "<i8",
-    "srtt_ns": "<u8",
-    "min_rtt_ns": "<f8",
-    "pacing_rate_bps": "<f8",
-    "inflight": "<u4",
-    "retransmits": "<u8",
-    "drops": "<u8",
-    "ca_state": "|u1",
-    "cc_mode": "<i4",
-    "cc_pacing_gain": "<f8",
-    "cc_cwnd_gain": "<f8",
-    "cc_bw_bps": "<f8",
-    "cc_min_rtt_ns": "<f8",
-    "cc_inflight_hi": "<f8",
-    "cc_inflight_lo": "<f8",
-    "cc_aux": "<f8",
-    "delivery_rate_bps": "<f8",
-}
-
-QUEUE_COLUMNS = {
-    "t_ns": "<u8",
-    "backlog_bytes": "<u8",
-    "backlog_packets": "<u4",
-    "sojourn_p50_ns": "<f8",
-    "sojourn_p99_ns": "<f8",
-    "sojourn_max_ns": "<f8",
-    "drops": "<u8",
-    "marks": "<u8",
-    "departures": "<u8",
-    "tx_bytes": "<u8",
-    "sojourn_l4s_p99_ns": "<f8",
-    "sojourn_classic_p99_ns": "<f8",
-    "lateness_p99_ns": "<f8",
-}
+    totals: dict[str, Any] = {}
+    for c in output_table("totals"):
+        if "kernel" in c["backends"]:
+            v = known[c["name"]]
+            totals[c["name"]] = _f(v) if v is None or c["dtype"] == "<f8" else int(v)
+    return {
+        "flows": _table("flows", flows),
+        "timeseries": _table("timeseries", rows),
+        "queue": _table("queue", emu["queue"]),
+        "totals": totals,
+    }
