@@ -37,9 +37,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description="Run the traffic mix on the link with every queue discipline variant and buffer size "
         f"(variants searched: {searched}), at each RTT, and report the Pareto front of fairness "
         "(Jain's index and the worst class's relative goodput) against queueing delay (p99) and "
-        "utilization, each the worst over the RTTs; the recommended configuration with the margin it keeps to the constraints, or, "
-        "when none meets them, the closest; and a figure of the front. The runs go into the results "
-        "directory like a sweep's (resumable, reused by later calls).",
+        "utilization, each the worst over the RTTs; the recommended configuration with the margin it "
+        "keeps to the constraints, or, when none meets them, the closest; and a figure of the front. "
+        "The runs go into the results directory like a sweep's (resumable, reused by later calls).",
         epilog=examples(
             "ccfair advise --rate 1Gbps --rtt 10ms,100ms --mix cubic:5,bbr2:5 --min-jain 0.9 "
             "--max-delay 20ms",
