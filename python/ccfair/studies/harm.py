@@ -156,6 +156,18 @@ def analyse(
     )
     role_of = {name: role for role, name in plan_names.items()}
     frame["role"] = frame["plan"].map(role_of)
+    return harm_from_frame(frame, scenarios, repetitions, tolerance)
+
+
+def harm_from_frame(
+    frame: pd.DataFrame,
+    scenarios: Sequence[dict[str, Any]],
+    repetitions: int,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> HarmResult:
+    """Harm per scenario from the incumbent's metrics per run: columns ``role`` (solo, self, vs), ``cell``,
+    ``flipped`` and one per metric of :data:`METRICS`."""
+    frame = frame.copy()
     frame["scenario"] = frame["cell"] // repetitions
     frame["rep"] = frame["cell"] % repetitions
     result = HarmResult(tolerance=tolerance)

@@ -126,6 +126,12 @@ def suite_from_dict(d: Mapping[str, Any], default_name: str = "suite") -> Suite:
         )
     stagger_ns = parse_duration_ns(d.get("stagger", "1s"), "suite.stagger")
     jitter_ns = parse_duration_ns(d.get("start_jitter", "0s"), "suite.start_jitter", allow_zero=True)
+    if reps > 1 and jitter_ns < reps:
+        raise ScenarioError(
+            "suite.start_jitter",
+            "repetitions differ only in their start jitter (the simulator is deterministic): give a jitter "
+            "of at least one nanosecond per repetition, or repetitions = 1",
+        )
     if stagger_ns + jitter_ns >= measure_ns:
         raise ScenarioError(
             "suite.measure_start", "must come after the later group's start (stagger + start_jitter)"
