@@ -12,6 +12,7 @@ from ccfair.cli_support import EXIT_OK, note
 from ccfair.errors import ScenarioError
 from ccfair.sweep.driver import SweepReport, plan_runs, run_sweep, sweep_limits, unique_runs
 from ccfair.sweep.execute_local import default_jobs
+from ccfair.sweep.expand import PlannedRun
 from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
 
@@ -33,17 +34,24 @@ def stored_states(out: Path) -> dict[str, str]:
 
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
+    from ccfair.commands.sweep import _estimate_lines
+
     limits = _limits(args)
     states = stored_states(out)
+    todo: dict[str, PlannedRun] = {}
     ids: set[str] = set()
     for plan in plans:
         _, runs = plan_runs(plan, quiet=True, limits=limits)
-        mine = {r.run_id for r in unique_runs(runs)}
+        mine = {r.run_id: r for r in unique_runs(runs)}
         done = sum(states.get(i) == "done" for i in mine)
         print(f"plan {plan.name}: {len(mine)} runs; in {out}: {done} done, {len(mine) - done} to run")
-        ids |= mine
+        ids |= set(mine)
+        todo.update({i: r for i, r in mine.items() if states.get(i) != "done" and r.estimate is not None})
     done = sum(states.get(i) == "done" for i in ids)
     print(f"total: {len(ids)} distinct runs, {done} done, {len(ids) - done} to run")
+    jobs = None if args.cluster is not None else (args.jobs or default_jobs())
+    for line in _estimate_lines(list(todo.values()), limits, jobs):
+        print(line)
     return EXIT_OK
 
 
