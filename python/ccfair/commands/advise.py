@@ -62,7 +62,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--buffers", help=f"buffer sizes to search (default: {','.join(DEFAULT_BUFFERS)})")
     p.add_argument("--duration", default="30s", help="each run's length (default 30s)")
     p.add_argument(
-        "--figure", metavar="FILE", default="advise.png", help="the front's figure (default advise.png)"
+        "--figure",
+        metavar="FILE",
+        default="advise.png",
+        help="the figure of the front, .png, .svg or .pdf (default advise.png; - for none)",
     )
     add_sweep_options(p)
     p.set_defaults(handler=cmd_advise)

@@ -100,7 +100,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="harm the newcomer may do beyond the incumbent's own before it fails the bar (default 0.05)",
     )
     p.add_argument(
-        "--figure", metavar="FILE", default="harm.png", help="the summary figure (default harm.png)"
+        "--figure",
+        metavar="FILE",
+        default="harm.png",
+        help="the summary figure, .png, .svg or .pdf (default harm.png; - for none)",
     )
     add_sweep_options(p)
     p.set_defaults(handler=cmd_harm)
