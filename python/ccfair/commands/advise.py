@@ -13,11 +13,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from ccfair.cli_support import EXIT_OK, check_out_dir, examples, note, print_json
-from ccfair.commands.harm import add_sweep_options
+from ccfair.commands.harm import add_figure_option, add_sweep_options, check_figure
 from ccfair.errors import ScenarioError
 from ccfair.tables import Column, fixed, render, text
 from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps
@@ -61,12 +60,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--aqms", help=f"queue disciplines to search (default: {','.join(DEFAULT_AQMS)})")
     p.add_argument("--buffers", help=f"buffer sizes to search (default: {','.join(DEFAULT_BUFFERS)})")
     p.add_argument("--duration", default="30s", help="each run's length (default 30s)")
-    p.add_argument(
-        "--figure",
-        metavar="FILE",
-        default="advise.png",
-        help="the figure of the front, .png, .svg or .pdf (default advise.png; - for none)",
-    )
+    add_figure_option(p, "advise.png", "the figure of the front")
     add_sweep_options(p)
     p.set_defaults(handler=cmd_advise)
 
@@ -126,12 +120,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         parse_buffer(b, "--buffers")
     plan = advise_plan(args.rate, rtts, mix, duration, aqms, buffers)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
-    figure = None
-    if args.figure != "-":
-        from ccfair.plots.output import check_figure_path
-
-        check_figure_path(args.figure, "--figure")
-        figure = Path(args.figure)
+    figure = check_figure(args.figure)
     if args.dry_run:
         return dry_run([plan], out, args)
     run_plans([plan], out, args)

@@ -64,6 +64,25 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
+def add_figure_option(p: argparse.ArgumentParser, default: str, what: str) -> None:
+    p.add_argument(
+        "--figure",
+        metavar="FILE",
+        default=default,
+        help=f"{what}, .png, .svg or .pdf (default {default}; - for none)",
+    )
+
+
+def check_figure(path: str) -> Path | None:
+    """The ``--figure`` path, checked before any run (None for ``-``)."""
+    if path == "-":
+        return None
+    from ccfair.plots.output import check_figure_path
+
+    check_figure_path(path, "--figure")
+    return Path(path)
+
+
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     p = commands.add_parser(
         "harm",
@@ -99,12 +118,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default=None,
         help="harm the newcomer may do beyond the incumbent's own before it fails the bar (default 0.05)",
     )
-    p.add_argument(
-        "--figure",
-        metavar="FILE",
-        default="harm.png",
-        help="the summary figure, .png, .svg or .pdf (default harm.png; - for none)",
-    )
+    add_figure_option(p, "harm.png", "the summary figure")
     add_sweep_options(p)
     p.set_defaults(handler=cmd_harm)
 
@@ -136,7 +150,7 @@ def cmd_harm(args: argparse.Namespace) -> int:
     tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
     plans = harm_plans(suite, incumbent, newcomer)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
-    figure = _check_figure(args.figure)
+    figure = check_figure(args.figure)
     ordered = [plans.solo, plans.self_, plans.vs]
     if args.dry_run:
         return dry_run(ordered, out, args)
@@ -162,15 +176,6 @@ def cmd_harm(args: argparse.Namespace) -> int:
     sys.stdout.write(harm_text(result, title, suite.repetitions))
     sys.stdout.flush()
     return EXIT_OK
-
-
-def _check_figure(path: str) -> Path | None:
-    if path == "-":
-        return None
-    from ccfair.plots.output import check_figure_path
-
-    check_figure_path(path, "--figure")
-    return Path(path)
 
 
 def _pm(mean: float, half: float) -> str:
