@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.errors import ScenarioError
-from ccfair.store.reader import query
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.plan import Plan, plan_from_dict
 
@@ -109,6 +108,8 @@ def configurations(
     root: str | Path, plan: str, aqms: Sequence[dict[str, Any]], buffers: Sequence[str], rtts: int
 ) -> list[Config]:
     """Each (variant, buffer)'s worst values over the RTTs, from the store (done runs only)."""
+    from ccfair.store.reader import query  # DuckDB only when reading, not when the CLI starts
+
     name = plan.replace("'", "''")
     frame = query(
         root,
