@@ -192,6 +192,9 @@ def build_report(source: RunResult | Results, label: str, plan: str | None, prog
                 progress((i + fraction) / len(names))
 
         sections += sweep_sections(sweep, part)
+    from ccfair.studies.report import study_sections
+
+    sections += study_sections(source, names)  # harm studies and advise searches among the plans
     return render_page(f"ccfair results {label}", sections)
 
 
