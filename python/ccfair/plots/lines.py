@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 DODGE = 0.08  # categorical axes: lines of different groups sit this far apart around a category
-RUN_DOT_SIZE = 7
+RUN_DOT_SIZE = 10
 
 
 def dodge(index: int, count: int, x_axis: Axis) -> float:
@@ -59,7 +59,7 @@ def draw_line(
             ys,
             s=RUN_DOT_SIZE,
             color=style.get("color"),
-            alpha=0.45,
+            alpha=0.6,
             linewidths=0,
             zorder=1,
             gid=f"{gid}:runs",

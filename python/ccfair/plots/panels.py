@@ -40,11 +40,12 @@ def panel_grid(n: int, panel_size_in: tuple[float, float], **kwargs: Any) -> tup
 
 
 def set_panel_title(ax: Axes, values: tuple[tuple[str, Any], ...]) -> None:
-    """``path = value, ...`` over a panel; one CCA or AQM value in its registry colour."""
+    """``path = value`` over a panel, one line per facet axis; one CCA or AQM value in its registry
+    colour."""
     if len(values) == 1:
         set_facet_title(ax, *values[0])
     elif values:
-        ax.set_title(plain(", ".join(f"{p} = {value_text(v)}" for p, v in values)))
+        ax.set_title(plain("\n".join(f"{p} = {value_text(v)}" for p, v in values)))
 
 
 def set_facet_title(ax: Axes, path: str | None, value: Any) -> None:
@@ -55,3 +56,14 @@ def set_facet_title(ax: Axes, path: str | None, value: Any) -> None:
     ax.set_title(plain(f"{path} = {value_text(value)}"))
     if style is not None:
         ax.title.set_color(style.color)
+
+
+def figure_legend(fig: Figure, axes: list[Axes], title: str | None = None) -> None:
+    """One legend for all panels, outside them on the right: every label once, first panel first."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        for handle, label in zip(handles, labels, strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen.keys()), title=title, loc="outside right upper")

@@ -24,7 +24,7 @@ from ccfair.plots.data import (
 )
 from ccfair.plots.labels import metric, plain
 from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import panel_grid, set_panel_title
+from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
 from ccfair.plots.stats import interval_note
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.scenario import HEADER_BYTES
@@ -111,7 +111,7 @@ def relgoodput(
             apply_x(ax, x_axis)
             set_panel_title(ax, panel.values)
         axes[0].set_ylabel(metric("relative_goodput").label)
-        axes[0].legend(title="class", loc="best")
+        figure_legend(fig, axes, "class")
         note = pooled_note(sweep, [x, *facets])
         fig.suptitle(
             plain(

@@ -24,7 +24,7 @@ from ccfair.plots.data import (
 )
 from ccfair.plots.labels import plain
 from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import panel_grid, set_panel_title
+from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
 from ccfair.plots.stats import aggregate, interval_note
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.sweep.paths import column_name
@@ -113,7 +113,7 @@ def share(
             set_panel_title(ax, panel.values)
         axes[0].set_ylabel("share of total goodput")
         mark = "dashed" if x_axis.numeric else "bar"
-        axes[0].legend(title=f"CCA ({mark}: equal sharing)", loc="best")
+        figure_legend(fig, axes, f"CCA ({mark}: equal sharing)")
         note = pooled_note(sweep, [x, *facets])
         who = f"{cc}'s" if cc else "each CCA's"
         fig.suptitle(

@@ -20,7 +20,7 @@ import pandas as pd
 from ccfair.errors import ScenarioError
 from ccfair.plots.data import Sweep, as_sweep, facet_axes, pooled_note, split_panels, with_runs
 from ccfair.plots.labels import plain
-from ccfair.plots.panels import panel_grid, set_panel_title
+from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
 from ccfair.plots.stats import interval_note, summarize
 from ccfair.plots.style import cc_style, paper_style, shades
 from ccfair.result import RunResult
@@ -147,12 +147,7 @@ def tput_delay(
             kinds += _draw_points(ax, panel.frame, by)
             _finish(ax, delay)
             set_panel_title(ax, panel.values)
-        handles, labels = axes[0].get_legend_handles_labels()
-        seen = dict(zip(labels, handles, strict=True))
-        for ax in axes[1:]:
-            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-                seen.setdefault(label, h)
-        fig.legend(list(seen.values()), list(seen.keys()), loc="outside right upper", fontsize=7)
+        figure_legend(fig, axes)
         note = pooled_note(sweep, facets)
         fig.suptitle(
             plain(
