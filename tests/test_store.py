@@ -314,13 +314,20 @@ HOLD_WRITER = textwrap.dedent(
     writer = StoreWriter(sys.argv[1])
     writer.update_status({"plan": "p", "runs": 10, "done": 3, "failed": 1, "to_run": 6}, force=True)
     print("ready", flush=True)
-    sys.stdin.read()
+    if sys.stdin.readline() == "release\\n":
+        writer.release()
+        print("released", flush=True)
+        sys.stdin.read()
     writer.close()
     """
 )
 
 
-def test_a_store_held_by_a_sweep(tmp_path):
+def test_a_store_held_by_a_sweep(tmp_path, monkeypatch):
+    """While the writer holds the catalog a reader waits (here at most 1 s) and then says a sweep is
+    writing; once the writer releases it (as a sweep does between commits) readers read, while the writer
+    lock still keeps a second sweep out."""
+    monkeypatch.setenv("CCFAIR_STORE_WAIT_S", "1")
     root = tmp_path / "results"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_WRITER, str(root)],
@@ -336,12 +343,22 @@ def test_a_store_held_by_a_sweep(tmp_path):
         assert (running["pid"], running["done"], running["to_run"]) == (holder.pid, 3, 6)
         query = run_cli("query", str(root), "select 1")
         assert query.returncode == 2 and "a sweep is writing to this store" in query.stderr
+        assert "did not release the catalog within 1 s" in query.stderr
+        holder.stdin.write("release\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline() == "released\n"
+        query = run_cli("query", str(root), "select count(*) AS n from runs", "--json")
+        assert query.returncode == 0, query.stderr
+        assert json.loads(query.stdout) == [{"n": 0}]
+        status = json.loads(run_cli("status", str(root), "--json").stdout)
+        assert status["running"]["pid"] == holder.pid and status["plans"] == []
         plan = write_plan(tmp_path / "p.toml")
         sweep = run_cli("sweep", str(plan), "--out", str(root), "--quiet")
         assert sweep.returncode == 2 and f"error: {root}: is in use by another process" in sweep.stderr
     finally:
         holder.communicate("", timeout=30)
     assert not (root / layout.STATUS_FILE).exists()
+    assert not layout.writer_active(root)
 
 
 def test_reading_something_that_is_not_a_results_directory(tmp_path):

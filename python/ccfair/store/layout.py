@@ -7,7 +7,18 @@
       series/<first 2 hex of run_id>/<run_id>.timeseries.parquet   per-flow time series of one run
       series/<first 2 hex of run_id>/<run_id>.queue.parquet        bottleneck queue time series of one run
       status.json                             progress of the sweep writing right now (see ``ccfair status``)
+      .writer.lock                            held (flock) by the sweep writing right now
       .ccfair.json                            the marker: a ccfair results directory (``ccfair.fsio``)
+
+**Reading during a sweep.** DuckDB lets one process open a catalog for writing and no other process open
+it at the same time, not even to read. So the sweep does not hold the catalog for its whole run: it opens
+it for each commit and releases it whenever the runs arrive slowly (no commit for
+:data:`IDLE_RELEASE_S`) and at least every :data:`MAX_HOLD_S` (the release and the reopening cost about
+40 ms, at most once per :data:`MAX_HOLD_S` while runs arrive quickly). A reader that finds the catalog
+held waits for a release (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S`` seconds) and then reads
+every run committed so far; the writer in turn waits while a reader has the catalog open. One sweep
+writes at a time: the writer holds ``.writer.lock`` (an advisory ``flock``) from start to end, and a
+second sweep into the same directory is refused.
 
 A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
 the catalog of one written before markers); see :data:`RESULTS_KIND`.
@@ -20,7 +31,12 @@ are opened without following symbolic links.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
+import stat
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +48,12 @@ from ccfair.errors import ScenarioError
 
 CATALOG_FILE = "catalog.duckdb"
 STATUS_FILE = "status.json"
+WRITER_LOCK = ".writer.lock"
+IDLE_RELEASE_S = 2.0  # a writer releases the catalog after a commit that came this long after the last
+MAX_HOLD_S = 5.0  # and holds it at most this long while commits come faster
+READ_WAIT_S = 30.0  # a reader waits this long for the writer to release the catalog
+WRITE_WAIT_NOTE_S = 10.0  # a writer waiting this long for readers says so on stderr
+LOCK_RETRY_S = 0.02
 SERIES_DIR = "series"
 SERIES_TABLES = ("timeseries", "queue")
 TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark (``ccfair.fsio.temporary_name``)
@@ -117,33 +139,103 @@ def first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def connect(root: Path, *, read_only: bool) -> Any:
-    """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. A store held by a running sweep
-    (DuckDB allows one writing process and no reader beside it) is a ScenarioError naming the directory
-    and the process; a catalog that does not open is damaged. The caller checks its contents
-    (:func:`ccfair.store.check.check_catalog`) before use."""
+def read_wait_s() -> float:
+    """How long a reader waits for a sweep to release the catalog: ``$CCFAIR_STORE_WAIT_S`` or
+    :data:`READ_WAIT_S`."""
+    text = os.environ.get("CCFAIR_STORE_WAIT_S")
+    try:
+        return max(0.0, float(text)) if text else READ_WAIT_S
+    except ValueError:
+        return READ_WAIT_S
+
+
+def _is_lock_conflict(error: duckdb.Error) -> bool:
+    return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
+
+
+def connect(root: Path, *, read_only: bool, wait_s: float | None = 0.0) -> Any:
+    """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. While another process holds the
+    catalog (a sweep committing, or for the writer a reader) it retries for ``wait_s`` seconds (None:
+    until it gets it, saying so on stderr after :data:`WRITE_WAIT_NOTE_S`), then raises
+    :class:`StoreBusy` naming the directory and the process. A catalog that does not open is damaged. The
+    caller checks its contents (:func:`ccfair.store.check.check_catalog`) before use."""
     path = catalog_path(root)
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise ScenarioError(str(root), f"{CATALOG_FILE} is not a regular file")
     if read_only and not path.is_file():
         raise ScenarioError(str(root), f"not a results directory (no {CATALOG_FILE})")
+    started = time.monotonic()
+    noted = False
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
+        except duckdb.Error as e:
+            if not _is_lock_conflict(e):
+                _refuse(root, e)
+            waited = time.monotonic() - started
+            if wait_s is not None and waited >= wait_s:
+                _busy(root, e, read_only, wait_s)
+            if wait_s is None and not noted and waited >= WRITE_WAIT_NOTE_S:
+                noted = True
+                print(
+                    f"{root}: waiting for a reader to release the catalog ({first_line(e)})", file=sys.stderr
+                )
+            time.sleep(LOCK_RETRY_S)
+
+
+def _refuse(root: Path, e: duckdb.Error) -> None:
+    if isinstance(e, duckdb.IOException) and "permission denied" in str(e).lower():
+        raise ScenarioError(str(root), f"cannot open the catalog: {first_line(e)}") from None
+    raise damaged(root, first_line(e)) from None
+
+
+def _busy(root: Path, e: duckdb.Error, read_only: bool, waited_s: float) -> None:
+    pid = re.search(r"PID (\d+)", str(e))
+    who = f" (PID {pid.group(1)})" if pid else ""
+    if read_only:
+        message = (
+            f"a sweep is writing to this store{who} and did not release the catalog within {waited_s:g} s; "
+            "`ccfair status` shows its progress (set CCFAIR_STORE_WAIT_S to wait longer)"
+        )
+    else:
+        message = f"is in use by another process{who}: one sweep writes to a results directory at a time"
+    raise StoreBusy(str(root), message) from None
+
+
+def acquire_writer_lock(root: Path) -> int:
+    """Takes ``.writer.lock`` for this process (one sweep writes at a time); returns the descriptor that
+    holds it (closing it releases the lock). A StoreBusy if another sweep holds it."""
+    fd = os.open(root / WRITER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
-    except duckdb.IOException as e:
-        text = str(e)
-        if "permission denied" in text.lower():
-            raise ScenarioError(str(root), f"cannot open the catalog: {first_line(e)}") from None
-        if "lock" not in text.lower():
-            raise damaged(root, first_line(e)) from None
-        pid = re.search(r"PID (\d+)", text)
-        who = f" (PID {pid.group(1)})" if pid else ""
-        if read_only:
-            message = (
-                f"a sweep is writing to this store{who}; `ccfair status` shows its progress, queries and "
-                "exports work once it ends"
-            )
-        else:
-            message = f"is in use by another process{who}: one sweep writes to a results directory at a time"
-        raise StoreBusy(str(root), message) from None
-    except duckdb.Error as e:
-        raise damaged(root, first_line(e)) from None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreBusy(
+            str(root), "is in use by another process: one sweep writes to a results directory at a time"
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def writer_active(root: Path) -> bool:
+    """Whether a sweep is writing to ``root`` now (it holds ``.writer.lock``). Opens the lock file read-only
+    without following a link; takes and drops a shared lock to test it."""
+    try:
+        fd = os.open(root / WRITER_LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

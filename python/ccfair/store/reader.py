@@ -1,7 +1,9 @@
 """Reading a results directory: :func:`load` and SQL queries over the catalog and the time series.
 
 Every read opens the catalog read-only and closes it at once, so a notebook holding a :class:`Results`
-never blocks the next sweep. Only ``done`` runs are visible in ``flows``, ``classes`` and the time series.
+never blocks the next sweep; during a sweep a read waits for the writer to release the catalog (see
+:mod:`.layout`) and sees every run committed so far. Only ``done`` runs are visible in ``flows``,
+``classes`` and the time series.
 
 A results directory is untrusted input: the catalog is opened with no access to files or the network
 (:data:`ccfair.store.layout.SAFE_CONFIG`) and its shape checked (:mod:`.check`) before anything in it is
@@ -75,7 +77,7 @@ def open_checked(root: Path) -> tuple[Any, int]:
     """A read-only connection to the catalog, checked (once per state of the file in this process), and
     its schema version."""
     identity = _identity(root)
-    con = layout.connect(root, read_only=True)
+    con = layout.connect(root, read_only=True, wait_s=layout.read_wait_s())
     try:
         version = _CHECKED.get(identity)
         if version is None:
@@ -280,7 +282,9 @@ class Results:
         command line accepts); a ScenarioError on ``field`` if it is not hex or matches none or several."""
         if not isinstance(prefix, str) or not re.fullmatch(r"[0-9a-f]{1,32}", prefix):
             shown = repr(prefix) if len(repr(prefix)) <= 80 else repr(prefix)[:77] + "..."
-            raise ScenarioError(field, f"expected a run id or its start (lowercase hex), got {shown}")
+            raise ScenarioError(
+                field, f"expected a run id (32 lowercase hex characters) or a unique start of it, got {shown}"
+            )
         done = self.runs.loc[self.runs["status"] == "done", "run_id"]
         matches = [r for r in done if r.startswith(prefix)]
         if len(matches) == 1:

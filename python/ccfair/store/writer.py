@@ -7,6 +7,11 @@ see a run only through a ``done`` row, so a kill at any moment leaves either the
 visible: a kill before the commit leaves at most unreferenced files, which the next writer removes (and a
 rerun replaces).
 
+The writer does not hold the catalog for the whole sweep: it opens it for each commit and releases it
+whenever commits come slowly, and at least every few seconds, so readers (``ccfair status``, ``query``,
+``plot``, ``ccfair.load``) can read the runs committed so far during a sweep (see :mod:`.layout`). A
+lock file keeps a second sweep out of the directory meanwhile.
+
 Opening a directory checks its catalog (:mod:`.check`; a version-1 catalog gets the file columns) and
 every done run's files (:mod:`.integrity`: existence and size, or with ``verify`` their checksums): a
 damaged run becomes a failed run of kind ``damaged`` (its ``flows`` and ``classes`` rows removed), which
@@ -37,9 +42,11 @@ from ccfair.errors import OutputError, ScenarioError
 from ccfair.store import integrity, layout
 from ccfair.store.check import check_catalog
 from ccfair.store.schema import (
+    ADDED_IN,
     DDL,
     FILE_COLUMNS,
     RESERVED_COLUMNS,
+    RUN_COLUMNS,
     SCHEMA_VERSION,
     column_value,
     fits,
@@ -103,13 +110,21 @@ class StoreWriter:
     written (a ScenarioError on ``option``), and a write that fails (a full disk) is an OutputError saying
     that the runs committed so far are kept. Use as a context manager; ``commit_seconds`` and
     ``commit_cpu_seconds`` accumulate the wall and CPU time (of this process, DuckDB's threads included)
-    spent committing runs. ``damaged`` maps the done runs whose files were found damaged on opening
-    (checksums too with ``verify``) to their problems."""
+    spent committing runs, opening and releasing the catalog included. ``damaged`` maps the done runs
+    whose files were found damaged on opening (checksums too with ``verify``) to their problems.
+    :meth:`release` lets readers in until the next write."""
 
     def __init__(self, root: str | Path, verify: bool = False, option: str = "--out") -> None:
         self.option = option
         self.root = fsio.prepare_dir(root, layout.RESULTS_KIND, option)
-        self._con = layout.connect(self.root, read_only=False)
+        self._lock_fd: int | None = layout.acquire_writer_lock(self.root)
+        self._held: Any = None
+        self._opened_at = self._last_commit = time.monotonic()
+        try:
+            self._held = layout.connect(self.root, read_only=False, wait_s=layout.read_wait_s())
+        except BaseException:
+            self._unlock()
+            raise
         self._coordinate_types: dict[str, str] = {}
         self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
         self._failed: set[str] = set()  # runs whose failed row a new attempt replaces
@@ -126,12 +141,14 @@ class StoreWriter:
                 self._remove_leftovers()
             self._failed = self.run_ids("failed")
         except duckdb.Error as e:
-            self._con.close()
+            self.release()
+            self._unlock()
             if layout.is_damage(e):
                 raise layout.damaged(self.root, layout.first_line(e)) from None
             raise
         except BaseException:
-            self._con.close()
+            self.release()
+            self._unlock()
             raise
 
     def __enter__(self) -> StoreWriter:
@@ -142,13 +159,36 @@ class StoreWriter:
 
     def close(self) -> None:
         (self.root / layout.STATUS_FILE).unlink(missing_ok=True)
-        self._con.close()
+        self.release()
+        self._unlock()
+
+    @property
+    def _con(self) -> Any:
+        return self._open()
+
+    def _open(self) -> Any:
+        """The catalog connection, opened again (waiting while readers hold it) after a release."""
+        if self._held is None:
+            self._held = layout.connect(self.root, read_only=False, wait_s=None)
+            self._opened_at = time.monotonic()
+        return self._held
+
+    def release(self) -> None:
+        """Closes the catalog so that other processes can read it; the next write opens it again."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            held.close()
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     # ------------------------------------------------------------------------------------------------ setup
 
     def _open_schema(self) -> None:
-        """Creates the tables in a new (empty) catalog; checks an existing one and brings a version-1
-        catalog to the current schema (file columns null for the runs committed before)."""
+        """Creates the tables in a new (empty) catalog; checks an existing one and brings an older catalog to
+        the current schema (the columns it lacks, null for the runs committed before)."""
         con = self._con
         version = check_catalog(con, self.root, allow_empty=True)
         if version == SCHEMA_VERSION:
@@ -160,8 +200,10 @@ class StoreWriter:
                     con.execute(statement)
                 con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             else:
-                for name, sql_type in FILE_COLUMNS:
-                    con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} {sql_type}")
+                have = self._columns("runs")
+                for name, sql_type in RUN_COLUMNS:
+                    if name in ADDED_IN and name not in have:
+                        con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} {sql_type}")
                 con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
             con.execute("COMMIT")
         except BaseException:
@@ -242,6 +284,17 @@ class StoreWriter:
             params.append(error_kind)
         return {r[0] for r in self._con.execute(sql, params).fetchall()}
 
+    def builds(self, run_ids: Sequence[str]) -> list[tuple[Any, Any, Any, int]]:
+        """The builds that made ``run_ids``: (ccfair_version, git_revision, native_build, runs)."""
+        if not run_ids:
+            return []
+        rows = self._con.execute(
+            "SELECT ccfair_version, git_revision, native_build, count(*) FROM runs "
+            "WHERE list_contains(?, run_id) GROUP BY ALL ORDER BY 4 DESC",
+            [list(run_ids)],
+        ).fetchall()
+        return [(v, g, n, int(c)) for v, g, n, c in rows]
+
     def register_plan(self, plan: Plan, runs: list[PlannedRun]) -> None:
         """Records the plan and its runs (replacing an earlier version of a plan with the same name) and
         adds a ``runs`` column per varied path. Checked before anything is written."""
@@ -314,8 +367,16 @@ class StoreWriter:
         transaction: runs that finish while the writer is busy share one commit, so a writer behind many
         workers catches up. Each run is stored whole or not at all. Returns once they are durable; Ctrl-C
         during a commit takes effect right after it."""
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        self._open()  # before Ctrl-C is held back: waiting for a reader stays interruptible
         with _interrupt_after(), self._write_failures():
             self._commit(plan, finished, executor)
+        now = time.monotonic()
+        if now - self._last_commit >= layout.IDLE_RELEASE_S or now - self._opened_at >= layout.MAX_HOLD_S:
+            self.release()  # runs arrive slowly, or readers have waited long enough
+        self._last_commit = now
+        self.commit_seconds += time.perf_counter() - t0
+        self.commit_cpu_seconds += time.process_time() - cpu0
 
     @contextlib.contextmanager
     def _write_failures(self) -> Iterator[None]:
@@ -331,7 +392,6 @@ class StoreWriter:
             ) from None
 
     def _commit(self, plan: str, finished: Sequence[tuple[PlannedRun, RunOutcome]], executor: str) -> None:
-        t0, cpu0 = time.perf_counter(), time.process_time()
         done = [(run, outcome) for run, outcome in finished if outcome.status == "done"]
         files = {run.run_id: self._write_series(run.run_id, outcome) for run, outcome in done}
         rows = [self._run_row(plan, run, outcome, executor) for run, outcome in finished]
@@ -360,8 +420,6 @@ class StoreWriter:
                 self._failed.discard(run.run_id)
             else:
                 self._failed.add(run.run_id)
-        self.commit_seconds += time.perf_counter() - t0
-        self.commit_cpu_seconds += time.process_time() - cpu0
 
     def _write_series(self, run_id: str, outcome: RunOutcome) -> dict[str, Any]:
         """Both Parquet files durable under their final names (the catalog row comes after); returns the
@@ -394,7 +452,15 @@ class StoreWriter:
             "executor": executor,
             "committed_at": _utc_now(),
         }
-        for key in ("backend", "ccfair_version", "git_revision", "host", "worker", "started_at"):
+        for key in (
+            "backend",
+            "ccfair_version",
+            "git_revision",
+            "native_build",
+            "host",
+            "worker",
+            "started_at",
+        ):
             row[key] = outcome.provenance.get(key)
         for key in ("task_wall_seconds", "encode_seconds"):
             row[key] = outcome.provenance.get(key)
