@@ -138,7 +138,7 @@ def compare(
             mean = table[f"mean_{side}"].to_numpy(dtype=float) * info.scale
             low = table[f"low_{side}"].to_numpy(dtype=float) * info.scale
             high = table[f"high_{side}"].to_numpy(dtype=float) * info.scale
-            ax.errorbar(
+            bars = ax.errorbar(
                 mean,
                 y + (k - 0.5) * 0.25,
                 xerr=np.nan_to_num(np.vstack([mean - low, high - mean]), nan=0.0),
@@ -148,8 +148,8 @@ def compare(
                 capsize=2,
                 elinewidth=0.8,
                 label=plain(f"{'AB'[k]}: {label}"),
-                gid=f"compare:{side}",
             )
+            bars.lines[0].set_gid(f"compare:{side}")  # the point, not its caps
         ax.set_yticks(y, [plain(c) for c in cells])
         ax.invert_yaxis()
         ax.set_xlabel(plain(info.label))

@@ -127,21 +127,6 @@ def summarize(values: Sequence[float] | np.ndarray, bounds: tuple[float, float] 
     return Summary(n, mean, lo, hi, ci95, low, high, CI)
 
 
-@dataclass(frozen=True)
-class MeanCI:
-    """Mean of ``n`` finite values and the half width of its 95 % t interval (NaN for n < 2)."""
-
-    mean: float
-    ci95: float
-    n: int
-
-
-def mean_ci(values: Sequence[float] | np.ndarray) -> MeanCI:
-    """Mean and Student-t 95 % confidence half width of the finite values (NaN and None are skipped)."""
-    s = summarize(values)
-    return MeanCI(s.mean, s.ci95, s.n)
-
-
 def aggregate(
     frame: pd.DataFrame, by: Sequence[str], value: str, bounds: tuple[float, float] | None = None
 ) -> pd.DataFrame:

@@ -82,7 +82,7 @@ def _draw_points(ax: Axes, frame: pd.DataFrame, by: str) -> list[str]:
             tput = summarize(rows["goodput_mbps"].to_numpy(), (0.0, np.inf))
             delay = summarize(rows["delay_ms"].to_numpy())
             kinds += [tput.kind, delay.kind]
-            ax.errorbar(
+            bars = ax.errorbar(
                 [delay.mean],
                 [tput.mean],
                 xerr=[[delay.mean - delay.low], [delay.high - delay.mean]],
@@ -94,8 +94,8 @@ def _draw_points(ax: Axes, frame: pd.DataFrame, by: str) -> list[str]:
                 elinewidth=0.8,
                 linestyle="none",
                 label=plain(group),
-                gid=f"tput-delay:{group}",
             )
+            bars.lines[0].set_gid(f"tput-delay:{group}")  # the point, not its caps
             if tput.small:
                 ax.scatter(
                     rows["delay_ms"], rows["goodput_mbps"], s=7, color=color, alpha=0.45, linewidths=0,

@@ -15,11 +15,11 @@ Reading::
 the plan's axis columns, and axes written with units get numeric companions (``link_buffer_bdp``) in all
 three tables (:mod:`.coordinates`); the catalog itself stores neither.
 
-Every read opens the catalog read-only and closes it again. DuckDB admits no other process while one
-writes, so a sweep opens the catalog for its commits and releases it between them (:mod:`.layout`):
-during a sweep, reads wait for a release and see every run committed so far, and ``ccfair status`` adds
-the sweep's progress from ``status.json``. A run is visible in ``flows``, ``classes`` and the time series only once its
-``runs`` row says ``done``; a failed run has a ``runs`` row only.
+Every read opens the catalog read-only and closes it again. DuckDB admits no other process while one writes,
+so a sweep opens the catalog for its commits and releases it between them (:mod:`.layout`): during a sweep,
+reads wait for a release and see every run committed so far, and ``ccfair status`` adds the sweep's progress
+from ``status.json``. A run is visible in ``flows``, ``classes`` and the time series only once its ``runs``
+row says ``done``; a failed run has a ``runs`` row only.
 
 A results directory is untrusted input (they are exchanged): reading one reads no other file, reaches no
 network and runs no code from it. The catalog is opened with DuckDB's external access off and its
@@ -60,11 +60,11 @@ Units are in column names: ``_ns`` nanoseconds, ``_bps`` bits per second, ``_byt
 - ``scenario_json``: the scenario with every default written out and the seed (``Scenario.from_dict``
   reads it)
 - provenance: ``ccfair_version``, ``git_revision`` (commit of the sources, ``+dirty.`` and 8 hex digits of
-  SHA-256 over the diff with local changes; null outside a git checkout), ``native_build`` (16 hex digits
-  of SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend`` (``sim``), ``executor`` (``local``, ``dask ADDRESS``, or ``plan``
-  for an invalid cell recorded without running), ``host``, ``worker`` (``pid N``), ``started_at``,
-  ``task_wall_seconds`` (the whole run on the worker), ``encode_seconds`` (encoding its tables for the
-  store), ``committed_at``
+  SHA-256 over the diff with local changes; null outside a git checkout), ``native_build`` (16 hex digits of
+  SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend`` (``sim``),
+  ``executor`` (``local``, ``dask ADDRESS``, or ``plan`` for an invalid cell recorded without running),
+  ``host``, ``worker`` (``pid N``), ``started_at``, ``task_wall_seconds`` (the whole run on the worker),
+  ``encode_seconds`` (encoding its tables for the store), ``committed_at``
 - the series files as committed (null when failed, and for runs committed by catalog schema 1):
   ``timeseries_bytes``, ``timeseries_sha256``, ``queue_bytes``, ``queue_sha256`` (SHA-256 in hex)
 
@@ -81,9 +81,9 @@ base), ``repetitions``, ``seed``, ``flip_start_order``, ``axes`` as ``[{"paths":
 ``native_build``; a sweep adds the missing columns to an older catalog, readers accept every version, a
 newer version asks for a newer ccfair).
 
-Modules: :mod:`.layout` (files of a results directory, opening the catalog, sharing it with a running
-sweep), :mod:`.schema` (tables and column types), :mod:`.coordinates` (plan coordinates for analysis),
-:mod:`.grid` (``to_xarray``), :mod:`.check` (the catalog's shape and the JSON stored in it), :mod:`.integrity` (damage to
+Modules: :mod:`.layout` (files of a results directory, opening the catalog, sharing it with a running sweep),
+:mod:`.schema` (tables and column types), :mod:`.coordinates` (plan coordinates for analysis), :mod:`.grid`
+(``to_xarray``), :mod:`.check` (the catalog's shape and the JSON stored in it), :mod:`.integrity` (damage to
 the series files), :mod:`.writer` (the single writer and its atomic commit), :mod:`.reader` (:func:`load`,
 :func:`query`), :mod:`.status`, :mod:`.export`.
 """

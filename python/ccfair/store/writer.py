@@ -7,10 +7,10 @@ see a run only through a ``done`` row, so a kill at any moment leaves either the
 visible: a kill before the commit leaves at most unreferenced files, which the next writer removes (and a
 rerun replaces).
 
-The writer does not hold the catalog for the whole sweep: it opens it for each commit and releases it
-whenever commits come slowly, and at least every few seconds, so readers (``ccfair status``, ``query``,
-``plot``, ``ccfair.load``) can read the runs committed so far during a sweep (see :mod:`.layout`). A
-lock file keeps a second sweep out of the directory meanwhile.
+The writer does not hold the catalog for the whole sweep: it releases it after a commit at most every
+:data:`.layout.RELEASE_INTERVAL_S` (after every commit when runs take longer), so readers (``ccfair status``,
+``query``, ``plot``, ``ccfair.load``) can read the runs committed so far during a sweep (see :mod:`.layout`).
+A lock file keeps a second sweep out of the directory meanwhile.
 
 Opening a directory checks its catalog (:mod:`.check`; a version-1 catalog gets the file columns) and
 every done run's files (:mod:`.integrity`: existence and size, or with ``verify`` their checksums): a
@@ -119,7 +119,7 @@ class StoreWriter:
         self.root = fsio.prepare_dir(root, layout.RESULTS_KIND, option)
         self._lock_fd: int | None = layout.acquire_writer_lock(self.root)
         self._held: Any = None
-        self._opened_at = self._last_commit = time.monotonic()
+        self._released_at = time.monotonic()
         try:
             self._held = layout.connect(self.root, read_only=False, wait_s=layout.read_wait_s())
         except BaseException:
@@ -170,7 +170,6 @@ class StoreWriter:
         """The catalog connection, opened again (waiting while readers hold it) after a release."""
         if self._held is None:
             self._held = layout.connect(self.root, read_only=False, wait_s=None)
-            self._opened_at = time.monotonic()
         return self._held
 
     def release(self) -> None:
@@ -178,6 +177,7 @@ class StoreWriter:
         if self._held is not None:
             held, self._held = self._held, None
             held.close()
+            self._released_at = time.monotonic()
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -371,10 +371,8 @@ class StoreWriter:
         self._open()  # before Ctrl-C is held back: waiting for a reader stays interruptible
         with _interrupt_after(), self._write_failures():
             self._commit(plan, finished, executor)
-        now = time.monotonic()
-        if now - self._last_commit >= layout.IDLE_RELEASE_S or now - self._opened_at >= layout.MAX_HOLD_S:
-            self.release()  # runs arrive slowly, or readers have waited long enough
-        self._last_commit = now
+        if time.monotonic() - self._released_at >= layout.RELEASE_INTERVAL_S:
+            self.release()  # readers get their turn until the next commit
         self.commit_seconds += time.perf_counter() - t0
         self.commit_cpu_seconds += time.process_time() - cpu0
 
