@@ -314,9 +314,9 @@ HOLD_WRITER = textwrap.dedent(
     writer = StoreWriter(sys.argv[1])
     writer.update_status({"plan": "p", "runs": 10, "done": 3, "failed": 1, "to_run": 6}, force=True)
     print("ready", flush=True)
-    if sys.stdin.readline() == "release\\n":
-        writer.release()
-        print("released", flush=True)
+    if sys.stdin.readline() == "snapshot\\n":
+        writer.snapshot()
+        print("published", flush=True)
         sys.stdin.read()
     writer.close()
     """
@@ -324,9 +324,9 @@ HOLD_WRITER = textwrap.dedent(
 
 
 def test_a_store_held_by_a_sweep(tmp_path, monkeypatch):
-    """While the writer holds the catalog a reader waits (here at most 1 s) and then says a sweep is
-    writing; once the writer releases it (as a sweep does between commits) readers read, while the writer
-    lock still keeps a second sweep out."""
+    """While the writer holds the catalog and has published no snapshot, a reader waits (here at most 1 s)
+    and then says a sweep is writing; once it publishes one (as a sweep does every few seconds) readers
+    read the snapshot, and a second sweep is still kept out. The snapshot goes when the writer does."""
     monkeypatch.setenv("CCFAIR_STORE_WAIT_S", "1")
     root = tmp_path / "results"
     holder = subprocess.Popen(
@@ -343,10 +343,10 @@ def test_a_store_held_by_a_sweep(tmp_path, monkeypatch):
         assert (running["pid"], running["done"], running["to_run"]) == (holder.pid, 3, 6)
         query = run_cli("query", str(root), "select 1")
         assert query.returncode == 2 and "a sweep is writing to this store" in query.stderr
-        assert "did not release the catalog within 1 s" in query.stderr
-        holder.stdin.write("release\n")
+        assert "has published no snapshot of it yet" in query.stderr
+        holder.stdin.write("snapshot\n")
         holder.stdin.flush()
-        assert holder.stdout.readline() == "released\n"
+        assert holder.stdout.readline() == "published\n"
         query = run_cli("query", str(root), "select count(*) AS n from runs", "--json")
         assert query.returncode == 0, query.stderr
         assert json.loads(query.stdout) == [{"n": 0}]
@@ -358,7 +358,7 @@ def test_a_store_held_by_a_sweep(tmp_path, monkeypatch):
     finally:
         holder.communicate("", timeout=30)
     assert not (root / layout.STATUS_FILE).exists()
-    assert not layout.writer_active(root)
+    assert not (root / layout.SNAPSHOT_FILE).exists()
 
 
 def test_reading_something_that_is_not_a_results_directory(tmp_path):

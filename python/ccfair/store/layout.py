@@ -7,19 +7,17 @@
       series/<first 2 hex of run_id>/<run_id>.timeseries.parquet   per-flow time series of one run
       series/<first 2 hex of run_id>/<run_id>.queue.parquet        bottleneck queue time series of one run
       status.json                             progress of the sweep writing right now (see ``ccfair status``)
-      .writer.lock                            held (flock) by the sweep writing right now
+      catalog.snapshot.duckdb                 the catalog as of its last snapshot, while a sweep writes
       .ccfair.json                            the marker: a ccfair results directory (``ccfair.fsio``)
 
 **Reading during a sweep.** DuckDB lets one process open a catalog for writing and no other process open
-it at the same time, not even to read. So the sweep does not hold the catalog for its whole run: it opens
-it to commit and releases it after a commit whenever :data:`RELEASE_INTERVAL_S` have passed since its last
-release (so after every commit when runs take longer than that). The catalog then stays free until the
-next commit. Releasing and opening again costs the writer about 0.1 to 0.2 s (DuckDB checkpoints on close
-and the first commit after opening is slower), paid at most once per :data:`RELEASE_INTERVAL_S`. A reader
-that finds the catalog held waits for a release (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S``
-seconds) and then reads every run committed so far; the writer in turn waits while a reader has the
-catalog open. One sweep writes at a time: the writer holds ``.writer.lock`` (an advisory ``flock``) from
-start to end, and a second sweep into the same directory is refused.
+it at the same time, not even to read. So a sweep publishes a snapshot: after a commit, at most every
+:data:`SNAPSHOT_INTERVAL_S` (and less often when copying takes longer than
+:data:`SNAPSHOT_MAX_SHARE` of the time), it checkpoints the catalog and copies it to
+``catalog.snapshot.duckdb`` (a hidden temporary renamed into place), and removes it when it ends. A reader
+that finds the catalog held opens the snapshot instead: the runs committed up to a few seconds ago, each
+whole (their series files were written before their commit). Until the first snapshot exists a reader
+waits (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S`` seconds) for one, or for the catalog.
 
 A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
 the catalog of one written before markers); see :data:`RESULTS_KIND`.
@@ -32,15 +30,12 @@ are opened without following symbolic links.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import stat
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import duckdb
 
@@ -49,11 +44,11 @@ from ccfair.errors import ScenarioError
 
 CATALOG_FILE = "catalog.duckdb"
 STATUS_FILE = "status.json"
-WRITER_LOCK = ".writer.lock"
-RELEASE_INTERVAL_S = 10.0  # a writer releases the catalog after a commit this long after its last release
-READ_WAIT_S = 30.0  # a reader waits this long for the writer to release the catalog
-WRITE_WAIT_NOTE_S = 10.0  # a writer waiting this long for readers says so on stderr
-LOCK_RETRY_S = 0.02
+SNAPSHOT_FILE = "catalog.snapshot.duckdb"
+SNAPSHOT_INTERVAL_S = 2.0  # a sweep publishes a snapshot after a commit at most this often ...
+SNAPSHOT_MAX_SHARE = 0.02  # ... and spends at most this share of its time on snapshots
+READ_WAIT_S = 30.0  # a reader waits this long for a snapshot or the catalog while a sweep starts
+LOCK_RETRY_S = 0.05
 SERIES_DIR = "series"
 SERIES_TABLES = ("timeseries", "queue")
 TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark (``ccfair.fsio.temporary_name``)
@@ -153,89 +148,66 @@ def _is_lock_conflict(error: duckdb.Error) -> bool:
     return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
 
 
-def connect(root: Path, *, read_only: bool, wait_s: float | None = 0.0) -> Any:
-    """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. While another process holds the
-    catalog (a sweep committing, or for the writer a reader) it retries for ``wait_s`` seconds (None:
-    until it gets it, saying so on stderr after :data:`WRITE_WAIT_NOTE_S`), then raises
-    :class:`StoreBusy` naming the directory and the process. A catalog that does not open is damaged. The
-    caller checks its contents (:func:`ccfair.store.check.check_catalog`) before use."""
-    path = catalog_path(root)
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise ScenarioError(str(root), f"{CATALOG_FILE} is not a regular file")
+def connect(root: Path, *, read_only: bool) -> Any:
+    """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. A catalog held by another process is a
+    :class:`StoreBusy` naming the directory and the process (readers use :func:`open_for_reading`); a
+    catalog that does not open is damaged. The caller checks its contents
+    (:func:`ccfair.store.check.check_catalog`) before use."""
+    path = _regular(root, CATALOG_FILE)
     if read_only and not path.is_file():
         raise ScenarioError(str(root), f"not a results directory (no {CATALOG_FILE})")
+    try:
+        return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
+    except duckdb.Error as e:
+        if not _is_lock_conflict(e):
+            _refuse(root, e)
+        _busy(root, e, read_only)
+
+
+def open_for_reading(root: Path) -> tuple[Any, Path]:
+    """A read-only connection (:data:`SAFE_CONFIG`) to the catalog, or while a sweep holds it to its last
+    snapshot; and the file opened. Before a sweep's first snapshot, waits for one (or for the catalog) up
+    to :func:`read_wait_s`, then raises :class:`StoreBusy`."""
     started = time.monotonic()
-    noted = False
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
-        except duckdb.Error as e:
-            if not _is_lock_conflict(e):
-                _refuse(root, e)
-            waited = time.monotonic() - started
-            if wait_s is not None and waited >= wait_s:
-                _busy(root, e, read_only, wait_s)
-            if wait_s is None and not noted and waited >= WRITE_WAIT_NOTE_S:
-                noted = True
-                print(
-                    f"{root}: waiting for a reader to release the catalog ({first_line(e)})", file=sys.stderr
-                )
-            time.sleep(LOCK_RETRY_S)
+            return connect(root, read_only=True), catalog_path(root)
+        except StoreBusy as busy:
+            snapshot = _regular(root, SNAPSHOT_FILE)
+            if snapshot.is_file():
+                try:
+                    return duckdb.connect(str(snapshot), read_only=True, config=SAFE_CONFIG), snapshot
+                except duckdb.Error as e:
+                    if not _is_lock_conflict(e) and snapshot.is_file():
+                        _refuse(root, e)
+            if time.monotonic() - started >= read_wait_s():
+                raise busy from None
+        time.sleep(LOCK_RETRY_S)
 
 
-def _refuse(root: Path, e: duckdb.Error) -> None:
+def _regular(root: Path, name: str) -> Path:
+    """``root/name``, refused unless it is a regular file or absent (a link or a directory there is not a
+    file ccfair wrote)."""
+    path = root / name
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ScenarioError(str(root), f"{name} is not a regular file")
+    return path
+
+
+def _refuse(root: Path, e: duckdb.Error) -> NoReturn:
     if isinstance(e, duckdb.IOException) and "permission denied" in str(e).lower():
         raise ScenarioError(str(root), f"cannot open the catalog: {first_line(e)}") from None
     raise damaged(root, first_line(e)) from None
 
 
-def _busy(root: Path, e: duckdb.Error, read_only: bool, waited_s: float) -> None:
+def _busy(root: Path, e: duckdb.Error, read_only: bool) -> NoReturn:
     pid = re.search(r"PID (\d+)", str(e))
     who = f" (PID {pid.group(1)})" if pid else ""
     if read_only:
         message = (
-            f"a sweep is writing to this store{who} and did not release the catalog within {waited_s:g} s; "
-            "`ccfair status` shows its progress (set CCFAIR_STORE_WAIT_S to wait longer)"
+            f"a sweep is writing to this store{who} and has published no snapshot of it yet; `ccfair status` "
+            "shows its progress (set CCFAIR_STORE_WAIT_S to wait longer)"
         )
     else:
         message = f"is in use by another process{who}: one sweep writes to a results directory at a time"
     raise StoreBusy(str(root), message) from None
-
-
-def acquire_writer_lock(root: Path) -> int:
-    """Takes ``.writer.lock`` for this process (one sweep writes at a time); returns the descriptor that
-    holds it (closing it releases the lock). A StoreBusy if another sweep holds it."""
-    fd = os.open(root / WRITER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise StoreBusy(
-            str(root), "is in use by another process: one sweep writes to a results directory at a time"
-        ) from None
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def writer_active(root: Path) -> bool:
-    """Whether a sweep is writing to ``root`` now (it holds ``.writer.lock``). Opens the lock file read-only
-    without following a link; takes and drops a shared lock to test it."""
-    try:
-        fd = os.open(root / WRITER_LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)

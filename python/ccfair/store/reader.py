@@ -1,9 +1,9 @@
 """Reading a results directory: :func:`load` and SQL queries over the catalog and the time series.
 
-Every read opens the catalog read-only and closes it at once, so a notebook holding a :class:`Results`
-never blocks the next sweep; during a sweep a read waits for the writer to release the catalog (see
-:mod:`.layout`) and sees every run committed so far. Only ``done`` runs are visible in ``flows``,
-``classes`` and the time series.
+Every read opens the catalog read-only and closes it at once, so a notebook holding a :class:`Results` never
+blocks the next sweep; during a sweep a read opens the sweep's last snapshot of the catalog (see
+:mod:`.layout`) and sees the runs committed up to a few seconds before. Only ``done`` runs are visible in
+``flows``, ``classes`` and the time series.
 
 A results directory is untrusted input: the catalog is opened with no access to files or the network
 (:data:`ccfair.store.layout.SAFE_CONFIG`) and its shape checked (:mod:`.check`) before anything in it is
@@ -60,12 +60,12 @@ _CHECKED: dict[tuple[Any, ...], int] = {}
 CHECKED_KEPT = 64
 
 
-def _identity(root: Path) -> tuple[Any, ...]:
-    """What changes when the catalog does: the file's and its write-ahead log's inode, size and mtime."""
-    identity: list[Any] = [str(layout.catalog_path(root).resolve())]
-    for path in (layout.catalog_path(root), root / (layout.CATALOG_FILE + ".wal")):
+def _identity(path: Path) -> tuple[Any, ...]:
+    """What changes when a catalog file does: its and its write-ahead log's inode, size and mtime."""
+    identity: list[Any] = [str(path.resolve())]
+    for part in (path, path.with_name(path.name + ".wal")):
         try:
-            info = os.lstat(path)
+            info = os.lstat(part)
         except FileNotFoundError:
             identity.append(None)
             continue
@@ -74,11 +74,17 @@ def _identity(root: Path) -> tuple[Any, ...]:
 
 
 def open_checked(root: Path) -> tuple[Any, int]:
-    """A read-only connection to the catalog, checked (once per state of the file in this process), and
-    its schema version."""
-    identity = _identity(root)
-    con = layout.connect(root, read_only=True, wait_s=layout.read_wait_s())
+    """A read-only connection to the catalog (while a sweep writes it: to its last snapshot), checked
+    (once per state of the file in this process), and its schema version."""
+    con, version, _ = open_checked_file(root)
+    return con, version
+
+
+def open_checked_file(root: Path) -> tuple[Any, int, Path]:
+    """:func:`open_checked`, and the file it opened (the catalog or the sweep's snapshot of it)."""
+    con, path = layout.open_for_reading(root)
     try:
+        identity = _identity(path)
         version = _CHECKED.get(identity)
         if version is None:
             with catalog_errors(root):
@@ -89,7 +95,7 @@ def open_checked(root: Path) -> tuple[Any, int]:
     except BaseException:
         con.close()
         raise
-    return con, version
+    return con, version, path
 
 
 def open_catalog(root: Path, series: Sequence[str] = layout.SERIES_TABLES) -> Any:

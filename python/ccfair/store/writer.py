@@ -7,10 +7,8 @@ see a run only through a ``done`` row, so a kill at any moment leaves either the
 visible: a kill before the commit leaves at most unreferenced files, which the next writer removes (and a
 rerun replaces).
 
-The writer does not hold the catalog for the whole sweep: it releases it after a commit at most every
-:data:`.layout.RELEASE_INTERVAL_S` (after every commit when runs take longer), so readers (``ccfair status``,
-``query``, ``plot``, ``ccfair.load``) can read the runs committed so far during a sweep (see :mod:`.layout`).
-A lock file keeps a second sweep out of the directory meanwhile.
+While it writes, no other process can open the catalog (DuckDB's rule), so the writer publishes a snapshot
+of it every few seconds (:meth:`StoreWriter.snapshot`, see :mod:`.layout`) that readers open instead.
 
 Opening a directory checks its catalog (:mod:`.check`; a version-1 catalog gets the file columns) and
 every done run's files (:mod:`.integrity`: existence and size, or with ``verify`` their checksums): a
@@ -110,21 +108,18 @@ class StoreWriter:
     written (a ScenarioError on ``option``), and a write that fails (a full disk) is an OutputError saying
     that the runs committed so far are kept. Use as a context manager; ``commit_seconds`` and
     ``commit_cpu_seconds`` accumulate the wall and CPU time (of this process, DuckDB's threads included)
-    spent committing runs, opening and releasing the catalog included. ``damaged`` maps the done runs
-    whose files were found damaged on opening (checksums too with ``verify``) to their problems.
-    :meth:`release` lets readers in until the next write."""
+    spent committing runs, snapshots included. ``damaged`` maps the done runs whose files were found
+    damaged on opening (checksums too with ``verify``) to their problems."""
 
     def __init__(self, root: str | Path, verify: bool = False, option: str = "--out") -> None:
         self.option = option
         self.root = fsio.prepare_dir(root, layout.RESULTS_KIND, option)
-        self._lock_fd: int | None = layout.acquire_writer_lock(self.root)
-        self._held: Any = None
-        self._released_at = time.monotonic()
-        try:
-            self._held = layout.connect(self.root, read_only=False, wait_s=layout.read_wait_s())
-        except BaseException:
-            self._unlock()
-            raise
+        self._con = layout.connect(self.root, read_only=False)
+        # DuckDB holds the catalog with a POSIX lock, which a process loses when it closes any descriptor
+        # of the file: snapshots read through this one, closed only after the connection.
+        self._catalog_fd = os.open(layout.catalog_path(self.root), os.O_RDONLY | os.O_CLOEXEC)
+        self._snapshot_at = 0.0  # monotonic time of the last snapshot
+        self._snapshot_interval_s = layout.SNAPSHOT_INTERVAL_S
         self._coordinate_types: dict[str, str] = {}
         self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
         self._failed: set[str] = set()  # runs whose failed row a new attempt replaces
@@ -139,16 +134,15 @@ class StoreWriter:
                 with _interrupt_after():
                     self._mark_damaged(verify)
                 self._remove_leftovers()
+                self._remove_snapshot()
             self._failed = self.run_ids("failed")
         except duckdb.Error as e:
-            self.release()
-            self._unlock()
+            self._close_catalog()
             if layout.is_damage(e):
                 raise layout.damaged(self.root, layout.first_line(e)) from None
             raise
         except BaseException:
-            self.release()
-            self._unlock()
+            self._close_catalog()
             raise
 
     def __enter__(self) -> StoreWriter:
@@ -159,30 +153,41 @@ class StoreWriter:
 
     def close(self) -> None:
         (self.root / layout.STATUS_FILE).unlink(missing_ok=True)
-        self.release()
-        self._unlock()
+        self._close_catalog()
+        self._remove_snapshot()  # readers open the catalog itself again
 
-    @property
-    def _con(self) -> Any:
-        return self._open()
+    def _close_catalog(self) -> None:
+        self._con.close()
+        os.close(self._catalog_fd)
 
-    def _open(self) -> Any:
-        """The catalog connection, opened again (waiting while readers hold it) after a release."""
-        if self._held is None:
-            self._held = layout.connect(self.root, read_only=False, wait_s=None)
-        return self._held
+    def snapshot(self) -> None:
+        """Publishes the catalog as it is now for readers (:data:`.layout.SNAPSHOT_FILE`): a checkpoint (so
+        the file holds every commit), a copy to a hidden temporary, renamed into place. Its cost sets the
+        interval to the next one (see :meth:`commit_many`)."""
+        t0 = time.monotonic()
+        self._con.execute("CHECKPOINT")
+        tmp = self.root / f".{layout.SNAPSHOT_FILE}{layout.TMP_MARK}{os.getpid()}"
+        size = os.fstat(self._catalog_fd).st_size
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            offset = 0
+            while offset < size:
+                sent = os.sendfile(out, self._catalog_fd, offset, size - offset)
+                if sent == 0:
+                    break
+                offset += sent
+        finally:
+            os.close(out)
+        os.replace(tmp, self.root / layout.SNAPSHOT_FILE)
+        self._snapshot_at = time.monotonic()
+        cost_s = self._snapshot_at - t0
+        self._snapshot_interval_s = max(layout.SNAPSHOT_INTERVAL_S, cost_s / layout.SNAPSHOT_MAX_SHARE)
 
-    def release(self) -> None:
-        """Closes the catalog so that other processes can read it; the next write opens it again."""
-        if self._held is not None:
-            held, self._held = self._held, None
-            held.close()
-            self._released_at = time.monotonic()
-
-    def _unlock(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+    def _remove_snapshot(self) -> None:
+        """Removes a snapshot and its temporaries (this writer's, or those a killed sweep left)."""
+        (self.root / layout.SNAPSHOT_FILE).unlink(missing_ok=True)
+        for stale in self.root.glob(f".{layout.SNAPSHOT_FILE}{layout.TMP_MARK}*"):
+            stale.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------------------------------------ setup
 
@@ -368,11 +373,10 @@ class StoreWriter:
         workers catches up. Each run is stored whole or not at all. Returns once they are durable; Ctrl-C
         during a commit takes effect right after it."""
         t0, cpu0 = time.perf_counter(), time.process_time()
-        self._open()  # before Ctrl-C is held back: waiting for a reader stays interruptible
         with _interrupt_after(), self._write_failures():
             self._commit(plan, finished, executor)
-        if time.monotonic() - self._released_at >= layout.RELEASE_INTERVAL_S:
-            self.release()  # readers get their turn until the next commit
+            if time.monotonic() - self._snapshot_at >= self._snapshot_interval_s:
+                self.snapshot()
         self.commit_seconds += time.perf_counter() - t0
         self.commit_cpu_seconds += time.process_time() - cpu0
 

@@ -157,7 +157,7 @@ def run_sweep(
                 )
             by_id = {r.run_id: r for r in todo if r.invalid is None}
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s) for r in by_id.values()]
-            store.release()  # readers may open the catalog while the first runs compute
+            store.snapshot()  # readers see the plan while the first runs compute
             outcomes = (
                 execute_dask(tasks, cluster, security)
                 if cluster is not None
