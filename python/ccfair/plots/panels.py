@@ -66,4 +66,4 @@ def figure_legend(fig: Figure, axes: list[Axes], title: str | None = None) -> No
         for handle, label in zip(handles, labels, strict=True):
             seen.setdefault(label, handle)
     if seen:
-        fig.legend(list(seen.values()), list(seen.keys()), title=title, loc="outside right upper")
+        fig.legend(list(seen.values()), list(seen.keys()), title=title, loc="outside right center")

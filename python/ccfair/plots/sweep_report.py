@@ -238,7 +238,8 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
             f"tput-delay-{key}",
             "Goodput against delay per class",
             "Each congestion control's mean goodput per flow against its flows' mean RTT, one point per "
-            "cell (mean over runs, crosses: the spread over runs); up and left is better.",
+            "cell (mean over runs, crosses: the spread over runs). The delay axis is reversed: better is up "
+            "and to the right.",
             lambda: tput_delay(sweep),
         )
     )
