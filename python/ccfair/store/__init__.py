@@ -16,9 +16,9 @@ the plan's axis columns, and axes written with units get numeric companions (``l
 three tables (:mod:`.coordinates`); the catalog itself stores neither.
 
 Every read opens the catalog read-only and closes it again. DuckDB admits no other process while one writes,
-so a sweep opens the catalog for its commits and releases it between them (:mod:`.layout`): during a sweep,
-reads wait for a release and see every run committed so far, and ``ccfair status`` adds the sweep's progress
-from ``status.json``. A run is visible in ``flows``, ``classes`` and the time series only once its ``runs``
+so a sweep publishes a snapshot of the catalog every few seconds (:mod:`.layout`): during a sweep, reads
+open it and see the runs committed up to then, and ``ccfair status`` adds the sweep's progress from
+``status.json``. A run is visible in ``flows``, ``classes`` and the time series only once its ``runs``
 row says ``done``; a failed run has a ``runs`` row only.
 
 A results directory is untrusted input (they are exchanged): reading one reads no other file, reaches no

@@ -135,7 +135,7 @@ def first_line(error: BaseException) -> str:
 
 
 def read_wait_s() -> float:
-    """How long a reader waits for a sweep to release the catalog: ``$CCFAIR_STORE_WAIT_S`` or
+    """How long a reader waits for a sweep's first snapshot (or the catalog): ``$CCFAIR_STORE_WAIT_S`` or
     :data:`READ_WAIT_S`."""
     text = os.environ.get("CCFAIR_STORE_WAIT_S")
     try:

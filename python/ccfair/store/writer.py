@@ -117,7 +117,11 @@ class StoreWriter:
         self._con = layout.connect(self.root, read_only=False)
         # DuckDB holds the catalog with a POSIX lock, which a process loses when it closes any descriptor
         # of the file: snapshots read through this one, closed only after the connection.
-        self._catalog_fd = os.open(layout.catalog_path(self.root), os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._catalog_fd = os.open(layout.catalog_path(self.root), os.O_RDONLY | os.O_CLOEXEC)
+        except BaseException:
+            self._con.close()
+            raise
         self._snapshot_at = 0.0  # monotonic time of the last snapshot
         self._snapshot_interval_s = layout.SNAPSHOT_INTERVAL_S
         self._coordinate_types: dict[str, str] = {}
