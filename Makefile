@@ -6,34 +6,53 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ccfair-built
+DEV_STAMP := $(VENV)/.ccfair-dev
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup demo test test-rust test-python lint bench bench-sweep snapshots clean
+.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep snapshots clean
 
-setup: $(STAMP) emulator
+# The runtime: what `make demo` needs (no test or lint tools).
+setup: versions $(STAMP) emulator
+
+# The runtime and the development tools (tests, lints, the browser test, wheel building).
+setup-dev: setup $(DEV_STAMP)
+
+# Python >= 3.11 and Rust >= 1.85, checked before anything is downloaded; a .venv made by an older Python
+# is made anew.
+versions:
+	@tools/check-versions.sh $(PYTHON) $(VENV)
 
 # The kernel backend's userspace bottleneck (ccfair.emu finds it in $CARGO_TARGET_DIR/release or
 # target/release, or at $CCFAIR_EMU). Cargo rebuilds it only when its sources change.
 .PHONY: emulator
-emulator:
-	@command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
-	cargo build --release --quiet -p ccfair-emu
+emulator: versions
+	@echo "building the kernel backend's emulator (ccfair-emu, release mode)"
+	cargo build --release -p ccfair-emu
 
-$(BIN)/maturin:
+$(BIN)/maturin: | versions
+	@echo "making the virtualenv $(VENV) and installing maturin"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet "maturin>=1.7,<2"
+	$(BIN)/pip install --quiet "maturin>=1.9,<2"
 
 $(STAMP): $(BIN)/maturin $(RUST_SOURCES) $(PY_SOURCES)
-	@command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet --extras dev
+	@echo "compiling the simulator in release mode and installing the Python dependencies (2 to 5 minutes"
+	@echo "the first time on 2 cores; later only what changed)"
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release
 	touch $(STAMP)
+
+# The dev extra's requirements, from pyproject.toml (no second list to keep in step).
+$(DEV_STAMP): pyproject.toml | $(BIN)/maturin
+	@echo "installing the development tools (the dev extra of pyproject.toml)"
+	$(BIN)/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["dev"]))' > $(VENV)/dev-requirements.txt
+	$(BIN)/pip install --quiet -r $(VENV)/dev-requirements.txt
+	touch $(DEV_STAMP)
 
 demo: setup
 	$(BIN)/ccfair run scenarios/default.toml
 
-lint: setup
+lint: setup-dev
 	-rustup component add rustfmt clippy 2>/dev/null
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -43,7 +62,7 @@ lint: setup
 test-rust:
 	cargo test --workspace --exclude ccfair-py --quiet
 
-test-python: setup
+test-python: setup-dev
 	$(BIN)/pytest -q
 
 # The report test opens an HTML report in Debian's Chromium (driven by Playwright, which must not download a
@@ -56,14 +75,39 @@ browser:
 	      || echo "could not install chromium: the report's browser test will be skipped"; \
 	  else echo "chromium is not installed (apt-get install chromium, as root): the report's browser test will be skipped"; fi; }
 
-test: lint test-rust browser test-python
+test: lint test-rust browser wheel-check test-python
+
+# A wheel as published: manylinux_2_28 (linked through zig against glibc 2.28's symbols), abi3 for Python
+# >= 3.11, with the emulator binary inside the package (ccfair/bin/ccfair-emu, staged only for the build).
+# The builds are kept apart from the development build (target/release) and from each other (maturin's
+# flags differ, and sharing one directory would rebuild everything each time), so each is incremental.
+WHEEL_TARGET := x86_64-unknown-linux-gnu
+WHEEL_GLIBC := 2.28
+WHEEL_DIR := target/wheels
+WHEEL_EMU_DIR := target/wheel-emu
+.PHONY: wheel wheel-check
+wheel: setup-dev
+	@echo "building the manylinux_$(subst .,_,$(WHEEL_GLIBC)) wheel (the first time about 4 minutes on 2 cores)"
+	rm -rf $(WHEEL_DIR) python/ccfair/bin
+	PATH="$(abspath $(BIN)):$$PATH" CARGO_TARGET_DIR=$(WHEEL_EMU_DIR) $(BIN)/cargo-zigbuild zigbuild --release \
+	  -p ccfair-emu --target $(WHEEL_TARGET).$(WHEEL_GLIBC)
+	mkdir -p python/ccfair/bin
+	strip -o python/ccfair/bin/ccfair-emu $(WHEEL_EMU_DIR)/$(WHEEL_TARGET)/release/ccfair-emu
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/maturin build --release --strip --zig --target $(WHEEL_TARGET) \
+	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) --out $(WHEEL_DIR); \
+	  status=$$?; rm -rf python/ccfair/bin; exit $$status
+
+# The wheel installed into a fresh virtualenv (dependencies from PyPI) and its smoke commands run outside
+# the checkout (ccfair.devtools.wheel_check).
+wheel-check: wheel
+	$(BIN)/python -m ccfair.devtools.wheel_check $(WHEEL_DIR) --python $(PYTHON)
 
 bench: setup
 	$(BIN)/ccfair bench
 
 # Regenerates the golden snapshot tables (tests/snapshots/expected/) from tests/snapshots/cases.toml and prints
 # which cases changed and what moved. Only after a deliberate behaviour change, explained in its commit.
-snapshots: setup
+snapshots: setup-dev
 	$(BIN)/python -m ccfair.devtools.snapshots --update
 
 # Sweep throughput with 1 and 2 local workers and the result store's cost per run (about two minutes).
@@ -72,4 +116,4 @@ bench-sweep: setup
 
 clean:
 	cargo clean
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache python/ccfair/bin

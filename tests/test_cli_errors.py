@@ -9,7 +9,7 @@ from conftest import SMALL_TOML, run_cli
 BAD_FILES = {
     "toml-syntax": ('duration = "10s"\n[link\nrate = "1Mbps"\n', "line 2, column"),
     "unknown-key": (SMALL_TOML.replace('duration = "10s"', 'duration = "10s"\nspeed = 3'), "speed"),
-    "bad-unit": (SMALL_TOML.replace('rate = "10Mbps"', 'rate = "10MBit"'), "link.rate"),
+    "bad-unit": (SMALL_TOML.replace('rate = "10Mbps"', 'rate = "10mbps"'), "link.rate"),
     "missing-unit": (SMALL_TOML.replace('rate = "10Mbps"', "rate = 10"), "link.rate"),
     "tiny-buffer": (SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "100B"'), "link.buffer"),
     "unknown-cc": (SMALL_TOML.replace('cc = "reno"', 'cc = "vegas"'), "flows[0].cc"),

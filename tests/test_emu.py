@@ -292,7 +292,9 @@ def test_rate_check_needs_a_doctor_measurement_of_this_host(
     monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
     with pytest.raises(ScenarioError) as e:
         doctor.check_rate(10_000_000)
-    assert e.value.field == "link.rate" and "run `ccfair doctor` first" in e.value.message
+    assert (
+        e.value.field == "link.rate" and 'run `sudo "$(command -v ccfair)" doctor` first' in e.value.message
+    )
     doctor.save_measurement(
         {"host_key": doctor.host_key(), "clean_rate_bps": 100_000_000, "measured_at": "x"}
     )
@@ -349,6 +351,122 @@ def test_clean_rate_is_the_top_of_the_clean_ladder() -> None:
     assert doctor.clean_rate([p(1, True), p(2, True)]) == 2
     assert doctor.clean_rate([p(1, False), p(2, True)]) == 0
     assert doctor.clean_rate([]) == 0
+
+
+def probe_result(rate_bps: int, clean: bool) -> dict[str, Any]:
+    return {
+        "rate_bps": rate_bps,
+        "clean": clean,
+        "utilization": 1.0 if clean else 0.9,
+        "lateness_p50_ns": 3_000,
+        "lateness_p99_ns": 20_000 if clean else 400_000,
+        "lateness_max_ns": 500_000,
+        "frames_lost_in_emulator": 0,
+    }
+
+
+def test_a_new_measurement_replaces_an_old_failure_below_its_clean_rates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reported case: a failed 10 Mbps probe from an earlier `--rates` run outlived a clean ladder from
+    100 Mbps to 1 Gbps, and the clean rate came out as none."""
+    monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
+    monkeypatch.setattr("ccfair.emu.binary.emulator_binary", lambda: "/bin/true")
+    outcome = {10**7: False, 10**8: True, 2 * 10**8: True, 5 * 10**8: True, 10**9: True, 2 * 10**9: False}
+    monkeypatch.setattr(doctor, "probe", lambda rate, seconds, binary: probe_result(rate, outcome[rate]))
+    doctor.save_measurement(doctor.measure([10**7]))
+    assert doctor.load_measurement()["clean_rate_bps"] == 0
+    m = doctor.measure(list(doctor.DEFAULT_RATES_BPS))
+    assert m["clean_rate_bps"] == 10**9
+    assert [p["rate_bps"] for p in m["probes"]] == [10**8, 2 * 10**8, 5 * 10**8, 10**9, 2 * 10**9]
+
+
+def test_merging_keeps_what_the_new_probes_do_not_contradict() -> None:
+    old = [probe_result(r, c) for r, c in ((10, True), (20, True), (50, True), (100, True), (200, False))]
+    # Measuring only higher rates keeps the low ones.
+    merged = doctor.merge_probes(old, [probe_result(500, False)])
+    assert [p["rate_bps"] for p in merged] == [10, 20, 50, 100, 200, 500]
+    assert doctor.clean_rate(merged) == 100
+    # A failure now at 50 drops the earlier clean probes at and above it.
+    merged = doctor.merge_probes(old, [probe_result(50, False)])
+    assert [(p["rate_bps"], p["clean"]) for p in merged] == [
+        (10, True),
+        (20, True),
+        (50, False),
+        (200, False),
+    ]
+    assert doctor.clean_rate(merged) == 20
+    # A clean probe now at 300 drops the earlier failure at 200.
+    merged = doctor.merge_probes(old, [probe_result(300, True)])
+    assert doctor.clean_rate(merged) == 300 and 200 not in [p["rate_bps"] for p in merged]
+
+
+@pytest.mark.parametrize(
+    ("checks_ok", "clean_rate_bps", "code"),
+    [(True, None, 0), (False, None, 1), (True, 10**8, 0), (True, 0, 1)],
+)
+def test_doctor_exit_code_says_whether_kernel_runs_can_start(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    checks_ok: bool,
+    clean_rate_bps: int | None,
+    code: int,
+) -> None:
+    from ccfair.cli import main
+
+    monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
+    checks = [("root", True, "yes"), ("iproute2", checks_ok, "ip utility" if checks_ok else "not found")]
+    monkeypatch.setattr(doctor, "checks", lambda: checks)
+    if clean_rate_bps is not None:
+        probes = [probe_result(10**7, False)] if clean_rate_bps == 0 else [probe_result(clean_rate_bps, True)]
+        doctor.save_measurement(
+            {
+                "host_key": doctor.host_key(),
+                "clean_rate_bps": clean_rate_bps,
+                "probes": probes,
+                "measured_at": "x",
+            }
+        )
+    assert main(["doctor", "--no-measure"]) == code
+    out = capsys.readouterr().out
+    assert ("NO  iproute2: not found" in out) == (not checks_ok)
+    if clean_rate_bps == 0:
+        assert "Clean rate: none (at 10Mbps: lateness p99 400 us over 100 us, utilization 90.0 %)" in out
+        assert "doctor --rates 10Mbps,20Mbps,50Mbps" in out
+    assert main(["doctor", "--no-measure", "--json"]) == code
+    assert json.loads(capsys.readouterr().out)["ok"] == (code == 0)
+
+
+def test_doctor_does_not_measure_when_a_check_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccfair.cli import main
+
+    monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
+    monkeypatch.setattr(doctor, "checks", lambda: [("root", False, "no")])
+    monkeypatch.setattr(doctor, "measure", lambda *a: pytest.fail("measured without root"))
+    assert main(["doctor"]) == 1
+    assert "cannot measure the forwarder: root not available" in capsys.readouterr().err
+    assert not (tmp_path / "doctor.json").exists()
+
+
+def test_a_host_without_a_clean_rate_gets_advice_that_helps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
+    doctor.save_measurement(
+        {
+            "host_key": doctor.host_key(),
+            "clean_rate_bps": 0,
+            "probes": [probe_result(10**8, False)],
+            "measured_at": "x",
+        }
+    )
+    with pytest.raises(ScenarioError) as e:
+        doctor.check_rate(10**7)
+    assert "no rate was clean" in e.value.message and "at 100Mbps: lateness p99 400 us" in e.value.message
+    assert "--rates 10Mbps,20Mbps,50Mbps" in e.value.message
 
 
 def test_require_root_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -275,7 +275,7 @@ ERRORS = [
     (small(seed=2**64), "seed", "at most"),
     # units
     (with_link(rate="10"), "link.rate", "missing unit"),
-    (with_link(rate="10MBps"), "link.rate", "unknown unit"),
+    (with_link(rate="10MBps"), "link.rate", "bytes per second"),
     (with_flow(0, rtt=50), "flows[0].rtt", "missing unit"),
     (with_link(buffer="1bdb"), "link.buffer", "unknown unit"),
     (small(duration="10 seconds"), "duration", "unknown unit"),

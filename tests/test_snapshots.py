@@ -174,7 +174,7 @@ flows = [{ cc = "reno", rtt = "20ms" }]
     ("old", "new", "field"),
     [
         ("seed = 1\n", "", "one.scenario.seed"),
-        ('rate = "5Mbps"', 'rate = "5Mbit"', "one.scenario.link.rate"),
+        ('rate = "5Mbps"', 'rate = "5mbps"', "one.scenario.link.rate"),
         ('"sum(total.delivered_bytes) > 0"', '"delivered > 0"', "one.requires[0]"),
         ('about = "Reno alone"', 'about = ""', "one.about"),
         ("[one]", "[One]", "One"),

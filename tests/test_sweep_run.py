@@ -17,7 +17,7 @@ from ccfair.store import layout, query
 from ccfair.store.export import export
 from ccfair.store.status import store_status
 from ccfair.sweep.driver import run_sweep
-from ccfair.sweep.execute_dask import execute_dask
+from ccfair.sweep.execute_dask import connect
 from ccfair.sweep.plan import plan_from_dict
 from conftest import REPO, run_cli
 from test_sweep_support import crash_on_rtt_20ms, plan_dict, raise_on_half_bdp, write_plan
@@ -207,11 +207,39 @@ def test_bad_query_and_export(tmp_path):
     assert csv.stdout == "status,n\ndone,1\n"
 
 
-def test_unreachable_cluster_is_bad_input(monkeypatch):
-    monkeypatch.setattr("ccfair.sweep.execute_dask.CONNECT_TIMEOUT_S", 1)
+def test_unreachable_cluster_is_bad_input():
+    pytest.importorskip("distributed")
     with pytest.raises(ScenarioError) as err:
-        list(execute_dask([], "tcp://127.0.0.1:9"))
+        connect("tcp://127.0.0.1:9", timeout_s=1)
     assert err.value.field == "--cluster" and "tcp://127.0.0.1:9" in err.value.message
+
+
+def test_unreachable_cluster_fails_fast_and_writes_nothing(tmp_path):
+    """Nothing listens on the discard port: the sweep gives up after the connect timeout (5 s by default),
+    with exit code 2 naming --cluster, before the results directory is made."""
+    pytest.importorskip("distributed")
+    plan = write_plan(tmp_path / "plan.toml", repetitions=1)
+    out = tmp_path / "results"
+    started = time.monotonic()
+    result = run_cli("sweep", str(plan), "--out", str(out), "--cluster", "tcp://127.0.0.1:9")
+    elapsed = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    assert "error: --cluster: cannot reach a Dask scheduler at tcp://127.0.0.1:9 within 5 s" in result.stderr
+    assert not out.exists()
+    assert elapsed < 25  # was 30 s of waiting before the connect timeout became 5 s
+    quick = run_cli(
+        "sweep", str(plan), "--out", str(out), "--cluster", "tcp://127.0.0.1:9", "--cluster-timeout", "1s"
+    )
+    assert quick.returncode == 2 and "within 1 s" in quick.stderr and not out.exists()
+    local = run_cli("sweep", str(plan), "--out", str(out), "--cluster-timeout", "1s")
+    assert local.returncode == 2 and "error: --cluster-timeout: applies to --cluster only" in local.stderr
+
+
+def test_cluster_without_dask_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now raises ImportError
+    with pytest.raises(ScenarioError) as err:
+        connect("tcp://127.0.0.1:9")
+    assert err.value.field == "--cluster" and "pip install 'ccfair[dask]'" in err.value.message
 
 
 def test_library_entry_point_and_dunder_all():

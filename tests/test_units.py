@@ -38,6 +38,72 @@ def test_rates(text, bps):
 
 
 @pytest.mark.parametrize(
+    ("text", "bps"),
+    [
+        # SI: bit/s with a prefix, in any case, and b/s
+        ("10Mbit/s", 10_000_000),
+        ("10 Mbit/s", 10_000_000),
+        ("10MBit/s", 10_000_000),
+        ("2.5Gbit/s", 2_500_000_000),
+        ("800kbit/s", 800_000),
+        ("800Kbit/s", 800_000),
+        ("1Tbit/s", 10**12),
+        ("9600bit/s", 9600),
+        ("10Mb/s", 10_000_000),
+        ("1Gb/s", 10**9),
+        ("64kb/s", 64_000),
+        ("300b/s", 300),
+        # tc's spelling (man tc: bit, kbit, mbit, gbit, tbit), any case as tc reads it
+        ("10mbit", 10_000_000),
+        ("10Mbit", 10_000_000),
+        ("10MBIT", 10_000_000),
+        ("1gbit", 10**9),
+        ("1Gbit", 10**9),
+        ("500kbit", 500_000),
+        ("500Kbit", 500_000),
+        ("1tbit", 10**12),
+        ("56000bit", 56_000),
+    ],
+)
+def test_rate_spellings_researchers_type(text, bps):
+    assert parse_rate_bps(text, "link.rate") == bps
+
+
+@pytest.mark.parametrize(
+    ("text", "readings"),
+    [
+        # tc reads these as bytes per second, elsewhere they often mean bits: refused, naming both
+        ("10mbps", ("tc reads 'mbps' as MB per second", "80Mbit/s", "'10Mbit/s'")),
+        ("1gbps", ("tc reads 'gbps' as GB per second", "8Gbit/s", "'1Gbit/s'")),
+        ("2.5tbps", ("tc reads 'tbps' as TB per second", "20Tbit/s", "'2.5Tbit/s'")),
+    ],
+)
+def test_rate_spellings_with_two_meanings_are_refused(text, readings):
+    with pytest.raises(ScenarioError) as info:
+        parse_rate_bps(text, "link.rate")
+    assert info.value.field == "link.rate"
+    assert "ambiguous" in info.value.message
+    for reading in readings:
+        assert reading in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "instead"),
+    [
+        ("10MB/s", "'80Mbit/s'"),
+        ("1.5GBps", "'12Gbit/s'"),
+        ("100KB/s", "'800kbit/s'"),
+        ("100B/s", "'800bit/s'"),
+    ],
+)
+def test_byte_rates_are_refused_with_the_bit_rate_to_write(text, instead):
+    with pytest.raises(ScenarioError) as info:
+        parse_rate_bps(text, "link.rate")
+    assert "bytes per second" in info.value.message
+    assert instead in info.value.message
+
+
+@pytest.mark.parametrize(
     ("text", "n_bytes"),
     [
         ("150KB", 150_000),
@@ -118,8 +184,8 @@ def test_buffers(text, expected):
         ("10", "missing unit"),
         (10, "missing unit"),
         (2.5, "missing unit"),
-        ("10Mbit", "unknown unit 'Mbit'"),
-        ("10 mbps", "unknown unit 'mbps'"),
+        ("10Mbit/h", "unknown unit 'Mbit/h'"),
+        ("10Mibit", "unknown unit 'Mibit'"),
         ("-10Mbps", "must not be negative"),
         ("0Mbps", "must be positive"),
         ("nanMbps", "not a finite number"),

@@ -29,6 +29,7 @@ from ccfair.cli_support import (
     EXIT_OK,
     Parser,
     check_out_dir,
+    examples,
     note,
     print_json,
     progress_bar,
@@ -44,7 +45,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ccfair {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
-    p = commands.add_parser("run", help="run a scenario file", description="Run a scenario file (TOML).")
+    p = commands.add_parser(
+        "run",
+        help="run a scenario file",
+        description="Run a scenario file (TOML) and print the flows, classes and summary tables: goodput, "
+        "shares, Jain's index, utilization, queueing delay. Same scenario and seed, same numbers. `ccfair "
+        "init` writes an annotated scenario to start from.",
+        epilog=examples(
+            "ccfair run scenarios/two-flows-reno-vs-cubic.toml            # tables on the terminal",
+            "ccfair run scenario.toml --seed 7 --out runs/first             # also save everything",
+            "ccfair run scenario.toml --json > result.json                  # one JSON document",
+            'sudo "$(command -v ccfair)" run scenario.toml --backend kernel  # real Linux TCP (root)',
+        ),
+    )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     p.add_argument("--seed", type=seed_arg, help="master seed (default: the scenario's seed, else 1)")
     p.add_argument(
@@ -63,11 +76,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=cmd_run)
 
-    p = commands.add_parser("list", help="list congestion controls and queue disciplines")
+    p = commands.add_parser(
+        "list",
+        help="list congestion controls and queue disciplines",
+        description="List the congestion controls (flows[].cc) and queue disciplines (link.aqm) with their "
+        "sources and parameters: defaults, allowed values and meaning (flows[].cc_params, link.aqm tables).",
+        epilog=examples("ccfair list", "ccfair list --json > catalog.json"),
+    )
     p.add_argument("--json", action="store_true", help="print the catalog as JSON")
     p.set_defaults(handler=cmd_list)
 
-    p = commands.add_parser("bench", help="measure simulator speed on fixed scenarios")
+    p = commands.add_parser(
+        "bench",
+        help="measure simulator speed on fixed scenarios",
+        description="Run six fixed scenarios (A to F, from 2 flows at 10 Mbps to 1000 flows at 10 Gbps) and "
+        "print events per wall-second and wall seconds per simulated second.",
+        epilog=examples("ccfair bench", "ccfair bench --quick --json     # A and B only, for scripts"),
+    )
     p.add_argument("--quick", action="store_true", help="only the two smaller scenarios (A and B)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")

@@ -19,8 +19,31 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps the paragraphs of a description or epilog, but keeps indented lines (examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = []
+        for paragraph in text.split("\n\n"):
+            if any(line.startswith(" ") for line in paragraph.splitlines()):
+                paragraphs.append("\n".join(indent + line for line in paragraph.splitlines()))
+            else:
+                paragraphs.append(super()._fill_text(paragraph, width, indent))
+        return "\n\n".join(paragraphs)
+
+
+def examples(*lines: str) -> str:
+    """An epilog listing example command lines (``"ccfair run x.toml   # what it does"``)."""
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with this tool's error format and exit code for bad usage."""
+    """argparse with this tool's error format and exit code for bad usage, and help that keeps examples
+    as written."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

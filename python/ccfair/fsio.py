@@ -362,3 +362,48 @@ def write_file(
     except OSError as e:
         raise OutputError(option, f"cannot write {path}: {failure_text(e)}; it is left as it was") from None
     return target
+
+
+def write_new_files(directory: str | Path, files: dict[str, bytes], option: str) -> list[Path]:
+    """Writes ``files`` (name -> content) into ``directory``, created if absent. Nothing is ever replaced:
+    if any of the files exists, none is written (a ScenarioError on ``option`` names them). Each file is
+    written to a temporary sibling, fsynced and linked into place, which fails rather than overwrite a
+    file that appeared meanwhile. Returns the paths written."""
+    target = resolve(directory, option)
+    if target.exists() and not target.is_dir():
+        raise ScenarioError(option, f"{directory} exists and is not a directory")
+    existing = [name for name in files if (target / name).exists() or (target / name).is_symlink()]
+    if existing:
+        raise ScenarioError(
+            option,
+            f"{directory} already holds {', '.join(existing)}; ccfair does not overwrite files: give another "
+            "directory, or move them away",
+        )
+    if not target.exists():
+        _check_writable_parent(target, directory, option)
+    elif not os.access(target, os.W_OK | os.X_OK):
+        raise ScenarioError(option, f"{directory}: cannot write in {target}")
+    written: list[Path] = []
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            path = target / name
+            tmp = temporary_name(path)
+            try:
+                write_synced(tmp, data)
+                os.link(tmp, path)  # fails if the file exists: never replaces
+            finally:
+                tmp.unlink(missing_ok=True)
+            written.append(path)
+        fsync_dir(target)
+    except FileExistsError as e:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise ScenarioError(
+            option, f"{e.filename2 or e.filename} appeared while writing; nothing was written"
+        ) from None
+    except OSError as e:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise OutputError(option, f"cannot write into {directory}: {failure_text(e)}") from None
+    return written

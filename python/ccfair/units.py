@@ -6,11 +6,20 @@ to the nearest one (halves up); a quantity that must be positive and rounds to z
 
 Accepted forms:
 
-- rates: ``1000bps``, ``800kbps`` (or ``800Kbps``), ``10Mbps``, ``2.5Gbps``, ``1Tbps``
+- rates, in bits per second: ``1000bps``, ``800kbps`` (or ``800Kbps``), ``10Mbps``, ``2.5Gbps``, ``1Tbps``;
+  the SI spelling ``10Mbit/s`` (``bit/s``, ``kbit/s``, ``Mbit/s``, ``Gbit/s``, ``Tbit/s``, or ``Mb/s``);
+  tc's ``10mbit`` (``bit``, ``kbit``, ``mbit``, ``gbit``, ``tbit``, any case, as tc reads them)
 - sizes: ``1500B``, ``150KB``, ``1.5MB``, ``1GB``, ``1TB``, ``64KiB``, ``1MiB``, ``1GiB``, ``1TiB``
 - durations: ``10ns``, ``200us`` (or ``200µs``), ``50ms``, ``1.5s``, ``2min``, ``1h``
 - packets: ``1000pkt``
 - multiples of the bandwidth-delay product: ``0.5bdp``
+
+Rate spellings with two meanings are refused, with both readings in the message: tc (``man tc``, "UNITS")
+reads ``mbps``, ``gbps`` and ``tbps`` as mega-, giga- and terabytes per second, while elsewhere they are
+often bits, so a tc line copied into a scenario would be 8 times off either way. The capitalised ``Mbps``,
+``Gbps`` and ``Tbps`` are the networking literature's megabits and are kept; ``bps`` and ``kbps`` are bits
+as everywhere outside tc (tc alone reads them as bytes: its ``rate 100kbps`` is ``800kbit``). Byte rates
+(``MB/s``, ``MBps``) are refused with the bit rate to write instead.
 
 Every error is a :class:`~ccfair.errors.ScenarioError` naming the field and the allowed forms.
 """
@@ -26,6 +35,7 @@ from typing import Literal
 
 from ccfair.errors import ScenarioError
 
+RATE_PREFIXES: dict[str, int] = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 RATE_UNITS_BPS: dict[str, int] = {
     "bps": 1,
     "kbps": 10**3,
@@ -33,7 +43,19 @@ RATE_UNITS_BPS: dict[str, int] = {
     "Mbps": 10**6,
     "Gbps": 10**9,
     "Tbps": 10**12,
+    # b/s (a lower-case b is a bit, IEEE 1541)
+    **{f"{p}b/s": n for p, n in RATE_PREFIXES.items()},
+    "Kb/s": 10**3,
 }
+# The words with "bit" in them are read in any case (tc ignores case): bit/s, kbit/s, ...; bit, kbit, ...
+BIT_RATE_UNITS_BPS: dict[str, int] = {
+    f"{p.lower()}bit{s}": n for p, n in RATE_PREFIXES.items() for s in ("/s", "")
+}
+# Refused: spellings with two readings (tc's bytes, elsewhere bits), and byte rates.
+AMBIGUOUS_RATE_UNITS = ("mbps", "gbps", "tbps")
+BYTE_RATE_UNITS = tuple(f"{p}B/s" for p in (*RATE_PREFIXES, "K")) + tuple(
+    f"{p}Bps" for p in (*RATE_PREFIXES, "K") if p
+)
 SIZE_UNITS_BYTES: dict[str, int] = {
     "B": 1,
     "KB": 10**3,
@@ -58,7 +80,10 @@ DURATION_UNITS_NS: dict[str, int] = {
 PACKET_UNITS: dict[str, int] = {"pkt": 1}
 BDP_UNITS: dict[str, int] = {"bdp": 1}
 
-RATE_FORMS = "a rate such as '10Mbps' (units: bps, kbps, Mbps, Gbps, Tbps)"
+RATE_FORMS = (
+    "a rate such as '10Mbps', '10Mbit/s' or tc's '10mbit' (units: bps, kbps, Mbps, Gbps, Tbps; "
+    "bit/s, kbit/s, Mbit/s, Gbit/s, Tbit/s; bit, kbit, mbit, gbit, tbit)"
+)
 SIZE_FORMS = "a size such as '150KB' or '64KiB' (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
 DURATION_FORMS = "a duration such as '50ms' (units: ns, us, ms, s, min, h)"
 PACKET_FORMS = "a packet count such as '1000pkt'"
@@ -126,9 +151,42 @@ def _integer(value: object, field: str, units: dict[str, int], forms: str, posit
     return n
 
 
+def _rate_units(value: str, field: str) -> dict[str, int]:
+    """The rate units to read ``value`` with: :data:`RATE_UNITS_BPS`, plus its own unit if that is a "bit"
+    word in any case (``Mbit/s``, tc's ``MBIT``). Raises for a spelling with two meanings or a byte rate,
+    saying what to write instead."""
+    m = _QUANTITY.match(value)
+    if m is None:
+        return RATE_UNITS_BPS
+    unit, number = m["unit"], m["num"]
+    if unit.lower() in BIT_RATE_UNITS_BPS:
+        return {**RATE_UNITS_BPS, unit: BIT_RATE_UNITS_BPS[unit.lower()]}
+    if unit in AMBIGUOUS_RATE_UNITS:
+        prefix = unit[0].upper()
+        raise ScenarioError(
+            field,
+            f"{value.strip()!r} is ambiguous: tc reads {unit!r} as {prefix}B per second (bytes: "
+            f"{number}{unit} = {_times_eight(number)}{prefix}bit/s), elsewhere it often means {prefix}bit/s; "
+            f"write '{number}{prefix}bit/s' or '{number}{prefix}bps' for bits per second",
+        )
+    if unit in BYTE_RATE_UNITS:
+        prefix = unit[:-3].replace("K", "k")
+        raise ScenarioError(
+            field,
+            f"{value.strip()!r} is a rate in bytes per second; rates are in bits per second: write "
+            f"'{_times_eight(number)}{prefix}bit/s'",
+        )
+    return RATE_UNITS_BPS
+
+
+def _times_eight(number: str) -> str:
+    return format((Decimal(number) * 8).normalize(), "f")
+
+
 def parse_rate_bps(value: object, field: str) -> int:
-    """A positive rate in bit/s, e.g. ``"10Mbps"`` -> 10_000_000."""
-    return _integer(value, field, RATE_UNITS_BPS, RATE_FORMS, positive=True)
+    """A positive rate in bit/s, e.g. ``"10Mbps"``, ``"10Mbit/s"`` or ``"10mbit"`` -> 10_000_000."""
+    units = _rate_units(value, field) if isinstance(value, str) else RATE_UNITS_BPS
+    return _integer(value, field, units, RATE_FORMS, positive=True)
 
 
 def parse_size_bytes(value: object, field: str) -> int:

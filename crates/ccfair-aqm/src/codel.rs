@@ -22,13 +22,12 @@
 //! `ce_threshold` selector/mask (mark only some DSCP/ECN values) is not modelled: with `ce_threshold_ns` set,
 //! every ECT packet above it is marked.
 
-use std::collections::VecDeque;
-
-use ccfair_core::{DropReason, Dur, PacketMeta, ParamDoc, Time};
+use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit, check_positive_ns};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::config::check_positive_ns;
+use crate::queue::{PacketFifo, QueueLimit};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// Linux `DEFAULT_CODEL_LIMIT`.
 pub const DEFAULT_LIMIT_PACKETS: u32 = 1000;
@@ -45,7 +44,6 @@ const REC_INV_SQRT_SHIFT: u32 = 16;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CodelParams {
-    pub limit: QueueLimit,
     pub target_ns: u64,
     pub interval_ns: u64,
     pub ecn: bool,
@@ -56,7 +54,6 @@ pub struct CodelParams {
 impl Default for CodelParams {
     fn default() -> Self {
         CodelParams {
-            limit: QueueLimit::Packets(DEFAULT_LIMIT_PACKETS),
             target_ns: TARGET_NS,
             interval_ns: INTERVAL_NS,
             ecn: false,
@@ -89,7 +86,7 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl CodelParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         check_positive_ns("target_ns", self.target_ns)?;
         check_positive_ns("interval_ns", self.interval_ns)?;
         if let Some(t) = self.ce_threshold_ns {
@@ -317,40 +314,29 @@ fn finish<P: PacketMeta>(
     Some(pkt)
 }
 
-/// One FIFO with its byte count, as CoDel sees it.
-struct SingleQueue<'a, P> {
-    queue: &'a mut VecDeque<P>,
-    backlog_bytes: &'a mut u64,
-}
-
-impl<P: PacketMeta> CodelQueue<P> for SingleQueue<'_, P> {
+/// The single FIFO of `sch_codel`, as CoDel sees it.
+impl<P: PacketMeta> CodelQueue<P> for PacketFifo<P> {
     fn dequeue_head(&mut self) -> Option<P> {
-        let pkt = self.queue.pop_front()?;
-        *self.backlog_bytes -= pkt.wire_len() as u64;
-        Some(pkt)
+        self.pop_front()
     }
     fn backlog_bytes(&self) -> u64 {
-        *self.backlog_bytes
+        self.bytes()
     }
 }
 
 /// The `codel` qdisc: one FIFO under one CoDel instance, tail drop at the limit.
 pub struct Codel<P> {
-    queue: VecDeque<P>,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    queue: PacketFifo<P>,
     ctl: CodelControl,
     vars: CodelVars,
     cstats: CodelStats,
     stats: QdiscStats,
 }
 
-impl<P> Codel<P> {
-    pub fn new(params: &CodelParams, mtu_bytes: u32) -> Self {
+impl<P: PacketMeta> Codel<P> {
+    pub fn new(params: &CodelParams, limit: QueueLimit, mtu_bytes: u32) -> Self {
         Codel {
-            queue: VecDeque::with_capacity(params.limit.preallocation(mtu_bytes)),
-            limit: params.limit,
-            backlog_bytes: 0,
+            queue: PacketFifo::new(limit, mtu_bytes),
             ctl: params.control(mtu_bytes),
             vars: CodelVars::default(),
             cstats: CodelStats::default(),
@@ -369,30 +355,16 @@ impl<P> Codel<P> {
 
 impl<P: PacketMeta + Send> Qdisc<P> for Codel<P> {
     fn enqueue(&mut self, now: Time, pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
-        if !self
-            .limit
-            .admits(self.queue.len() as u32, self.backlog_bytes, pkt.wire_len())
-        {
-            drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
-            return false;
-        }
-        self.backlog_bytes += pkt.wire_len() as u64;
-        self.stats.enqueued_packets += 1;
-        self.queue.push_back(pkt);
-        true
+        self.queue.enqueue(now, pkt, &mut self.stats, sink)
     }
 
     fn dequeue(&mut self, now: Time, sink: &mut dyn QdiscSink<P>) -> Option<P> {
-        let mut q = SingleQueue {
-            queue: &mut self.queue,
-            backlog_bytes: &mut self.backlog_bytes,
-        };
         let pkt = codel_dequeue(
             now,
             &self.ctl,
             &mut self.vars,
             &mut self.cstats,
-            &mut q,
+            &mut self.queue,
             &mut self.stats,
             sink,
         )?;
@@ -400,21 +372,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Codel<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.len() as u32
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "codel"
-    }
+    qdisc_accessors!(queue, CodelParams);
 }
 
 #[cfg(test)]
@@ -426,10 +384,10 @@ mod tests {
     fn codel(ecn: bool) -> Codel<TestPacket> {
         Codel::new(
             &CodelParams {
-                limit: QueueLimit::Packets(10_000),
                 ecn,
                 ..CodelParams::default()
             },
+            QueueLimit::Packets(10_000),
             1500,
         )
     }
@@ -560,9 +518,7 @@ mod tests {
         let (mut q, mut d, t) = dropping_until_count(6);
         assert_eq!(q.vars().lastcount, 1);
         // A fresh packet (sojourn 0) ends the dropping state.
-        let mut q2_pkts = VecDeque::new();
-        std::mem::swap(&mut q2_pkts, &mut q.queue);
-        q.backlog_bytes = 0;
+        while q.queue.pop_front().is_some() {}
         // The queue drains; fresh traffic arrives 300 ms later.
         let now = Time::from_ns(t + 300_000_000);
         for i in 0..100 {
@@ -586,8 +542,7 @@ mod tests {
     #[test]
     fn count_restarts_at_one_after_a_long_pause() {
         let (mut q, mut d, t) = dropping_until_count(6);
-        q.queue.clear();
-        q.backlog_bytes = 0;
+        while q.queue.pop_front().is_some() {}
         // A fresh packet ends the dropping state; then the queue stays away for more than 16 intervals.
         let now = Time::from_ns(t);
         q.enqueue(now, TestPacket::new(9_999, 1500).at(now), &mut d);
@@ -644,6 +599,7 @@ mod tests {
                 ce_threshold_ns: Some(1_000_000),
                 ..CodelParams::default()
             },
+            QueueLimit::Packets(DEFAULT_LIMIT_PACKETS),
             1500,
         );
         let mut d = Drops::default();

@@ -1,83 +1,28 @@
-//! Configuration of the queue disciplines: one tagged enum with the kernel/RFC defaults, unknown fields
-//! rejected, built into a trait object once per run. `qdiscs()` describes every discipline and parameter for
-//! `ccfair list` and for the front end's validation, so the parameter set is defined in exactly one place
-//! (the params structs in each qdisc's file).
+//! Configuration of the queue disciplines: the buffer limit and one tagged enum of disciplines with the
+//! kernel/RFC defaults, unknown fields rejected, built into a trait object once per run. `qdiscs()` describes
+//! every discipline and parameter for `ccfair list` and for the front end's validation, so the parameter set is
+//! defined in exactly one place (the params structs in each qdisc's file), and each discipline's name in one
+//! row of the registry below.
 
 use ccfair_core::rng::StreamId;
-use ccfair_core::{PacketMeta, ParamDoc, Rng};
+use ccfair_core::{FieldError, PacketMeta, ParamDoc, Rng};
 use serde::{Deserialize, Serialize};
 
+use crate::Qdisc;
 use crate::codel::{Codel, CodelParams};
 use crate::dualpi2::{DualPi2, DualPi2Params};
+use crate::fifo::{Fifo, FifoParams};
 use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::gsp::{Gsp, GspParams};
 use crate::pie::{Pie, PieParams};
 use crate::ppv::{Ppv, PpvMarker, PpvParams};
+use crate::queue::QueueLimit;
 use crate::red::{Red, RedParams};
 use crate::step::{Step, StepParams};
-use crate::{Fifo, Qdisc};
 
-/// A queue's hard limit, in packets or in bytes (`pfifo` / `bfifo`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QueueLimit {
-    Packets(u32),
-    Bytes(u64),
-}
-
-impl QueueLimit {
-    /// Whether a packet of `len` bytes fits on top of the current backlog.
-    #[inline]
-    pub fn admits(self, backlog_packets: u32, backlog_bytes: u64, len: u32) -> bool {
-        match self {
-            QueueLimit::Packets(n) => backlog_packets < n,
-            QueueLimit::Bytes(b) => backlog_bytes + len as u64 <= b,
-        }
-    }
-
-    /// The limit in bytes, counting full `mtu_bytes` packets for a packet limit.
-    pub fn bytes(self, mtu_bytes: u32) -> u64 {
-        match self {
-            QueueLimit::Packets(n) => n as u64 * mtu_bytes as u64,
-            QueueLimit::Bytes(b) => b,
-        }
-    }
-
-    /// Packets to preallocate room for (bounded, so a huge limit does not reserve memory it may never use).
-    pub fn preallocation(self, mtu_bytes: u32) -> usize {
-        let n = match self {
-            QueueLimit::Packets(n) => n as u64,
-            QueueLimit::Bytes(b) => b / (mtu_bytes.max(64) as u64 / 4).max(1),
-        };
-        n.min(1 << 16) as usize
-    }
-}
-
-/// A parameter value out of range or otherwise unusable: the parameter's name and what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    pub field: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-pub(crate) fn err<T>(field: &str, message: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError {
-        field: field.into(),
-        message: message.into(),
-    })
-}
-
-pub(crate) fn check_positive_ns(field: &str, ns: u64) -> Result<(), ConfigError> {
+pub(crate) fn check_positive_ns(field: &str, ns: u64) -> Result<(), FieldError> {
     if ns == 0 {
-        return err(field, "must be a positive duration");
+        return FieldError::err(field, "must be a positive duration");
     }
     Ok(())
 }
@@ -99,24 +44,13 @@ impl BuildContext {
     }
 }
 
-/// A queue discipline and its parameters (`{"name": "codel", "limit": {"packets": 100}, "target_ns": ...}`).
-/// The buffer limit is part of every variant.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "name", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AqmConfig {
-    /// Tail drop.
-    Fifo {
-        limit: QueueLimit,
-    },
-    Red(RedParams),
-    Codel(CodelParams),
-    FqCodel(FqCodelParams),
-    Pie(PieParams),
-    Gsp(GspParams),
-    Ppv(PpvParams),
-    #[serde(rename = "dualpi2")]
-    DualPi2(DualPi2Params),
-    Step(StepParams),
+/// A queue discipline with its buffer limit (`{"name": "codel", "limit": {"packets": 100}, "target_ns": ...}`):
+/// the limit, which the scenario's buffer sets, sits beside the discipline's own parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct AqmConfig {
+    #[serde(flatten)]
+    pub kind: AqmKind,
+    pub limit: QueueLimit,
 }
 
 /// One queue discipline, for listings.
@@ -127,7 +61,7 @@ pub struct QdiscInfo {
     pub source: &'static str,
     /// Parameters: `limit` (which the scenario's buffer sets) first, then the discipline's own.
     pub params: Vec<ParamDoc>,
-    /// The defaults of those parameters, as a JSON object.
+    /// The defaults of the discipline's own parameters, as a JSON object.
     pub defaults: serde_json::Value,
 }
 
@@ -137,98 +71,220 @@ const LIMIT_DOC: ParamDoc = ParamDoc {
     doc: "set by link.buffer",
 };
 
-/// Every available queue discipline.
-pub fn qdiscs() -> Vec<QdiscInfo> {
-    let defaults = |c: AqmConfig| {
-        let mut v = serde_json::to_value(c).expect("configs serialize");
-        if let Some(m) = v.as_object_mut() {
-            m.remove("name");
-            m.remove("limit");
+/// The defaults of `kind` as a JSON object, without the name.
+fn defaults(kind: AqmKind) -> serde_json::Value {
+    let mut v = serde_json::to_value(kind).expect("configs serialize");
+    v.as_object_mut().map(|m| m.remove("name"));
+    v
+}
+
+/// The registry: one row per discipline gives its name once, and from it the serde tag of its [`AqmKind`]
+/// variant, [`AqmKind::name`], the parameter type's `NAME` (which the built qdisc reports as its kind) and its
+/// [`qdiscs`] entry.
+macro_rules! registry {
+    ($(
+        $variant:ident($params:ty) {
+            name: $name:literal,
+            summary: $summary:expr,
+            source: $source:expr,
+            params: $param_docs:expr,
+            validate: |$vp:ident, $vlimit:ident, $vmtu:ident| $validate:expr,
+            build: |$bp:ident, $blimit:ident, $ctx:ident| $build:expr $(,)?
         }
-        v
+    ),* $(,)?) => {
+        /// A queue discipline and its own parameters.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "name")]
+        pub enum AqmKind {
+            $( #[serde(rename = $name)] $variant($params), )*
+        }
+
+        $(
+            impl $params {
+                #[doc = concat!("The discipline's name: `", $name, "`.")]
+                pub const NAME: &'static str = $name;
+            }
+        )*
+
+        impl AqmKind {
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( AqmKind::$variant(_) => $name, )*
+                }
+            }
+        }
+
+        /// The wire form: the name, the limit, then the discipline's parameters.
+        impl Serialize for AqmConfig {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                #[derive(Serialize)]
+                #[serde(untagged)]
+                enum Params<'a> {
+                    $( $variant(&'a $params), )*
+                }
+                #[derive(Serialize)]
+                struct Wire<'a> {
+                    name: &'static str,
+                    limit: QueueLimit,
+                    #[serde(flatten)]
+                    params: Params<'a>,
+                }
+                let params = match &self.kind {
+                    $( AqmKind::$variant(p) => Params::$variant(p), )*
+                };
+                Wire {
+                    name: self.kind.name(),
+                    limit: self.limit,
+                    params,
+                }
+                .serialize(serializer)
+            }
+        }
+
+        impl AqmConfig {
+            /// Checks the parameters for a link of `mtu_bytes` (RED derives its thresholds from the limit in
+            /// bytes). Errors name the parameter as `aqm.<parameter>`.
+            pub fn validate(&self, mtu_bytes: u32) -> Result<(), FieldError> {
+                let checked: Result<(), FieldError> = match &self.kind {
+                    $( AqmKind::$variant($vp) => {
+                        let $vlimit = self.limit;
+                        let $vmtu = mtu_bytes;
+                        $validate
+                    } )*
+                };
+                checked.map_err(|e| e.prefixed("aqm"))
+            }
+
+            /// The qdisc, ready for a run. Validates first, so a bad configuration is an error, never a panic.
+            pub fn build<P: PacketMeta + Send + 'static>(
+                &self,
+                ctx: &BuildContext,
+            ) -> Result<Box<dyn Qdisc<P>>, FieldError> {
+                self.validate(ctx.mtu_bytes)?;
+                Ok(match &self.kind {
+                    $( AqmKind::$variant($bp) => {
+                        let $blimit = self.limit;
+                        let $ctx = ctx;
+                        Box::new($build)
+                    } )*
+                })
+            }
+        }
+
+        /// Every available queue discipline.
+        pub fn qdiscs() -> Vec<QdiscInfo> {
+            vec![
+                $( QdiscInfo {
+                    name: $name,
+                    summary: $summary,
+                    source: $source,
+                    params: [&[LIMIT_DOC][..], $param_docs].concat(),
+                    defaults: defaults(AqmKind::$variant(<$params>::default())),
+                }, )*
+            ]
+        }
     };
-    let params = |own: &[ParamDoc]| [&[LIMIT_DOC], own].concat();
-    vec![
-        QdiscInfo {
-            name: "fifo",
-            summary: "tail drop at a packet or byte limit",
-            source: "Linux net/sched/sch_fifo.c (pfifo / bfifo)",
-            params: params(&[]),
-            defaults: serde_json::json!({}),
-        },
-        QdiscInfo {
-            name: "red",
-            summary: "Random Early Detection: EWMA of the backlog, marking ramp between min and max",
-            source: "Linux include/net/red.h, net/sched/sch_red.c; iproute2 tc/q_red.c (Floyd & Jacobson 1993)",
-            params: params(crate::red::PARAMS),
-            defaults: defaults(AqmConfig::Red(RedParams::default())),
-        },
-        QdiscInfo {
-            name: "codel",
-            summary: "CoDel: drop when sojourn stays above 5 ms for 100 ms, then at interval/sqrt(count)",
-            source: "RFC 8289; Linux include/net/codel_impl.h, net/sched/sch_codel.c",
-            params: params(crate::codel::PARAMS),
-            defaults: defaults(AqmConfig::Codel(CodelParams::default())),
-        },
-        QdiscInfo {
-            name: "fq_codel",
-            summary: "FQ-CoDel: 1024 hashed queues, DRR with new/old lists, CoDel per queue, ECN on",
-            source: "RFC 8290; Linux net/sched/sch_fq_codel.c",
-            params: params(crate::fq_codel::PARAMS),
-            defaults: defaults(AqmConfig::FqCodel(FqCodelParams::default())),
-        },
-        QdiscInfo {
-            name: "pie",
-            summary: "PIE: PI control of a drop probability on queue delay, target 15 ms",
-            source: "RFC 8033; Linux include/net/pie.h, net/sched/sch_pie.c",
-            params: params(crate::pie::PARAMS),
-            defaults: defaults(AqmConfig::Pie(PieParams::default())),
-        },
-        QdiscInfo {
-            name: "gsp",
-            summary: "Global Synchronization Protection: one drop per (adaptive) interval above a threshold",
-            source: "Lautenschlaeger & Francini, HPSR 2015 / arXiv 1602.05333; draft-lauten-aqm-gsp-03",
-            params: params(crate::gsp::PARAMS),
-            defaults: defaults(AqmConfig::Gsp(GspParams::default())),
-        },
-        QdiscInfo {
-            name: "ppv",
-            summary: "Per-Packet Value: edge marker with a TVF per flow, bottleneck drops the lowest values",
-            source: "Nadas et al., GLOBECOM 2016; Gombos et al., ANRW 2018",
-            params: params(crate::ppv::PARAMS),
-            defaults: defaults(AqmConfig::Ppv(PpvParams::default())),
-        },
-        QdiscInfo {
-            name: "dualpi2",
-            summary: "DualQ Coupled AQM: L4S queue with a 1 ms step, classic PI2 with p_C = p'^2, p_L = 2p'",
-            source: "RFC 9332; Linux net/sched/sch_dualpi2.c",
-            params: params(crate::dualpi2::PARAMS),
-            defaults: defaults(AqmConfig::DualPi2(DualPi2Params::default())),
-        },
-        QdiscInfo {
-            name: "step",
-            summary: "step marking: CE above a sojourn (or queue-length) threshold K, DCTCP/L4S style",
-            source: "RFC 8257 section 3.1; RFC 9332 (L queue step)",
-            params: params(crate::step::PARAMS),
-            defaults: defaults(AqmConfig::Step(StepParams::default())),
-        },
-    ]
+}
+
+registry! {
+    Fifo(FifoParams) {
+        name: "fifo",
+        summary: "tail drop at a packet or byte limit",
+        source: "Linux net/sched/sch_fifo.c (pfifo / bfifo)",
+        params: &[],
+        validate: |_p, _limit, _mtu| Ok(()),
+        build: |_p, limit, ctx| Fifo::new(limit, ctx.mtu_bytes),
+    },
+    Red(RedParams) {
+        name: "red",
+        summary: "Random Early Detection: EWMA of the backlog, marking ramp between min and max",
+        source: "Linux include/net/red.h, net/sched/sch_red.c; iproute2 tc/q_red.c (Floyd & Jacobson 1993)",
+        params: crate::red::PARAMS,
+        validate: |p, limit, mtu| p.validate(limit, mtu),
+        build: |p, limit, ctx| Red::new(p, limit, ctx.mtu_bytes, ctx.rate_bps, ctx.rng()),
+    },
+    Codel(CodelParams) {
+        name: "codel",
+        summary: "CoDel: drop when sojourn stays above 5 ms for 100 ms, then at interval/sqrt(count)",
+        source: "RFC 8289; Linux include/net/codel_impl.h, net/sched/sch_codel.c",
+        params: crate::codel::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| Codel::new(p, limit, ctx.mtu_bytes),
+    },
+    FqCodel(FqCodelParams) {
+        name: "fq_codel",
+        summary: "FQ-CoDel: 1024 hashed queues, DRR with new/old lists, CoDel per queue, ECN on",
+        source: "RFC 8290; Linux net/sched/sch_fq_codel.c",
+        params: crate::fq_codel::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| FqCodel::new(p, limit, ctx.mtu_bytes, ctx.rng()),
+    },
+    Pie(PieParams) {
+        name: "pie",
+        summary: "PIE: PI control of a drop probability on queue delay, target 15 ms",
+        source: "RFC 8033; Linux include/net/pie.h, net/sched/sch_pie.c",
+        params: crate::pie::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| Pie::new(p, limit, ctx.mtu_bytes, ctx.rng()),
+    },
+    Gsp(GspParams) {
+        name: "gsp",
+        summary: "Global Synchronization Protection: one drop per (adaptive) interval above a threshold",
+        source: "Lautenschlaeger & Francini, HPSR 2015 / arXiv 1602.05333; draft-lauten-aqm-gsp-03",
+        params: crate::gsp::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| Gsp::new(p, limit, ctx.mtu_bytes, ctx.rate_bps),
+    },
+    Ppv(PpvParams) {
+        name: "ppv",
+        summary: "Per-Packet Value: edge marker with a TVF per flow, bottleneck drops the lowest values",
+        source: "Nadas et al., GLOBECOM 2016; Gombos et al., ANRW 2018",
+        params: crate::ppv::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |_p, limit, ctx| Ppv::new(limit, ctx.mtu_bytes),
+    },
+    DualPi2(DualPi2Params) {
+        name: "dualpi2",
+        summary: "DualQ Coupled AQM: L4S queue with a 1 ms step, classic PI2 with p_C = p'^2, p_L = 2p'",
+        source: "RFC 9332; Linux net/sched/sch_dualpi2.c",
+        params: crate::dualpi2::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| DualPi2::new(p, limit, ctx.mtu_bytes, ctx.rng()),
+    },
+    Step(StepParams) {
+        name: "step",
+        summary: "step marking: CE above a sojourn (or queue-length) threshold K, DCTCP/L4S style",
+        source: "RFC 8257 section 3.1; RFC 9332 (L queue step)",
+        params: crate::step::PARAMS,
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| Step::new(p, limit, ctx.mtu_bytes),
+    },
 }
 
 impl AqmConfig {
+    pub fn new(limit: QueueLimit, kind: AqmKind) -> AqmConfig {
+        AqmConfig { kind, limit }
+    }
+
+    /// Tail drop at `limit`.
+    pub fn fifo(limit: QueueLimit) -> AqmConfig {
+        AqmConfig::new(limit, AqmKind::Fifo(FifoParams {}))
+    }
+
     /// The configuration named `name` with `params` (a JSON object; missing parameters take the kernel/RFC
     /// defaults, unknown ones are rejected) and the buffer `limit`, validated for a link of `mtu_bytes`.
-    /// Errors name the parameter (`field` = the parameter's name, or `aqm` for the discipline itself).
+    /// Errors name the parameter (`aqm.<parameter>`, or `aqm` for the discipline itself), so a caller that
+    /// nests the configuration prefixes where it sits (`link`).
     pub fn from_name_and_params(
         name: &str,
         params: &serde_json::Value,
         limit: QueueLimit,
         mtu_bytes: u32,
-    ) -> Result<AqmConfig, ConfigError> {
+    ) -> Result<AqmConfig, FieldError> {
         let infos = qdiscs();
         let Some(info) = infos.iter().find(|q| q.name == name) else {
             let names: Vec<&str> = infos.iter().map(|q| q.name).collect();
-            return err(
+            return FieldError::err(
                 "aqm",
                 format!(
                     "unknown queue discipline {name:?}; available: {}",
@@ -239,14 +295,15 @@ impl AqmConfig {
         let obj = match params {
             serde_json::Value::Null => serde_json::Map::new(),
             serde_json::Value::Object(m) => m.clone(),
-            _ => return err("aqm", "parameters must be a table"),
+            _ => return FieldError::err("aqm", "parameters must be a table"),
         };
         for key in obj.keys() {
+            let field = format!("aqm.{key}");
             if key == "limit" {
-                return err(key, "the queue limit is set by link.buffer");
+                return FieldError::err(field, "the queue limit is set by link.buffer");
             }
             if key == "name" {
-                return err(key, "is the discipline's name, not a parameter");
+                return FieldError::err(field, "is the discipline's name, not a parameter");
             }
             if !info.params.iter().any(|p| p.name == key) {
                 let allowed: Vec<&str> = info
@@ -260,105 +317,43 @@ impl AqmConfig {
                 } else {
                     allowed.join(", ")
                 };
-                return err(key, format!("unknown parameter {key:?}; allowed: {allowed}"));
+                return FieldError::err(field, format!("unknown parameter {key:?}; allowed: {allowed}"));
             }
         }
-        let with = |extra: &serde_json::Map<String, serde_json::Value>| {
+        let kind_of = |extra: &serde_json::Map<String, serde_json::Value>| {
             let mut m = extra.clone();
             m.insert("name".into(), serde_json::Value::String(name.into()));
-            m.insert(
-                "limit".into(),
-                serde_json::to_value(limit).expect("limits serialize"),
-            );
-            serde_json::from_value::<AqmConfig>(serde_json::Value::Object(m))
+            serde_json::from_value::<AqmKind>(serde_json::Value::Object(m))
         };
-        let cfg = match with(&obj) {
-            Ok(c) => c,
+        let kind = match kind_of(&obj) {
+            Ok(k) => k,
             Err(e) => {
                 // Name the culprit: the first parameter that fails on its own.
                 for (key, value) in &obj {
                     let mut one = serde_json::Map::new();
                     one.insert(key.clone(), value.clone());
-                    if let Err(e1) = with(&one) {
-                        return err(key, format!("{e1}"));
+                    if let Err(e1) = kind_of(&one) {
+                        return FieldError::err(format!("aqm.{key}"), format!("{e1}"));
                     }
                 }
-                return err("aqm", e.to_string());
+                return FieldError::err("aqm", e.to_string());
             }
         };
+        let cfg = AqmConfig { kind, limit };
         cfg.validate(mtu_bytes)?;
         Ok(cfg)
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            AqmConfig::Fifo { .. } => "fifo",
-            AqmConfig::Red(_) => "red",
-            AqmConfig::Codel(_) => "codel",
-            AqmConfig::FqCodel(_) => "fq_codel",
-            AqmConfig::Pie(_) => "pie",
-            AqmConfig::Gsp(_) => "gsp",
-            AqmConfig::Ppv(_) => "ppv",
-            AqmConfig::DualPi2(_) => "dualpi2",
-            AqmConfig::Step(_) => "step",
-        }
-    }
-
-    pub fn limit(&self) -> QueueLimit {
-        match self {
-            AqmConfig::Fifo { limit } => *limit,
-            AqmConfig::Red(p) => p.limit,
-            AqmConfig::Codel(p) => p.limit,
-            AqmConfig::FqCodel(p) => p.limit,
-            AqmConfig::Pie(p) => p.limit,
-            AqmConfig::Gsp(p) => p.limit,
-            AqmConfig::Ppv(p) => p.limit,
-            AqmConfig::DualPi2(p) => p.limit,
-            AqmConfig::Step(p) => p.limit,
-        }
-    }
-
-    /// Checks the parameters for a link of `mtu_bytes` (RED derives its thresholds from the limit in bytes).
-    pub fn validate(&self, mtu_bytes: u32) -> Result<(), ConfigError> {
-        match self {
-            AqmConfig::Fifo { .. } => Ok(()),
-            AqmConfig::Red(p) => p.validate(mtu_bytes),
-            AqmConfig::Codel(p) => p.validate(),
-            AqmConfig::FqCodel(p) => p.validate(),
-            AqmConfig::Pie(p) => p.validate(),
-            AqmConfig::Gsp(p) => p.validate(),
-            AqmConfig::Ppv(p) => p.validate(),
-            AqmConfig::DualPi2(p) => p.validate(),
-            AqmConfig::Step(p) => p.validate(),
-        }
+        self.kind.name()
     }
 
     /// Checks what depends on the scenario's flows: PPV's weights, one per flow group.
-    pub fn validate_groups(&self, groups: usize) -> Result<(), ConfigError> {
-        match self {
-            AqmConfig::Ppv(p) => p.validate_groups(groups),
+    pub fn validate_groups(&self, groups: usize) -> Result<(), FieldError> {
+        match &self.kind {
+            AqmKind::Ppv(p) => p.validate_groups(groups).map_err(|e| e.prefixed("aqm")),
             _ => Ok(()),
         }
-    }
-
-    /// The qdisc, ready for a run. Validates first, so a bad configuration is an error, never a panic.
-    pub fn build<P: PacketMeta + Send + 'static>(
-        &self,
-        ctx: &BuildContext,
-    ) -> Result<Box<dyn Qdisc<P>>, ConfigError> {
-        self.validate(ctx.mtu_bytes)?;
-        let mtu = ctx.mtu_bytes;
-        Ok(match self {
-            AqmConfig::Fifo { limit } => Box::new(Fifo::new(*limit)),
-            AqmConfig::Red(p) => Box::new(Red::new(p, mtu, ctx.rate_bps, ctx.rng())),
-            AqmConfig::Codel(p) => Box::new(Codel::new(p, mtu)),
-            AqmConfig::FqCodel(p) => Box::new(FqCodel::new(p, mtu, ctx.rng())),
-            AqmConfig::Pie(p) => Box::new(Pie::new(p, mtu, ctx.rng())),
-            AqmConfig::Gsp(p) => Box::new(Gsp::new(p, mtu, ctx.rate_bps)),
-            AqmConfig::Ppv(p) => Box::new(Ppv::new(p, mtu)),
-            AqmConfig::DualPi2(p) => Box::new(DualPi2::new(p, mtu, ctx.rng())),
-            AqmConfig::Step(p) => Box::new(Step::new(p, mtu)),
-        })
     }
 
     /// The edge marker this discipline needs at the senders (PPV only), for flows of groups `flow_groups`.
@@ -366,9 +361,11 @@ impl AqmConfig {
         &self,
         ctx: &BuildContext,
         flow_groups: &[u32],
-    ) -> Result<Option<PpvMarker>, ConfigError> {
-        match self {
-            AqmConfig::Ppv(p) => PpvMarker::new(p, ctx, flow_groups).map(Some),
+    ) -> Result<Option<PpvMarker>, FieldError> {
+        match &self.kind {
+            AqmKind::Ppv(p) => PpvMarker::new(p, ctx, flow_groups)
+                .map(Some)
+                .map_err(|e| e.prefixed("aqm")),
             _ => Ok(None),
         }
     }
@@ -403,8 +400,35 @@ mod tests {
             // The defaults themselves are valid.
             let cfg = AqmConfig::from_name_and_params(q.name, &json!({}), PKTS, 1500).unwrap();
             assert_eq!(cfg.name(), q.name);
-            assert_eq!(cfg.limit(), PKTS);
+            assert_eq!(cfg.limit, PKTS);
         }
+    }
+
+    /// The registry gives each discipline one name: its serde tag, `AqmKind::name`, its listing and the kind
+    /// the built qdisc reports agree, and no two disciplines share one.
+    #[test]
+    fn every_discipline_has_one_name() {
+        let infos = qdiscs();
+        let ctx = BuildContext {
+            rate_bps: 10_000_000,
+            mtu_bytes: 1500,
+            seed: 1,
+        };
+        for (i, q) in infos.iter().enumerate() {
+            let cfg = AqmConfig::from_name_and_params(q.name, &json!({}), PKTS, 1500).unwrap();
+            let wire = serde_json::to_value(&cfg).unwrap();
+            assert_eq!(wire["name"], json!(q.name));
+            assert_eq!(wire["limit"], json!({"packets": 100}));
+            assert_eq!(cfg.kind.name(), q.name);
+            let built = cfg.build::<crate::test_packet::TestPacket>(&ctx).unwrap();
+            assert_eq!(built.kind(), q.name);
+            assert!(
+                infos[..i].iter().all(|o| o.name != q.name),
+                "{} is listed twice",
+                q.name
+            );
+        }
+        assert_eq!(infos.len(), 9);
     }
 
     #[test]
@@ -433,25 +457,25 @@ mod tests {
     #[test]
     fn errors_name_the_parameter() {
         let e = AqmConfig::from_name_and_params("codel", &json!({"target": 5}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "target");
+        assert_eq!(e.field, "aqm.target");
         assert!(e.message.contains("allowed: target_ns"), "{e}");
         let e =
             AqmConfig::from_name_and_params("codel", &json!({"target_ns": "5ms"}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "target_ns");
+        assert_eq!(e.field, "aqm.target_ns");
         assert!(e.message.contains("invalid type"), "{e}");
         let e = AqmConfig::from_name_and_params("codel", &json!({"ecn": true, "interval_ns": 0}), PKTS, 1500)
             .unwrap_err();
-        assert_eq!(e.field, "interval_ns");
+        assert_eq!(e.field, "aqm.interval_ns");
         let e = AqmConfig::from_name_and_params("fifo", &json!({"x": 1}), PKTS, 1500).unwrap_err();
         assert!(e.message.contains("no parameters besides the buffer"), "{e}");
         let e = AqmConfig::from_name_and_params("blue", &json!({}), PKTS, 1500).unwrap_err();
         assert_eq!(e.field, "aqm");
         assert!(e.message.contains("available: fifo, red, codel"), "{e}");
         let e = AqmConfig::from_name_and_params("fq_codel", &json!({"limit": 3}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "limit");
+        assert_eq!(e.field, "aqm.limit");
         let e =
             AqmConfig::from_name_and_params("dualpi2", &json!({"ecn_mask": "ect0"}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "ecn_mask");
+        assert_eq!(e.field, "aqm.ecn_mask");
     }
 
     #[test]
@@ -464,11 +488,6 @@ mod tests {
         }
         // The simulator's wire format for FIFO is unchanged.
         let f: AqmConfig = serde_json::from_value(json!({"name": "fifo", "limit": {"packets": 5}})).unwrap();
-        assert_eq!(
-            f,
-            AqmConfig::Fifo {
-                limit: QueueLimit::Packets(5)
-            }
-        );
+        assert_eq!(f, AqmConfig::fifo(QueueLimit::Packets(5)));
     }
 }

@@ -31,11 +31,12 @@
 
 use std::collections::VecDeque;
 
-use ccfair_core::{DropReason, Dur, Ecn, PacketMeta, ParamDoc, Rng, Time};
+use ccfair_core::{DropReason, Dur, Ecn, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit, check_positive_ns, err};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::config::check_positive_ns;
+use crate::queue::{Backlog, QueueLimit, preallocated_packets};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// Probability 1.0 (`MAX_PROB`).
 const MAX_PROB: u32 = u32::MAX;
@@ -69,7 +70,6 @@ impl EcnMask {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DualPi2Params {
-    pub limit: QueueLimit,
     pub target_ns: u64,
     pub tupdate_ns: u64,
     /// Integral gain, Hz (kept in 1/256 Hz).
@@ -96,7 +96,6 @@ pub struct DualPi2Params {
 impl Default for DualPi2Params {
     fn default() -> Self {
         DualPi2Params {
-            limit: QueueLimit::Packets(10_000),
             target_ns: 15_000_000,
             tupdate_ns: 16_000_000,
             alpha: 41.0 / 256.0,
@@ -188,22 +187,22 @@ fn scale_alpha_beta(units: u32) -> u32 {
 }
 
 impl DualPi2Params {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         check_positive_ns("tupdate_ns", self.tupdate_ns)?;
         check_positive_ns("step_threshold_ns", self.step_threshold_ns)?;
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if gain_units(v).is_none() {
-                return err(
+                return FieldError::err(
                     name,
                     format!("must be between 1/256 and {ALPHA_BETA_MAX}/256 Hz, got {v}"),
                 );
             }
         }
         if self.coupling_factor == 0 {
-            return err("coupling_factor", "must be at least 1");
+            return FieldError::err("coupling_factor", "must be at least 1");
         }
         if self.c_protection_percent > MAX_WC {
-            return err("c_protection_percent", "must be between 0 and 100");
+            return FieldError::err("c_protection_percent", "must be between 0 and 100");
         }
         Ok(())
     }
@@ -238,8 +237,7 @@ pub struct DualPi2Stats {
 pub struct DualPi2<P> {
     c_queue: VecDeque<Entry<P>>,
     l_queue: VecDeque<Entry<P>>,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    backlog: Backlog,
     mtu_bytes: u64,
     // PI2
     target_ns: u64,
@@ -270,16 +268,15 @@ pub struct DualPi2<P> {
 }
 
 impl<P> DualPi2<P> {
-    pub fn new(params: &DualPi2Params, mtu_bytes: u32, rng: Rng) -> Self {
+    pub fn new(params: &DualPi2Params, limit: QueueLimit, mtu_bytes: u32, rng: Rng) -> Self {
         let wc = params.c_protection_percent as i64;
         let wl = (MAX_WC - params.c_protection_percent) as i64;
         let credit_init = mtu_bytes as i64 * (wc - wl);
-        let cap = params.limit.preallocation(mtu_bytes);
+        let cap = preallocated_packets(limit, mtu_bytes);
         DualPi2 {
             c_queue: VecDeque::with_capacity(cap),
             l_queue: VecDeque::with_capacity(cap),
-            limit: params.limit,
-            backlog_bytes: 0,
+            backlog: Backlog::new(limit),
             mtu_bytes: mtu_bytes as u64,
             target_ns: params.target_ns,
             tupdate: Dur::from_ns(params.tupdate_ns),
@@ -370,7 +367,7 @@ impl<P> DualPi2<P> {
 impl<P: PacketMeta> DualPi2<P> {
     /// `must_drop`: the coupled AQM on a packet of the L (`in_l`) or C queue. Marks in place; true = drop.
     fn must_drop(&mut self, now: Time, e: &mut Entry<P>, in_l: bool, sink: &mut dyn QdiscSink<P>) -> bool {
-        if self.backlog_bytes < 2 * self.mtu_bytes {
+        if self.backlog.bytes() < 2 * self.mtu_bytes {
             return false;
         }
         let prob = self.prob;
@@ -452,7 +449,7 @@ impl<P: PacketMeta> DualPi2<P> {
             self.credit = self.credit_init;
             return None;
         };
-        self.backlog_bytes -= e.pkt.wire_len() as u64;
+        self.backlog.remove(e.pkt.wire_len());
         let change = weight * e.pkt.wire_len() as i64;
         Some((e, in_l, change))
     }
@@ -461,8 +458,7 @@ impl<P: PacketMeta> DualPi2<P> {
 impl<P: PacketMeta + Send> Qdisc<P> for DualPi2<P> {
     fn enqueue(&mut self, now: Time, pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
         self.run_timer(now);
-        let qlen = (self.l_queue.len() + self.c_queue.len()) as u32;
-        if !self.limit.admits(qlen, self.backlog_bytes, pkt.wire_len()) {
+        if !self.backlog.admits(pkt.wire_len()) {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
             return false;
         }
@@ -478,8 +474,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for DualPi2<P> {
             return false;
         }
         let ts = e.pkt.enqueue_ts();
-        self.backlog_bytes += e.pkt.wire_len() as u64;
-        self.stats.enqueued_packets += 1;
+        self.backlog.add(e.pkt.wire_len(), &mut self.stats);
         if in_l {
             self.dualpi2_stats.packets_in_l += 1;
             self.l_head_ts.get_or_insert(ts);
@@ -510,21 +505,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for DualPi2<P> {
         None
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        (self.l_queue.len() + self.c_queue.len()) as u32
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "dualpi2"
-    }
+    qdisc_accessors!(backlog, DualPi2Params);
 }
 
 #[cfg(test)]
@@ -534,7 +515,11 @@ mod tests {
     use ccfair_core::rng::StreamId;
 
     fn dq(params: DualPi2Params) -> DualPi2<TestPacket> {
-        DualPi2::new(&params, 1500, Rng::stream(9, StreamId::Qdisc(0)))
+        dq_limited(params, QueueLimit::Packets(10_000))
+    }
+
+    fn dq_limited(params: DualPi2Params, limit: QueueLimit) -> DualPi2<TestPacket> {
+        DualPi2::new(&params, limit, 1500, Rng::stream(9, StreamId::Qdisc(0)))
     }
 
     #[test]
@@ -567,12 +552,14 @@ mod tests {
     fn coupling_classic_p_squared_and_l4s_k_p() {
         // With p′ held at 0.1: classic packets are selected with p′² = 1 %, L4S packets with 2p′ = 20 %, so the
         // L4S marking probability is 2·√(classic probability), RFC 9332's coupling.
-        let mut q = dq(DualPi2Params {
-            tupdate_ns: 1_000_000_000_000, // no PI updates during the test
-            step_threshold_ns: 1_000_000_000,
-            limit: QueueLimit::Packets(1_000_000),
-            ..DualPi2Params::default()
-        });
+        let mut q = dq_limited(
+            DualPi2Params {
+                tupdate_ns: 1_000_000_000_000, // no PI updates during the test
+                step_threshold_ns: 1_000_000_000,
+                ..DualPi2Params::default()
+            },
+            QueueLimit::Packets(1_000_000),
+        );
         let mut d = Drops::default();
         q.prob = (0.1 * MAX_PROB as f64) as u32;
         for i in 0..200_000u64 {
@@ -594,12 +581,14 @@ mod tests {
 
     #[test]
     fn overload_drops_l4s_packets_with_p_squared() {
-        let mut q = dq(DualPi2Params {
-            tupdate_ns: 1_000_000_000_000,
-            step_threshold_ns: 1_000_000_000,
-            limit: QueueLimit::Packets(1_000_000),
-            ..DualPi2Params::default()
-        });
+        let mut q = dq_limited(
+            DualPi2Params {
+                tupdate_ns: 1_000_000_000_000,
+                step_threshold_ns: 1_000_000_000,
+                ..DualPi2Params::default()
+            },
+            QueueLimit::Packets(1_000_000),
+        );
         let mut d = Drops::default();
         q.prob = (0.7 * MAX_PROB as f64) as u32; // k·p′ = 1.4 > 1
         for i in 0..20_000u64 {
@@ -632,11 +621,13 @@ mod tests {
 
     #[test]
     fn wrr_gives_the_classic_queue_ten_percent() {
-        let mut q = dq(DualPi2Params {
-            step_threshold_ns: 1_000_000_000,
-            limit: QueueLimit::Packets(100_000),
-            ..DualPi2Params::default()
-        });
+        let mut q = dq_limited(
+            DualPi2Params {
+                step_threshold_ns: 1_000_000_000,
+                ..DualPi2Params::default()
+            },
+            QueueLimit::Packets(100_000),
+        );
         let mut d = Drops::default();
         for i in 0..5000u64 {
             q.enqueue(Time::ZERO, TestPacket::new(i, 1500).ecn(Ecn::Ect1), &mut d);

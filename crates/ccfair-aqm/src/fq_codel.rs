@@ -31,12 +31,12 @@
 
 use std::collections::VecDeque;
 
-use ccfair_core::{DropReason, PacketMeta, ParamDoc, Rng, Time};
+use ccfair_core::{DropReason, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::codel::{CodelControl, CodelParams, CodelQueue, CodelStats, CodelVars, codel_dequeue};
-use crate::config::{ConfigError, QueueLimit, err};
 use crate::pool::{List, Pool};
+use crate::queue::{QueueLimit, preallocated_packets};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet};
 
 /// `fq_codel_init` defaults.
@@ -54,7 +54,6 @@ const MAX_MEMORY_LIMIT_BYTES: u64 = 1 << 31;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FqCodelParams {
-    pub limit: QueueLimit,
     pub flows: u32,
     pub quantum_bytes: u32,
     pub target_ns: u64,
@@ -68,7 +67,6 @@ pub struct FqCodelParams {
 impl Default for FqCodelParams {
     fn default() -> Self {
         FqCodelParams {
-            limit: QueueLimit::Packets(DEFAULT_LIMIT_PACKETS),
             flows: DEFAULT_FLOWS,
             quantum_bytes: DEFAULT_QUANTUM_BYTES,
             target_ns: crate::codel::TARGET_NS,
@@ -125,32 +123,31 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl FqCodelParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if !(1..=MAX_FLOWS).contains(&self.flows) {
-            return err("flows", format!("must be between 1 and {MAX_FLOWS}"));
+            return FieldError::err("flows", format!("must be between 1 and {MAX_FLOWS}"));
         }
         if !(MIN_QUANTUM_BYTES..=MAX_QUANTUM_BYTES).contains(&self.quantum_bytes) {
-            return err(
+            return FieldError::err(
                 "quantum_bytes",
                 format!("must be between {MIN_QUANTUM_BYTES} and {MAX_QUANTUM_BYTES}"),
             );
         }
         self.codel().validate()?;
         if !(1..=MAX_MEMORY_LIMIT_BYTES).contains(&self.memory_limit_bytes) {
-            return err(
+            return FieldError::err(
                 "memory_limit_bytes",
                 format!("must be between 1 and {MAX_MEMORY_LIMIT_BYTES}"),
             );
         }
         if self.drop_batch_size == 0 {
-            return err("drop_batch_size", "must be at least 1");
+            return FieldError::err("drop_batch_size", "must be at least 1");
         }
         Ok(())
     }
 
     fn codel(&self) -> CodelParams {
         CodelParams {
-            limit: self.limit,
             target_ns: self.target_ns,
             interval_ns: self.interval_ns,
             ecn: self.ecn,
@@ -210,17 +207,17 @@ pub struct FqCodel<P> {
 }
 
 impl<P> FqCodel<P> {
-    pub fn new(params: &FqCodelParams, mtu_bytes: u32, mut rng: Rng) -> Self {
+    pub fn new(params: &FqCodelParams, limit: QueueLimit, mtu_bytes: u32, mut rng: Rng) -> Self {
         let n = params.flows as usize;
         FqCodel {
-            pool: Pool::with_capacity(params.limit.preallocation(mtu_bytes)),
+            pool: Pool::with_capacity(preallocated_packets(limit, mtu_bytes)),
             flows: vec![Flow::default(); n],
             backlogs: vec![0; n],
             new_flows: VecDeque::with_capacity(n),
             old_flows: VecDeque::with_capacity(n),
             hash_key: (rng.next_u64() >> 32) as u32,
             quantum: params.quantum_bytes as i64,
-            limit: params.limit,
+            limit,
             memory_limit: params.memory_limit_bytes,
             memory_usage: 0,
             drop_batch_size: params.drop_batch_size,
@@ -440,7 +437,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for FqCodel<P> {
     }
 
     fn kind(&self) -> &'static str {
-        "fq_codel"
+        FqCodelParams::NAME
     }
 }
 
@@ -451,7 +448,11 @@ mod tests {
     use ccfair_core::rng::StreamId;
 
     fn fq(params: FqCodelParams) -> FqCodel<TestPacket> {
-        FqCodel::new(&params, 1500, Rng::stream(1, StreamId::Qdisc(0)))
+        fq_limited(params, QueueLimit::Packets(DEFAULT_LIMIT_PACKETS))
+    }
+
+    fn fq_limited(params: FqCodelParams, limit: QueueLimit) -> FqCodel<TestPacket> {
+        FqCodel::new(&params, limit, 1500, Rng::stream(1, StreamId::Qdisc(0)))
     }
 
     /// Two flow hashes that land in different buckets.
@@ -525,10 +526,7 @@ mod tests {
 
     #[test]
     fn overflow_drops_half_of_the_fattest_flow_from_its_head() {
-        let mut q = fq(FqCodelParams {
-            limit: QueueLimit::Packets(100),
-            ..FqCodelParams::default()
-        });
+        let mut q = fq_limited(FqCodelParams::default(), QueueLimit::Packets(100));
         let (a, b) = two_flows(&q);
         let mut d = Drops::default();
         for i in 0..80 {
@@ -558,11 +556,13 @@ mod tests {
 
     #[test]
     fn batch_drop_stops_at_the_batch_size() {
-        let mut q = fq(FqCodelParams {
-            limit: QueueLimit::Packets(1000),
-            drop_batch_size: 64,
-            ..FqCodelParams::default()
-        });
+        let mut q = fq_limited(
+            FqCodelParams {
+                drop_batch_size: 64,
+                ..FqCodelParams::default()
+            },
+            QueueLimit::Packets(1000),
+        );
         let (a, _) = two_flows(&q);
         let mut d = Drops::default();
         for i in 0..1001 {
@@ -574,10 +574,7 @@ mod tests {
 
     #[test]
     fn an_arrival_alone_in_the_fattest_bucket_is_itself_dropped() {
-        let mut q = fq(FqCodelParams {
-            limit: QueueLimit::Bytes(3000),
-            ..FqCodelParams::default()
-        });
+        let mut q = fq_limited(FqCodelParams::default(), QueueLimit::Bytes(3000));
         let (a, b) = two_flows(&q);
         let mut d = Drops::default();
         assert!(q.enqueue(Time::ZERO, TestPacket::new(1, 1000).hash(a), &mut d));

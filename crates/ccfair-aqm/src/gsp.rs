@@ -22,18 +22,16 @@
 //! Deviations: the time above/below θ is integrated exactly between events (the queue is constant between them),
 //! where the P4 reference integrates per clock cycle; the delay-based variant (θ on sojourn time) is not modelled.
 
-use std::collections::VecDeque;
-
-use ccfair_core::{DropReason, Dur, PacketMeta, ParamDoc, Time};
+use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit, check_positive_ns, err};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet};
+use crate::config::check_positive_ns;
+use crate::queue::{PacketFifo, QueueLimit};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, qdisc_accessors};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GspParams {
-    pub limit: QueueLimit,
     /// θ as a queueing delay at the link rate.
     pub threshold_ns: u64,
     /// The (maximum) protection interval, presetInt.
@@ -50,7 +48,6 @@ pub struct GspParams {
 impl Default for GspParams {
     fn default() -> Self {
         GspParams {
-            limit: QueueLimit::Packets(1000),
             threshold_ns: 5_000_000,
             interval_ns: 200_000_000,
             adaptive: true,
@@ -95,11 +92,11 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl GspParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         check_positive_ns("threshold_ns", self.threshold_ns)?;
         check_positive_ns("interval_ns", self.interval_ns)?;
         if !(self.alpha.is_finite() && self.alpha > 0.0) {
-            return err("alpha", "must be a positive number");
+            return FieldError::err("alpha", "must be a positive number");
         }
         if let Some(t) = self.tau_ns {
             check_positive_ns("tau_ns", t)?;
@@ -119,9 +116,7 @@ pub enum GspState {
 }
 
 pub struct Gsp<P> {
-    queue: VecDeque<P>,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    queue: PacketFifo<P>,
     threshold_bytes: u64,
     preset_interval_ns: f64,
     adaptive: bool,
@@ -139,14 +134,12 @@ pub struct Gsp<P> {
     stats: QdiscStats,
 }
 
-impl<P> Gsp<P> {
-    pub fn new(params: &GspParams, mtu_bytes: u32, link_rate_bps: u64) -> Self {
+impl<P: PacketMeta> Gsp<P> {
+    pub fn new(params: &GspParams, limit: QueueLimit, mtu_bytes: u32, link_rate_bps: u64) -> Self {
         let threshold_bytes =
             (link_rate_bps as u128 * params.threshold_ns as u128 / 8 / 1_000_000_000) as u64;
         Gsp {
-            queue: VecDeque::with_capacity(params.limit.preallocation(mtu_bytes)),
-            limit: params.limit,
-            backlog_bytes: 0,
+            queue: PacketFifo::new(limit, mtu_bytes),
             threshold_bytes,
             preset_interval_ns: params.interval_ns as f64,
             adaptive: params.adaptive,
@@ -181,9 +174,9 @@ impl<P> Gsp<P> {
     fn advance(&mut self, now: Time) {
         let dt = now.saturating_since(self.last_event).ns();
         self.last_event = now;
-        if self.backlog_bytes > self.threshold_bytes {
+        if self.queue.bytes() > self.threshold_bytes {
             self.above_ns += dt;
-        } else if self.backlog_bytes < self.threshold_bytes && self.state == GspState::Stable {
+        } else if self.queue.bytes() < self.threshold_bytes && self.state == GspState::Stable {
             self.below_ns += dt;
         }
     }
@@ -205,23 +198,18 @@ impl<P: PacketMeta + Send> Qdisc<P> for Gsp<P> {
             self.adapt();
         }
         // Basic GSP: above θ with no interval running → drop this one and start the interval.
-        if self.backlog_bytes > self.threshold_bytes && self.expiry.is_none_or(|e| now > e) {
+        if self.queue.bytes() > self.threshold_bytes && self.expiry.is_none_or(|e| now > e) {
             self.expiry = Some(now + Dur::from_ns(self.interval_ns));
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
             return false;
         }
-        if !self
-            .limit
-            .admits(self.queue.len() as u32, self.backlog_bytes, pkt.wire_len())
-        {
+        if !self.queue.admits(&pkt) {
             self.state = GspState::WaitEmpty;
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
             return false;
         }
-        self.backlog_bytes += pkt.wire_len() as u64;
-        self.stats.enqueued_packets += 1;
-        self.queue.push_back(pkt);
-        if self.state == GspState::WaitThreshold && self.backlog_bytes > self.threshold_bytes {
+        self.queue.push_back(pkt, &mut self.stats);
+        if self.state == GspState::WaitThreshold && self.queue.bytes() > self.threshold_bytes {
             self.state = GspState::Stable;
         }
         true
@@ -230,7 +218,6 @@ impl<P: PacketMeta + Send> Qdisc<P> for Gsp<P> {
     fn dequeue(&mut self, now: Time, _sink: &mut dyn QdiscSink<P>) -> Option<P> {
         self.advance(now);
         let pkt = self.queue.pop_front()?;
-        self.backlog_bytes -= pkt.wire_len() as u64;
         if self.state == GspState::WaitEmpty && self.queue.is_empty() {
             self.state = GspState::WaitThreshold;
         }
@@ -238,21 +225,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Gsp<P> {
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.len() as u32
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "gsp"
-    }
+    qdisc_accessors!(queue, GspParams);
 }
 
 #[cfg(test)]
@@ -265,9 +238,9 @@ mod tests {
         Gsp::new(
             &GspParams {
                 adaptive,
-                limit: QueueLimit::Packets(100),
                 ..GspParams::default()
             },
+            QueueLimit::Packets(100),
             1500,
             12_000_000,
         )

@@ -10,8 +10,9 @@
 //! the queue does not change, so a tick run late sees exactly the state the kernel's timer would have seen.
 //!
 //! Files: `fifo` (tail drop), `red`, `codel` (+ the control law `fq_codel` reuses), `fq_codel`, `pie`, `gsp`,
-//! `ppv` (core-stateless bottleneck + edge marker), `dualpi2`, `step`; `pool` and `heap` are the allocation-free
-//! packet lists and indexed priority queue the multi-queue disciplines share.
+//! `ppv` (core-stateless bottleneck + edge marker), `dualpi2`, `step`; `queue` is the limit, backlog and
+//! preallocation bookkeeping the single-FIFO disciplines share; `pool` and `heap` are the allocation-free packet
+//! lists and indexed priority queue the multi-queue disciplines share.
 
 pub mod codel;
 pub mod config;
@@ -23,14 +24,16 @@ pub(crate) mod heap;
 pub mod pie;
 pub(crate) mod pool;
 pub mod ppv;
+pub mod queue;
 pub mod red;
 pub mod step;
 
 use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
 
-pub use config::{AqmConfig, BuildContext, ConfigError, QdiscInfo, QueueLimit, qdiscs};
+pub use config::{AqmConfig, AqmKind, BuildContext, QdiscInfo, qdiscs};
 pub use fifo::Fifo;
 pub use ppv::PpvMarker;
+pub use queue::QueueLimit;
 
 /// Receives the packets a qdisc drops and learns of the ones it marks.
 pub trait QdiscSink<P> {
@@ -73,6 +76,30 @@ pub trait Qdisc<P: PacketMeta>: Send {
     /// The kind, as the scenario names it.
     fn kind(&self) -> &'static str;
 }
+
+/// The four bookkeeping methods of a [`Qdisc`] impl whose backlog is the field `$backlog` (a
+/// [`queue::PacketFifo`] or [`queue::Backlog`]), whose counters are the field `stats`, and whose name is the
+/// parameter type's `NAME`.
+macro_rules! qdisc_accessors {
+    ($backlog:ident, $params:ty) => {
+        fn backlog_bytes(&self) -> u64 {
+            self.$backlog.bytes()
+        }
+
+        fn backlog_packets(&self) -> u32 {
+            self.$backlog.packets()
+        }
+
+        fn stats(&self) -> &QdiscStats {
+            &self.stats
+        }
+
+        fn kind(&self) -> &'static str {
+            <$params>::NAME
+        }
+    };
+}
+pub(crate) use qdisc_accessors;
 
 /// Drops `pkt` for `reason`, counting it.
 pub(crate) fn drop_packet<P>(

@@ -24,13 +24,12 @@
 //! itself differs from Linux in the default delay estimate (rate-based), the decay (×0.98) and the burst reset
 //! (RFC: only the burst allowance; Linux re-initialises the estimator too); Linux is followed.
 
-use std::collections::VecDeque;
-
-use ccfair_core::{DropReason, PacketMeta, ParamDoc, Rng, Time};
+use ccfair_core::{DropReason, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit, check_positive_ns, err};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::config::check_positive_ns;
+use crate::queue::{PacketFifo, QueueLimit};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 pub const DEFAULT_LIMIT_PACKETS: u32 = 1000;
 /// Probability 1.0 in the kernel's fixed point (`MAX_PROB`).
@@ -50,7 +49,6 @@ const HIGH_DELAY_NS: u64 = 250_000_000;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PieParams {
-    pub limit: QueueLimit,
     pub target_ns: u64,
     pub tupdate_ns: u64,
     /// Integral gain, Hz (multiples of 1/16).
@@ -66,7 +64,6 @@ pub struct PieParams {
 impl Default for PieParams {
     fn default() -> Self {
         PieParams {
-            limit: QueueLimit::Packets(DEFAULT_LIMIT_PACKETS),
             target_ns: 15_000_000,
             tupdate_ns: 15_000_000,
             alpha: 0.125,
@@ -129,12 +126,12 @@ fn sixteenths(v: f64) -> Option<u32> {
 }
 
 impl PieParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         check_positive_ns("target_ns", self.target_ns)?;
         check_positive_ns("tupdate_ns", self.tupdate_ns)?;
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if sixteenths(v).is_none() {
-                return err(
+                return FieldError::err(
                     name,
                     format!(
                         "must be a multiple of 1/16 between 0 and 2 (Linux stores it in sixteenths), got {v}"
@@ -176,9 +173,7 @@ pub struct PieStats {
 }
 
 pub struct Pie<P> {
-    queue: VecDeque<P>,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    queue: PacketFifo<P>,
     mtu_bytes: u64,
     target: u64,
     tupdate_ns: u64,
@@ -196,14 +191,12 @@ pub struct Pie<P> {
     stats: QdiscStats,
 }
 
-impl<P> Pie<P> {
-    pub fn new(params: &PieParams, mtu_bytes: u32, rng: Rng) -> Self {
+impl<P: PacketMeta> Pie<P> {
+    pub fn new(params: &PieParams, limit: QueueLimit, mtu_bytes: u32, rng: Rng) -> Self {
         let per_tick = MAX_PROB / PSCHED_TICKS_PER_SEC;
         let max_burst = params.max_burst_ns >> PSCHED_SHIFT;
         Pie {
-            queue: VecDeque::with_capacity(params.limit.preallocation(mtu_bytes)),
-            limit: params.limit,
-            backlog_bytes: 0,
+            queue: PacketFifo::new(limit, mtu_bytes),
             mtu_bytes: mtu_bytes as u64,
             target: params.target_ns >> PSCHED_SHIFT,
             tupdate_ns: params.tupdate_ns,
@@ -265,7 +258,7 @@ impl<P> Pie<P> {
 
     /// `pie_calculate_probability`.
     fn calculate_probability(&mut self) {
-        let backlog = self.backlog_bytes;
+        let backlog = self.queue.bytes();
         let (qdelay, qdelay_old) = if self.dq_rate_estimator {
             let old = self.vars.qdelay;
             self.vars.qdelay_old = old;
@@ -345,7 +338,7 @@ impl<P> Pie<P> {
             return false;
         }
         // Fewer than two full packets queued (like RED's min_th).
-        if self.backlog_bytes < 2 * self.mtu_bytes {
+        if self.queue.bytes() < 2 * self.mtu_bytes {
             return false;
         }
         let local_prob = if self.bytemode && len as u64 <= self.mtu_bytes {
@@ -375,7 +368,7 @@ impl<P> Pie<P> {
     /// `pie_process_dequeue`: delay and departure-rate bookkeeping for a packet leaving at `now`.
     fn process_dequeue(&mut self, now: Time, enqueue_ts: Time, len: u32) {
         let now_t = ticks(now);
-        let backlog = self.backlog_bytes;
+        let backlog = self.queue.bytes();
         let v = &mut self.vars;
         let dtime;
         if !self.dq_rate_estimator {
@@ -429,10 +422,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Pie<P> {
     fn enqueue(&mut self, now: Time, mut pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
         self.run_timer(now);
         let len = pkt.wire_len();
-        if !self
-            .limit
-            .admits(self.queue.len() as u32, self.backlog_bytes, len)
-        {
+        if !self.queue.admits(&pkt) {
             self.pie_stats.overlimit += 1;
             self.pie_stats.dropped += 1;
             self.vars.accu_prob = 0;
@@ -455,36 +445,19 @@ impl<P: PacketMeta + Send> Qdisc<P> for Pie<P> {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
             return false;
         }
-        self.backlog_bytes += len as u64;
-        self.stats.enqueued_packets += 1;
-        self.queue.push_back(pkt);
+        self.queue.push_back(pkt, &mut self.stats);
         true
     }
 
     fn dequeue(&mut self, now: Time, _sink: &mut dyn QdiscSink<P>) -> Option<P> {
         self.run_timer(now);
         let pkt = self.queue.pop_front()?;
-        self.backlog_bytes -= pkt.wire_len() as u64;
         self.process_dequeue(now, pkt.enqueue_ts(), pkt.wire_len());
         count_dequeue(&mut self.stats, &pkt);
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.len() as u32
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "pie"
-    }
+    qdisc_accessors!(queue, PieParams);
 }
 
 #[cfg(test)]
@@ -495,7 +468,19 @@ mod tests {
     use ccfair_core::{Dur, Ecn};
 
     fn pie(params: PieParams) -> Pie<TestPacket> {
-        Pie::new(&params, 1500, Rng::stream(3, StreamId::Qdisc(0)))
+        pie_limited(params, QueueLimit::Packets(DEFAULT_LIMIT_PACKETS))
+    }
+
+    fn pie_limited(params: PieParams, limit: QueueLimit) -> Pie<TestPacket> {
+        Pie::new(&params, limit, 1500, Rng::stream(3, StreamId::Qdisc(0)))
+    }
+
+    /// Queues `n` packets of 1500 bytes without running PIE on them.
+    fn hold(q: &mut Pie<TestPacket>, n: u64) {
+        for i in 0..n {
+            q.queue
+                .push_back(TestPacket::new(1_000_000 + i, 1500), &mut q.stats);
+        }
     }
 
     /// Keeps a standing queue whose head has waited `delay` at every dequeue, from `from` to `to`, dequeuing
@@ -507,8 +492,8 @@ mod tests {
             // Refill with packets stamped so that the head is `delay` old when it leaves.
             while q.backlog_packets() < 20 {
                 let stamp = ms(t.saturating_sub(delay_ms));
-                q.queue.push_back(TestPacket::new(id, 1500).at(stamp));
-                q.backlog_bytes += 1500;
+                q.queue
+                    .push_back(TestPacket::new(id, 1500).at(stamp), &mut q.stats);
                 id += 1;
             }
             // Re-stamp the head so the sojourn is exactly `delay`.
@@ -537,7 +522,7 @@ mod tests {
         let mut q = pie(PieParams::default());
         let mut d = Drops::default();
         q.vars.qdelay = Dur::from_ms(30).ns() >> PSCHED_SHIFT;
-        q.backlog_bytes = 30_000;
+        hold(&mut q, 20);
         q.run_timer(ms(500));
         let want = (0.125 * 0.015 + 1.25 * 0.030) / 2048.0;
         assert!((q.prob() - want).abs() / want < 0.001, "{} vs {want}", q.prob());
@@ -562,7 +547,7 @@ mod tests {
             q.vars.prob = start;
             q.vars.qdelay = Dur::from_ms(20).ns() >> PSCHED_SHIFT;
             q.vars.qdelay_old = q.vars.qdelay;
-            q.backlog_bytes = 30_000;
+            hold(&mut q, 20);
             q.run_timer(ms(500));
             let step = (q.vars.prob - start) as f64 / MAX_PROB as f64;
             let want = 0.125 * 0.005 / scale;
@@ -613,8 +598,7 @@ mod tests {
         for i in 0..20_000u64 {
             let before = d.aqm_drops();
             if q.enqueue(Time::ZERO, TestPacket::new(100 + i, 1500), &mut d) {
-                q.queue.pop_back();
-                q.backlog_bytes -= 1500;
+                q.queue.pop_front();
             }
             since += 1;
             if d.aqm_drops() > before {
@@ -642,8 +626,7 @@ mod tests {
             for i in 0..2000 {
                 q.enqueue(Time::ZERO, TestPacket::new(i, 1500).ecn(Ecn::Ect0), &mut d);
                 if q.backlog_packets() > 10 {
-                    q.queue.pop_back();
-                    q.backlog_bytes -= 1500;
+                    q.queue.pop_front();
                 }
             }
             assert_eq!(d.marks() > 0, marked);
@@ -653,11 +636,13 @@ mod tests {
 
     #[test]
     fn rate_estimator_measures_the_departure_rate() {
-        let mut q = pie(PieParams {
-            dq_rate_estimator: true,
-            limit: QueueLimit::Packets(10_000),
-            ..PieParams::default()
-        });
+        let mut q = pie_limited(
+            PieParams {
+                dq_rate_estimator: true,
+                ..PieParams::default()
+            },
+            QueueLimit::Packets(10_000),
+        );
         let mut d = Drops::default();
         for i in 0..400 {
             q.enqueue(Time::ZERO, TestPacket::new(i, 1500), &mut d);

@@ -28,18 +28,18 @@
 //! goes; an arrival whose value is not above the lowest queued one is itself dropped. The logarithmic TVF and
 //! its resolution are our choice (the papers leave the TVF to the operator).
 
-use ccfair_core::{DropReason, PacketMeta, ParamDoc, Time};
+use ccfair_core::{DropReason, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{BuildContext, ConfigError, QueueLimit, err};
+use crate::config::BuildContext;
 use crate::heap::IndexedHeap;
 use crate::pool::{List, Pool};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet};
+use crate::queue::{Backlog, QueueLimit, preallocated_packets};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, qdisc_accessors};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PpvParams {
-    pub limit: QueueLimit,
     /// TVF resolution: value regions per doubling of rate.
     pub regions_per_octave: u32,
     /// TVF range: octaves of rate below the link rate that get their own values.
@@ -53,7 +53,6 @@ pub struct PpvParams {
 impl Default for PpvParams {
     fn default() -> Self {
         PpvParams {
-            limit: QueueLimit::Packets(1000),
             regions_per_octave: 4,
             octaves: 12,
             bucket_ns: 100_000_000,
@@ -86,18 +85,18 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl PpvParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if !(1..=64).contains(&self.regions_per_octave) {
-            return err("regions_per_octave", "must be between 1 and 64");
+            return FieldError::err("regions_per_octave", "must be between 1 and 64");
         }
         if !(1..=40).contains(&self.octaves) {
-            return err("octaves", "must be between 1 and 40");
+            return FieldError::err("octaves", "must be between 1 and 40");
         }
         if self.bucket_ns == 0 {
-            return err("bucket_ns", "must be a positive duration");
+            return FieldError::err("bucket_ns", "must be a positive duration");
         }
         if let Some(w) = self.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-            return err(
+            return FieldError::err(
                 "weights",
                 format!("every weight must be a positive number, got {w}"),
             );
@@ -106,9 +105,9 @@ impl PpvParams {
     }
 
     /// The weights, if given, must be one per flow group.
-    pub fn validate_groups(&self, groups: usize) -> Result<(), ConfigError> {
+    pub fn validate_groups(&self, groups: usize) -> Result<(), FieldError> {
         if !self.weights.is_empty() && self.weights.len() != groups {
-            return err(
+            return FieldError::err(
                 "weights",
                 format!(
                     "needs one weight per flow group ({groups}), got {}",
@@ -134,7 +133,7 @@ pub struct PpvMarker {
 
 impl PpvMarker {
     /// A marker for flows whose groups are `flow_groups[flow]`.
-    pub fn new(params: &PpvParams, ctx: &BuildContext, flow_groups: &[u32]) -> Result<Self, ConfigError> {
+    pub fn new(params: &PpvParams, ctx: &BuildContext, flow_groups: &[u32]) -> Result<Self, FieldError> {
         params.validate_groups(flow_groups.iter().map(|&g| g as usize + 1).max().unwrap_or(0))?;
         let link_bytes_per_ns = ctx.rate_bps as f64 / 8e9;
         let bucket_ns = params.bucket_ns as f64;
@@ -215,21 +214,20 @@ pub struct Ppv<P> {
     fifo: List,
     lowest: IndexedHeap,
     seq: u64,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    backlog: Backlog,
     stats: QdiscStats,
 }
 
 impl<P> Ppv<P> {
-    pub fn new(params: &PpvParams, mtu_bytes: u32) -> Self {
-        let cap = params.limit.preallocation(mtu_bytes);
+    /// The bottleneck queue (its parameters are the marker's: see [`PpvMarker::new`]).
+    pub fn new(limit: QueueLimit, mtu_bytes: u32) -> Self {
+        let cap = preallocated_packets(limit, mtu_bytes);
         Ppv {
             pool: Pool::with_capacity(cap),
             fifo: List::default(),
             lowest: IndexedHeap::with_capacity(cap),
             seq: 0,
-            limit: params.limit,
-            backlog_bytes: 0,
+            backlog: Backlog::new(limit),
             stats: QdiscStats::default(),
         }
     }
@@ -238,10 +236,7 @@ impl<P> Ppv<P> {
 impl<P: PacketMeta + Send> Qdisc<P> for Ppv<P> {
     fn enqueue(&mut self, now: Time, pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
         let value = pkt.packet_value();
-        while !self
-            .limit
-            .admits(self.fifo.len(), self.backlog_bytes, pkt.wire_len())
-        {
+        while !self.backlog.admits(pkt.wire_len()) {
             let victim = self
                 .lowest
                 .top()
@@ -254,11 +249,10 @@ impl<P: PacketMeta + Send> Qdisc<P> for Ppv<P> {
             };
             self.lowest.remove(slot);
             let out = self.pool.remove(&mut self.fifo, slot);
-            self.backlog_bytes -= out.wire_len() as u64;
+            self.backlog.remove(out.wire_len());
             drop_packet(&mut self.stats, sink, now, out, DropReason::Overlimit);
         }
-        self.backlog_bytes += pkt.wire_len() as u64;
-        self.stats.enqueued_packets += 1;
+        self.backlog.add(pkt.wire_len(), &mut self.stats);
         let slot = self.pool.push_back(&mut self.fifo, pkt);
         self.lowest.set(slot, lowest_key(value, self.seq));
         self.seq += 1;
@@ -269,26 +263,12 @@ impl<P: PacketMeta + Send> Qdisc<P> for Ppv<P> {
         let slot = self.fifo.front()?;
         self.lowest.remove(slot);
         let pkt = self.pool.remove(&mut self.fifo, slot);
-        self.backlog_bytes -= pkt.wire_len() as u64;
+        self.backlog.remove(pkt.wire_len());
         count_dequeue(&mut self.stats, &pkt);
         Some(pkt)
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.fifo.len()
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "ppv"
-    }
+    qdisc_accessors!(backlog, PpvParams);
 }
 
 #[cfg(test)]
@@ -298,13 +278,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_drops_the_lowest_value_first() {
-        let mut q = Ppv::new(
-            &PpvParams {
-                limit: QueueLimit::Packets(4),
-                ..PpvParams::default()
-            },
-            1500,
-        );
+        let mut q = Ppv::new(QueueLimit::Packets(4), 1500);
         let mut d = Drops::default();
         for (id, v) in [(1, 50), (2, 10), (3, 30), (4, 10)] {
             assert!(q.enqueue(Time::ZERO, TestPacket::new(id, 1500).value(v), &mut d));
@@ -322,13 +296,7 @@ mod tests {
 
     #[test]
     fn a_byte_limit_drops_as_many_low_values_as_needed() {
-        let mut q = Ppv::new(
-            &PpvParams {
-                limit: QueueLimit::Bytes(3000),
-                ..PpvParams::default()
-            },
-            1500,
-        );
+        let mut q = Ppv::new(QueueLimit::Bytes(3000), 1500);
         let mut d = Drops::default();
         for (id, v) in [(1, 5), (2, 7), (3, 9)] {
             q.enqueue(Time::ZERO, TestPacket::new(id, 1000).value(v), &mut d);

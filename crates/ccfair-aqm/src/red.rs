@@ -25,13 +25,11 @@
 //! packets or bytes (Linux RED's child is a byte FIFO); `reciprocal_divide` is plain division (Linux's is
 //! exact for 32-bit operands, so results are equal).
 
-use std::collections::VecDeque;
-
-use ccfair_core::{DropReason, Dur, PacketMeta, ParamDoc, Rng, Time};
+use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit, err};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::queue::{PacketFifo, QueueLimit};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// `RED_STAB_SIZE`.
 const STAB_SIZE: usize = 256;
@@ -45,7 +43,6 @@ const MAX_P_MAX: u32 = 50 * ONE_PERCENT;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedParams {
-    pub limit: QueueLimit,
     /// Lower threshold on the averaged backlog, bytes (default: max/3).
     pub min_bytes: Option<u64>,
     /// Upper threshold, bytes (default: 3·min if min is given, else limit/4).
@@ -67,7 +64,6 @@ pub struct RedParams {
 impl Default for RedParams {
     fn default() -> Self {
         RedParams {
-            limit: QueueLimit::Bytes(1_000_000),
             min_bytes: None,
             max_bytes: None,
             avpkt_bytes: None,
@@ -148,22 +144,22 @@ pub struct RedDerived {
 }
 
 impl RedParams {
-    /// Thresholds, burst, EWMA weight and max_p as `tc` derives them.
-    pub fn derive(&self, mtu_bytes: u32) -> Result<RedDerived, ConfigError> {
+    /// Thresholds, burst, EWMA weight and max_p as `tc` derives them for a queue of `limit`.
+    pub fn derive(&self, limit: QueueLimit, mtu_bytes: u32) -> Result<RedDerived, FieldError> {
         let avpkt = self.avpkt_bytes.unwrap_or(mtu_bytes);
         if avpkt == 0 {
-            return err("avpkt_bytes", "must be at least 1");
+            return FieldError::err("avpkt_bytes", "must be at least 1");
         }
         if !(self.probability > 0.0 && self.probability <= 1.0) {
-            return err("probability", "must be in (0, 1]");
+            return FieldError::err("probability", "must be in (0, 1]");
         }
         if self.bandwidth_bps == Some(0) {
-            return err("bandwidth_bps", "must be positive");
+            return FieldError::err("bandwidth_bps", "must be positive");
         }
         if self.nodrop && !self.ecn {
-            return err("nodrop", "is only meaningful with ecn = true");
+            return FieldError::err("nodrop", "is only meaningful with ecn = true");
         }
-        let limit_bytes = self.limit.bytes(mtu_bytes);
+        let limit_bytes = limit.bytes(mtu_bytes);
         let qth_max = match (self.max_bytes, self.min_bytes) {
             (Some(m), _) => m,
             (None, Some(min)) => min * 3,
@@ -171,20 +167,20 @@ impl RedParams {
         };
         let qth_min = self.min_bytes.unwrap_or(qth_max / 3);
         if qth_min == 0 {
-            return err(
+            return FieldError::err(
                 "min_bytes",
                 "must be at least 1 byte (the buffer is too small for the defaults)",
             );
         }
         if qth_max <= qth_min {
-            return err("max_bytes", format!("must be greater than min_bytes ({qth_min})"));
+            return FieldError::err("max_bytes", format!("must be greater than min_bytes ({qth_min})"));
         }
         let burst = match self.burst_packets {
             Some(b) => b,
             None => ((2 * qth_min + qth_max) / (3 * avpkt as u64)) as u32,
         };
         let Some(wlog) = eval_ewma(qth_min, burst, avpkt) else {
-            return err(
+            return FieldError::err(
                 "burst_packets",
                 format!(
                     "burst {burst} is too small for min {qth_min} bytes: need more than min/avpkt = {}",
@@ -203,11 +199,11 @@ impl RedParams {
         })
     }
 
-    pub fn validate(&self, mtu_bytes: u32) -> Result<(), ConfigError> {
+    pub fn validate(&self, limit: QueueLimit, mtu_bytes: u32) -> Result<(), FieldError> {
         if self.min_bytes == Some(0) {
-            return err("min_bytes", "must be at least 1");
+            return FieldError::err("min_bytes", "must be at least 1");
         }
-        self.derive(mtu_bytes).map(|_| ())
+        self.derive(limit, mtu_bytes).map(|_| ())
     }
 }
 
@@ -265,9 +261,7 @@ pub struct RedStats {
 }
 
 pub struct Red<P> {
-    queue: VecDeque<P>,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    queue: PacketFifo<P>,
     // red_parms (thresholds scaled by 2^Wlog, as in the kernel)
     qth_min: u64,
     qth_max: u64,
@@ -295,19 +289,17 @@ pub struct Red<P> {
     stats: QdiscStats,
 }
 
-impl<P> Red<P> {
+impl<P: PacketMeta> Red<P> {
     /// A RED queue; `params` must have passed `validate`.
-    pub fn new(params: &RedParams, mtu_bytes: u32, link_rate_bps: u64, rng: Rng) -> Self {
+    pub fn new(params: &RedParams, limit: QueueLimit, mtu_bytes: u32, link_rate_bps: u64, rng: Rng) -> Self {
         let d = params
-            .derive(mtu_bytes)
+            .derive(limit, mtu_bytes)
             .expect("RED parameters are validated before building");
         let (scell_log, stab) =
             eval_idle_damping(d.wlog, d.avpkt, params.bandwidth_bps.unwrap_or(link_rate_bps));
         let qth_delta = d.qth_max - d.qth_min;
         let mut red = Red {
-            queue: VecDeque::with_capacity(params.limit.preallocation(mtu_bytes)),
-            limit: params.limit,
-            backlog_bytes: 0,
+            queue: PacketFifo::new(limit, mtu_bytes),
             qth_min: d.qth_min << d.wlog,
             qth_max: d.qth_max << d.wlog,
             qth_delta,
@@ -436,7 +428,7 @@ impl<P> Red<P> {
 impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
     fn enqueue(&mut self, now: Time, mut pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
         self.run_adaptive(now);
-        self.qavg = self.calc_qavg(self.backlog_bytes, now);
+        self.qavg = self.calc_qavg(self.queue.bytes(), now);
         self.idle_start = None;
         let congestion_drop = match self.action(self.qavg) {
             RedAction::DontMark => false,
@@ -473,17 +465,12 @@ impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
             return false;
         }
-        if !self
-            .limit
-            .admits(self.queue.len() as u32, self.backlog_bytes, pkt.wire_len())
-        {
+        if !self.queue.admits(&pkt) {
             self.red_stats.pdrop += 1;
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
             return false;
         }
-        self.backlog_bytes += pkt.wire_len() as u64;
-        self.stats.enqueued_packets += 1;
-        self.queue.push_back(pkt);
+        self.queue.push_back(pkt, &mut self.stats);
         true
     }
 
@@ -491,7 +478,6 @@ impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
         self.run_adaptive(now);
         match self.queue.pop_front() {
             Some(pkt) => {
-                self.backlog_bytes -= pkt.wire_len() as u64;
                 count_dequeue(&mut self.stats, &pkt);
                 Some(pkt)
             }
@@ -504,21 +490,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
         }
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.len() as u32
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "red"
-    }
+    qdisc_accessors!(queue, RedParams);
 }
 
 #[cfg(test)]
@@ -528,13 +500,29 @@ mod tests {
     use ccfair_core::Ecn;
     use ccfair_core::rng::StreamId;
 
+    /// The limit of the queues built from [`explicit`].
+    const LIMIT: QueueLimit = QueueLimit::Bytes(400_000);
+
     fn red(params: RedParams) -> Red<TestPacket> {
-        Red::new(&params, 1500, 100_000_000, Rng::stream(5, StreamId::Qdisc(0)))
+        Red::new(
+            &params,
+            LIMIT,
+            1500,
+            100_000_000,
+            Rng::stream(5, StreamId::Qdisc(0)),
+        )
+    }
+
+    /// Queues `n` packets of 1000 bytes without running RED on them.
+    fn hold(q: &mut Red<TestPacket>, n: u64) {
+        for i in 0..n {
+            q.queue
+                .push_back(TestPacket::new(1_000_000 + i, 1000), &mut q.stats);
+        }
     }
 
     fn explicit() -> RedParams {
         RedParams {
-            limit: QueueLimit::Bytes(400_000),
             min_bytes: Some(30_000),
             max_bytes: Some(90_000),
             avpkt_bytes: Some(1000),
@@ -546,26 +534,20 @@ mod tests {
     #[test]
     fn tc_derivations() {
         // Thresholds from the limit: max = limit/4, min = max/3.
-        let d = RedParams {
-            limit: QueueLimit::Bytes(360_000),
-            ..RedParams::default()
-        }
-        .derive(1500)
-        .unwrap();
+        let d = RedParams::default()
+            .derive(QueueLimit::Bytes(360_000), 1500)
+            .unwrap();
         assert_eq!((d.qth_min, d.qth_max), (30_000, 90_000));
         // burst = (2·30000 + 90000)/(3·1500) = 33; a = 33 + 1 − 20 = 14; W = 1/16 gives 14.3 ≥ 14, W = 1/8 only 7.9.
         assert_eq!((d.burst, d.wlog), (33, 4));
-        let d = explicit().derive(1500).unwrap();
+        let d = explicit().derive(LIMIT, 1500).unwrap();
         // burst 50, a = 21: W = 1/32 gives 25.5, 1/16 only 15.9.
         assert_eq!((d.burst, d.wlog), (50, 5));
         assert_eq!(d.max_p, 429_496_729);
         // A packet limit counts full packets.
-        let d = RedParams {
-            limit: QueueLimit::Packets(240),
-            ..RedParams::default()
-        }
-        .derive(1500)
-        .unwrap();
+        let d = RedParams::default()
+            .derive(QueueLimit::Packets(240), 1500)
+            .unwrap();
         assert_eq!(d.qth_max, 90_000);
     }
 
@@ -617,15 +599,13 @@ mod tests {
         let mut q = red(explicit());
         let mut d = Drops::default();
         // Hold the backlog at 40 packets of 1000 bytes: the average approaches 40 000 as 1 − (1 − 1/32)^n.
-        for i in 0..40 {
-            q.queue.push_back(TestPacket::new(i, 1000));
-        }
-        q.backlog_bytes = 40_000;
+        hold(&mut q, 40);
         q.idle_start = None;
         for n in 1..=64u64 {
-            q.enqueue(Time::ZERO, TestPacket::new(100 + n, 1000), &mut d);
-            q.queue.pop_back();
-            q.backlog_bytes = 40_000;
+            if q.enqueue(Time::ZERO, TestPacket::new(100 + n, 1000), &mut d) {
+                q.queue.pop_front();
+            }
+            assert_eq!(q.queue.bytes(), 40_000);
             if n == 32 || n == 64 {
                 let want = 40_000.0 * (1.0 - (1.0 - 1.0 / 32.0f64).powi(n as i32));
                 assert!(
@@ -667,7 +647,7 @@ mod tests {
         let mut d = Drops::default();
         q.qavg = 100_000 << q.wlog;
         q.idle_start = None;
-        q.backlog_bytes = 100_000;
+        hold(&mut q, 100);
         assert!(q.enqueue(Time::ZERO, TestPacket::new(1, 1000).ecn(Ecn::Ect0), &mut d));
         assert_eq!(d.marks(), 1);
         assert!(!q.enqueue(Time::ZERO, TestPacket::new(2, 1000), &mut d));
@@ -679,7 +659,7 @@ mod tests {
         });
         q.qavg = 100_000 << q.wlog;
         q.idle_start = None;
-        q.backlog_bytes = 100_000;
+        hold(&mut q, 100);
         assert!(!q.enqueue(Time::ZERO, TestPacket::new(3, 1000).ecn(Ecn::Ect0), &mut d));
         assert_eq!(q.red_stats.forced_drop, 1);
     }
@@ -693,20 +673,15 @@ mod tests {
         let mut d = Drops::default();
         q.qavg = 85_000 << q.wlog; // above min + 0.6·Δ = 66 000
         q.idle_start = None;
-        // Packets to dequeue, so that the queue never goes idle.
-        for i in 0..10 {
-            q.queue.push_back(TestPacket::new(i, 1000));
-        }
-        q.backlog_bytes = 85_000;
+        // Packets to dequeue, so that the queue never goes idle (the adaptation reads only the average).
+        hold(&mut q, 10);
         let before = q.max_p();
         q.dequeue(ms(499), &mut d);
         assert_eq!(q.max_p(), before);
-        q.backlog_bytes = 85_000;
         q.dequeue(ms(500), &mut d);
         // + min(1 %, max_p/4) = +1 %.
         assert!((q.max_p() - (before + 0.01)).abs() < 1e-6, "{}", q.max_p());
         q.qavg = 35_000 << q.wlog; // below min + 0.4·Δ = 54 000
-        q.backlog_bytes = 35_000;
         q.dequeue(ms(1000), &mut d);
         assert!((q.max_p() - 0.9 * (before + 0.01)).abs() < 1e-6, "{}", q.max_p());
     }
@@ -718,28 +693,28 @@ mod tests {
             max_bytes: Some(40_000),
             ..explicit()
         }
-        .validate(1500)
+        .validate(LIMIT, 1500)
         .unwrap_err();
         assert_eq!(e.field, "max_bytes");
         let e = RedParams {
             burst_packets: Some(5),
             ..explicit()
         }
-        .validate(1500)
+        .validate(LIMIT, 1500)
         .unwrap_err();
         assert_eq!(e.field, "burst_packets");
         let e = RedParams {
             nodrop: true,
             ..explicit()
         }
-        .validate(1500)
+        .validate(LIMIT, 1500)
         .unwrap_err();
         assert_eq!(e.field, "nodrop");
         let e = RedParams {
             probability: 0.0,
             ..explicit()
         }
-        .validate(1500)
+        .validate(LIMIT, 1500)
         .unwrap_err();
         assert_eq!(e.field, "probability");
     }

@@ -10,18 +10,16 @@
 //! Deviations: none beyond the choice of the two forms; in packet mode the arrival is compared with the queue it
 //! finds (strictly greater than K marks).
 
-use std::collections::VecDeque;
-
-use ccfair_core::{DropReason, Dur, PacketMeta, ParamDoc, Time};
+use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit, check_positive_ns};
-use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce};
+use crate::config::check_positive_ns;
+use crate::queue::{PacketFifo, QueueLimit};
+use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StepParams {
-    pub limit: QueueLimit,
     /// K as a sojourn time (used when `threshold_packets` is 0).
     pub threshold_ns: u64,
     /// K as a queue length in packets, checked on arrival; 0 selects the sojourn threshold.
@@ -31,7 +29,6 @@ pub struct StepParams {
 impl Default for StepParams {
     fn default() -> Self {
         StepParams {
-            limit: QueueLimit::Packets(1000),
             threshold_ns: 1_000_000,
             threshold_packets: 0,
         }
@@ -52,26 +49,22 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl StepParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         check_positive_ns("threshold_ns", self.threshold_ns)
     }
 }
 
 pub struct Step<P> {
-    queue: VecDeque<P>,
-    limit: QueueLimit,
-    backlog_bytes: u64,
+    queue: PacketFifo<P>,
     threshold: Dur,
     threshold_packets: u32,
     stats: QdiscStats,
 }
 
-impl<P> Step<P> {
-    pub fn new(params: &StepParams, mtu_bytes: u32) -> Self {
+impl<P: PacketMeta> Step<P> {
+    pub fn new(params: &StepParams, limit: QueueLimit, mtu_bytes: u32) -> Self {
         Step {
-            queue: VecDeque::with_capacity(params.limit.preallocation(mtu_bytes)),
-            limit: params.limit,
-            backlog_bytes: 0,
+            queue: PacketFifo::new(limit, mtu_bytes),
             threshold: Dur::from_ns(params.threshold_ns),
             threshold_packets: params.threshold_packets,
             stats: QdiscStats::default(),
@@ -81,8 +74,8 @@ impl<P> Step<P> {
 
 impl<P: PacketMeta + Send> Qdisc<P> for Step<P> {
     fn enqueue(&mut self, now: Time, mut pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
-        let qlen = self.queue.len() as u32;
-        if !self.limit.admits(qlen, self.backlog_bytes, pkt.wire_len()) {
+        let qlen = self.queue.packets();
+        if !self.queue.admits(&pkt) {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
             return false;
         }
@@ -93,15 +86,12 @@ impl<P: PacketMeta + Send> Qdisc<P> for Step<P> {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
             return false;
         }
-        self.backlog_bytes += pkt.wire_len() as u64;
-        self.stats.enqueued_packets += 1;
-        self.queue.push_back(pkt);
+        self.queue.push_back(pkt, &mut self.stats);
         true
     }
 
     fn dequeue(&mut self, now: Time, sink: &mut dyn QdiscSink<P>) -> Option<P> {
         while let Some(mut pkt) = self.queue.pop_front() {
-            self.backlog_bytes -= pkt.wire_len() as u64;
             if self.threshold_packets == 0
                 && now.saturating_since(pkt.enqueue_ts()) > self.threshold
                 && !mark_ce(&mut self.stats, sink, now, &mut pkt)
@@ -115,21 +105,7 @@ impl<P: PacketMeta + Send> Qdisc<P> for Step<P> {
         None
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog_bytes
-    }
-
-    fn backlog_packets(&self) -> u32 {
-        self.queue.len() as u32
-    }
-
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-
-    fn kind(&self) -> &'static str {
-        "step"
-    }
+    qdisc_accessors!(queue, StepParams);
 }
 
 #[cfg(test)]
@@ -138,9 +114,11 @@ mod tests {
     use crate::test_packet::{Drops, TestPacket, us};
     use ccfair_core::Ecn;
 
+    const LIMIT: QueueLimit = QueueLimit::Packets(1000);
+
     #[test]
     fn marks_everything_above_the_sojourn_threshold_and_nothing_below() {
-        let mut q = Step::new(&StepParams::default(), 1500);
+        let mut q = Step::new(&StepParams::default(), LIMIT, 1500);
         let mut d = Drops::default();
         for i in 0..10 {
             q.enqueue(Time::ZERO, TestPacket::new(i, 1500).ecn(Ecn::Ect1), &mut d);
@@ -167,6 +145,7 @@ mod tests {
                 threshold_packets: 3,
                 ..StepParams::default()
             },
+            LIMIT,
             1500,
         );
         let mut d = Drops::default();

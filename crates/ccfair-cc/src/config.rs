@@ -1,8 +1,9 @@
 //! Configuration of the congestion controls: one tagged enum, kernel defaults, unknown fields rejected,
 //! built into a trait object once per flow. `algorithms()` describes every algorithm and parameter for
-//! `ccfair list` and for the front end's validation, so the parameter set is defined in exactly one place.
+//! `ccfair list` and for the front end's validation, so the parameter set is defined in exactly one place (each
+//! algorithm's params struct), and each algorithm's name in one row of the registry below.
 
-use ccfair_core::{ParamDoc, Rng};
+use ccfair_core::{FieldError, ParamDoc, Rng};
 use serde::{Deserialize, Serialize};
 
 use crate::CongestionControl;
@@ -10,42 +11,7 @@ use crate::bbr::{self, Bbr1, Bbr1Params, Bbr2Params, Bbr3Params};
 use crate::cubic::{Cubic, CubicParams};
 use crate::dctcp::{Dctcp, DctcpParams};
 use crate::prague::{Prague, PragueParams};
-use crate::reno::Reno;
-
-/// Parameters of Reno: none.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RenoParams {}
-
-/// A congestion control and its parameters, as a scenario names them (`{"name": "cubic", "beta": 0.7}`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "name", rename_all = "lowercase")]
-pub enum CcConfig {
-    Reno(RenoParams),
-    Cubic(CubicParams),
-    Dctcp(DctcpParams),
-    Prague(PragueParams),
-    Bbr(Bbr1Params),
-    Bbr2(Bbr2Params),
-    Bbr3(Bbr3Params),
-}
-
-/// A parameter value out of range or otherwise unusable.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The parameter's name.
-    pub field: String,
-    /// What is allowed.
-    pub message: String,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+use crate::reno::{Reno, RenoParams};
 
 /// One algorithm, for listings.
 #[derive(Clone, Debug)]
@@ -59,147 +25,169 @@ pub struct AlgorithmInfo {
     pub defaults: serde_json::Value,
 }
 
+/// The defaults of `c` as a JSON object, without the name.
+fn defaults(c: CcConfig) -> serde_json::Value {
+    let mut v = serde_json::to_value(c).expect("configs serialize");
+    v.as_object_mut().map(|m| m.remove("name"));
+    v
+}
+
+/// The registry: one row per algorithm gives its name once, and from it the serde tag of its [`CcConfig`]
+/// variant, [`CcConfig::name`], the parameter type's `NAME` (which the built module reports as its name) and
+/// its [`algorithms`] entry.
+macro_rules! registry {
+    ($(
+        $variant:ident($params:ty) {
+            name: $name:literal,
+            aliases: $aliases:expr,
+            summary: $summary:expr,
+            source: $source:expr,
+            params: $param_docs:expr,
+            build: |$p:ident, $rng:ident| $build:expr $(,)?
+        }
+    ),* $(,)?) => {
+        /// A congestion control and its parameters, as a scenario names them (`{"name": "cubic", "beta": 0.7}`).
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "name")]
+        pub enum CcConfig {
+            $( #[serde(rename = $name)] $variant($params), )*
+        }
+
+        $(
+            impl $params {
+                #[doc = concat!("The algorithm's name: `", $name, "`.")]
+                pub const NAME: &'static str = $name;
+            }
+        )*
+
+        impl CcConfig {
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( CcConfig::$variant(_) => $name, )*
+                }
+            }
+
+            pub fn validate(&self) -> Result<(), FieldError> {
+                match self {
+                    $( CcConfig::$variant(p) => p.validate(), )*
+                }
+            }
+
+            /// A fresh instance for one connection. `rng` is the flow's own stream, for algorithms that
+            /// randomize.
+            pub fn build(&self, rng: Rng) -> Box<dyn CongestionControl> {
+                match self {
+                    $( CcConfig::$variant($p) => {
+                        let $rng = rng;
+                        Box::new($build)
+                    } )*
+                }
+            }
+        }
+
+        /// Every available algorithm with its parameters and defaults.
+        pub fn algorithms() -> Vec<AlgorithmInfo> {
+            vec![
+                $( AlgorithmInfo {
+                    name: $name,
+                    aliases: $aliases,
+                    summary: $summary,
+                    source: $source,
+                    params: $param_docs,
+                    defaults: defaults(CcConfig::$variant(<$params>::default())),
+                }, )*
+            ]
+        }
+    };
+}
+
+registry! {
+    Reno(RenoParams) {
+        name: "reno",
+        aliases: &["newreno"],
+        summary: "NewReno: slow start, +1 packet per RTT, halve on loss",
+        source: "Linux net/ipv4/tcp_cong.c",
+        params: &[],
+        build: |_p, _rng| Reno,
+    },
+    Cubic(CubicParams) {
+        name: "cubic",
+        aliases: &[],
+        summary: "CUBIC v2.3: cubic window growth around W_max, beta 0.7, HyStart",
+        source: "Linux net/ipv4/tcp_cubic.c (RFC 9438 differences in the file header)",
+        params: crate::cubic::PARAMS,
+        build: |p, _rng| Cubic::new(p.clone()),
+    },
+    Dctcp(DctcpParams) {
+        name: "dctcp",
+        aliases: &[],
+        summary: "DCTCP: Reno growth, cwnd x (1 - alpha/2) on CE marks, alpha an EWMA of the marked fraction",
+        source: "Linux net/ipv4/tcp_dctcp.c (RFC 8257); needs ECN, ECT(0) or ECT(1) with ecn = \"l4s\"",
+        params: crate::dctcp::PARAMS,
+        build: |p, _rng| Dctcp::new(p.clone()),
+    },
+    Prague(PragueParams) {
+        name: "prague",
+        aliases: &[],
+        summary: "TCP Prague v0.7: L4S scalable control, RTT independence below 25 ms, paced, ECT(1), AccECN",
+        source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
+        params: crate::prague::PARAMS,
+        build: |p, _rng| Prague::new(p.clone()),
+    },
+    Bbr(Bbr1Params) {
+        name: "bbr",
+        aliases: &["bbr1"],
+        summary: "BBRv1: model-based (max bw x min RTT), STARTUP/DRAIN/PROBE_BW gain cycle/PROBE_RTT, paced",
+        source: "Linux mainline net/ipv4/tcp_bbr.c",
+        params: bbr::v1::PARAMS,
+        build: |p, rng| Bbr1::new(p.clone(), rng),
+    },
+    Bbr2(Bbr2Params) {
+        name: "bbr2",
+        aliases: &[],
+        summary: "BBRv2 alpha: BBR with loss/ECN bounds (inflight_hi/lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP",
+        source: "google/bbr v2alpha net/ipv4/tcp_bbr2.c",
+        params: bbr::v2::PARAMS,
+        build: |p, rng| bbr::v2::bbr2(p, rng),
+    },
+    Bbr3(Bbr3Params) {
+        name: "bbr3",
+        aliases: &[],
+        summary: "BBRv3: v2's model with STARTUP 2.77/2.0, PROBE_DOWN 0.91, PROBE_UP cwnd gain 2.25",
+        source: "google/bbr v3 branch net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
+        params: bbr::v3::PARAMS,
+        build: |p, rng| bbr::v3::bbr3(p, rng),
+    },
+}
+
 impl CcConfig {
     /// The configuration named `name` (or an alias) with the given parameters (a JSON object; missing
     /// parameters take the kernel defaults, unknown ones are rejected), validated.
-    pub fn from_name_and_params(name: &str, params: &serde_json::Value) -> Result<CcConfig, ConfigError> {
+    pub fn from_name_and_params(name: &str, params: &serde_json::Value) -> Result<CcConfig, FieldError> {
         let canonical = algorithms()
             .into_iter()
             .find(|a| a.name == name || a.aliases.contains(&name))
             .map(|a| a.name)
-            .ok_or_else(|| ConfigError {
-                field: "cc".into(),
-                message: format!(
-                    "unknown congestion control {name:?}; available: {}",
-                    algorithms().iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
-                ),
+            .ok_or_else(|| {
+                FieldError::new(
+                    "cc",
+                    format!(
+                        "unknown congestion control {name:?}; available: {}",
+                        algorithms().iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+                    ),
+                )
             })?;
         let mut obj = match params {
             serde_json::Value::Null => serde_json::Map::new(),
             serde_json::Value::Object(m) => m.clone(),
-            _ => {
-                return Err(ConfigError {
-                    field: "cc_params".into(),
-                    message: "must be a table".into(),
-                });
-            }
+            _ => return FieldError::err("cc_params", "must be a table"),
         };
         obj.insert("name".into(), serde_json::Value::String(canonical.into()));
-        let cfg: CcConfig =
-            serde_json::from_value(serde_json::Value::Object(obj)).map_err(|e| ConfigError {
-                field: "cc_params".into(),
-                message: e.to_string(),
-            })?;
-        cfg.validate().map_err(|e| ConfigError {
-            field: format!("cc_params.{}", e.field),
-            message: e.message,
-        })?;
+        let cfg: CcConfig = serde_json::from_value(serde_json::Value::Object(obj))
+            .map_err(|e| FieldError::new("cc_params", e.to_string()))?;
+        cfg.validate().map_err(|e| e.prefixed("cc_params"))?;
         Ok(cfg)
     }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::Reno(_) => "reno",
-            CcConfig::Cubic(_) => "cubic",
-            CcConfig::Dctcp(_) => "dctcp",
-            CcConfig::Prague(_) => "prague",
-            CcConfig::Bbr(_) => "bbr",
-            CcConfig::Bbr2(_) => "bbr2",
-            CcConfig::Bbr3(_) => "bbr3",
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        match self {
-            CcConfig::Reno(_) => Ok(()),
-            CcConfig::Cubic(p) => p.validate(),
-            CcConfig::Dctcp(p) => p.validate(),
-            CcConfig::Prague(p) => p.validate(),
-            CcConfig::Bbr(p) => p.validate(),
-            CcConfig::Bbr2(p) => p.validate(),
-            CcConfig::Bbr3(p) => p.validate(),
-        }
-    }
-
-    /// A fresh instance for one connection. `rng` is the flow's own stream, for algorithms that randomize.
-    pub fn build(&self, rng: Rng) -> Box<dyn CongestionControl> {
-        match self {
-            CcConfig::Reno(_) => Box::new(Reno),
-            CcConfig::Cubic(p) => Box::new(Cubic::new(p.clone())),
-            CcConfig::Dctcp(p) => Box::new(Dctcp::new(p.clone())),
-            CcConfig::Prague(p) => Box::new(Prague::new(p.clone())),
-            CcConfig::Bbr(p) => Box::new(Bbr1::new(p.clone(), rng)),
-            CcConfig::Bbr2(p) => Box::new(bbr::v2::bbr2(p, rng)),
-            CcConfig::Bbr3(p) => Box::new(bbr::v3::bbr3(p, rng)),
-        }
-    }
-}
-
-/// Every available algorithm with its parameters and defaults.
-pub fn algorithms() -> Vec<AlgorithmInfo> {
-    let defaults = |c: CcConfig| {
-        let mut v = serde_json::to_value(c).expect("configs serialize");
-        v.as_object_mut().map(|m| m.remove("name"));
-        v
-    };
-    vec![
-        AlgorithmInfo {
-            name: "reno",
-            aliases: &["newreno"],
-            summary: "NewReno: slow start, +1 packet per RTT, halve on loss",
-            source: "Linux net/ipv4/tcp_cong.c",
-            params: &[],
-            defaults: defaults(CcConfig::Reno(RenoParams {})),
-        },
-        AlgorithmInfo {
-            name: "cubic",
-            aliases: &[],
-            summary: "CUBIC v2.3: cubic window growth around W_max, beta 0.7, HyStart",
-            source: "Linux net/ipv4/tcp_cubic.c (RFC 9438 differences in the file header)",
-            params: crate::cubic::PARAMS,
-            defaults: defaults(CcConfig::Cubic(CubicParams::default())),
-        },
-        AlgorithmInfo {
-            name: "dctcp",
-            aliases: &[],
-            summary: "DCTCP: Reno growth, cwnd x (1 - alpha/2) on CE marks, alpha an EWMA of the marked fraction",
-            source: "Linux net/ipv4/tcp_dctcp.c (RFC 8257); needs ECN, ECT(0) or ECT(1) with ecn = \"l4s\"",
-            params: crate::dctcp::PARAMS,
-            defaults: defaults(CcConfig::Dctcp(DctcpParams::default())),
-        },
-        AlgorithmInfo {
-            name: "prague",
-            aliases: &[],
-            summary: "TCP Prague v0.7: L4S scalable control, RTT independence below 25 ms, paced, ECT(1), AccECN",
-            source: "L4STeam/linux net/ipv4/tcp_prague.c v0.7 (RFC 9331 Appendix A)",
-            params: crate::prague::PARAMS,
-            defaults: defaults(CcConfig::Prague(PragueParams::default())),
-        },
-        AlgorithmInfo {
-            name: "bbr",
-            aliases: &["bbr1"],
-            summary: "BBRv1: model-based (max bw x min RTT), STARTUP/DRAIN/PROBE_BW gain cycle/PROBE_RTT, paced",
-            source: "Linux mainline net/ipv4/tcp_bbr.c",
-            params: bbr::v1::PARAMS,
-            defaults: defaults(CcConfig::Bbr(Bbr1Params::default())),
-        },
-        AlgorithmInfo {
-            name: "bbr2",
-            aliases: &[],
-            summary: "BBRv2 alpha: BBR with loss/ECN bounds (inflight_hi/lo, bw_lo), PROBE_BW DOWN/CRUISE/REFILL/UP",
-            source: "google/bbr v2alpha net/ipv4/tcp_bbr2.c",
-            params: bbr::v2::PARAMS,
-            defaults: defaults(CcConfig::Bbr2(Bbr2Params::default())),
-        },
-        AlgorithmInfo {
-            name: "bbr3",
-            aliases: &[],
-            summary: "BBRv3: v2's model with STARTUP 2.77/2.0, PROBE_DOWN 0.91, PROBE_UP cwnd gain 2.25",
-            source: "google/bbr v3 branch net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
-            params: bbr::v3::PARAMS,
-            defaults: defaults(CcConfig::Bbr3(Bbr3Params::default())),
-        },
-    ]
 }
 
 #[cfg(test)]
@@ -234,6 +222,27 @@ mod tests {
                 .name(),
             "reno"
         );
+    }
+
+    /// The registry gives each algorithm one name: its serde tag, `CcConfig::name`, its listing and the name
+    /// the built module reports agree, and no two algorithms share a name or an alias.
+    #[test]
+    fn every_algorithm_has_one_name() {
+        let infos = algorithms();
+        let mut seen: Vec<&str> = Vec::new();
+        for info in &infos {
+            let cfg = CcConfig::from_name_and_params(info.name, &json!({})).unwrap();
+            let tag = serde_json::to_value(&cfg).unwrap()["name"].clone();
+            assert_eq!(tag, json!(info.name));
+            assert_eq!(cfg.name(), info.name);
+            let built = cfg.build(Rng::stream(1, ccfair_core::rng::StreamId::Cc(0)));
+            assert_eq!(built.name(), info.name);
+            for n in std::iter::once(&info.name).chain(info.aliases) {
+                assert!(!seen.contains(n), "{n} is listed twice");
+                seen.push(n);
+            }
+        }
+        assert_eq!(infos.len(), 7);
     }
 
     #[test]

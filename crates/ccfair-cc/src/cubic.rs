@@ -57,9 +57,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use ccfair_core::ParamDoc;
+use ccfair_core::seq::after;
+use ccfair_core::{FieldError, ParamDoc};
 
-use crate::config::ConfigError;
 use crate::reno;
 use crate::sock::{AckSample, CaEvent, CaState};
 use crate::{CcVars, CongestionControl, TcpSock};
@@ -168,13 +168,8 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl CubicParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let err = |field: &str, message: &str| {
-            Err(ConfigError {
-                field: field.into(),
-                message: message.into(),
-            })
-        };
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let err = FieldError::err;
         if !(self.beta > 0.0 && self.beta < 1.0) {
             return err("beta", "must be between 0 and 1 (exclusive)");
         }
@@ -204,12 +199,6 @@ fn jiffies32(tp: &TcpSock) -> u32 {
 #[inline]
 fn clock_us(tp: &TcpSock) -> u32 {
     tp.now.us() as u32
-}
-
-/// `after(a, b)` on 32-bit sequence numbers / timestamps: a is later than b.
-#[inline]
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
 }
 
 /// `usecs_to_jiffies` at HZ=1000: rounds up.
@@ -478,7 +467,7 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn name(&self) -> &'static str {
-        "cubic"
+        CubicParams::NAME
     }
 
     /// `cubictcp_init`.

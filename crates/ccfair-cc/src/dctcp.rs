@@ -13,10 +13,9 @@
 //! swaps in plain Reno ("dctcp-reno") when ECN cannot be negotiated; the simulator always negotiates ECN for
 //! algorithms that need it, so that fallback never arises and is not modelled.
 
-use ccfair_core::ParamDoc;
+use ccfair_core::{FieldError, ParamDoc};
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
 use crate::{AckEventFlags, CaEvent, CaState, CcFlags, CcVars, CongestionControl, TcpSock, reno};
 
 /// `DCTCP_MAX_ALPHA`: α = 1.
@@ -55,18 +54,12 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl DctcpParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if self.shift_g > 10 {
-            return Err(ConfigError {
-                field: "shift_g".into(),
-                message: "must be in 0..=10".into(),
-            });
+            return FieldError::err("shift_g", "must be in 0..=10");
         }
         if self.alpha_on_init > MAX_ALPHA {
-            return Err(ConfigError {
-                field: "alpha_on_init".into(),
-                message: "must be in 0..=1024".into(),
-            });
+            return FieldError::err("alpha_on_init", "must be in 0..=1024");
         }
         Ok(())
     }
@@ -114,7 +107,7 @@ impl Dctcp {
 
 impl CongestionControl for Dctcp {
     fn name(&self) -> &'static str {
-        "dctcp"
+        DctcpParams::NAME
     }
 
     fn flags(&self) -> CcFlags {

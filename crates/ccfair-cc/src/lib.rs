@@ -1,9 +1,11 @@
 //! Congestion controls, each a port of a Linux `tcp_congestion_ops` module, hook by hook.
 //!
-//! The stack (the simulator's TCP sender) calls the hooks at the same points of its ACK processing as
-//! `tcp_input.c` does: `pkts_acked` while cleaning the retransmit queue, `set_state` on every change of the
-//! congestion-avoidance state, `ssthresh` when a reduction begins, `in_ack_event` once per ACK, and then either
-//! `cong_control` (algorithms that own cwnd and pacing, e.g. BBR) or, outside a reduction, `cong_avoid`.
+//! The stack (the simulator's TCP sender, or the scripted [`testing::Driver`]) calls the hooks at the same
+//! points of its ACK processing as `tcp_input.c` does: `pkts_acked` while cleaning the retransmit queue,
+//! `set_state` on every change of the congestion-avoidance state, `ssthresh` when a reduction begins,
+//! `in_ack_event` once per ACK, and then either `cong_control` (algorithms that own cwnd and pacing, e.g. BBR)
+//! or, outside a reduction, `cong_avoid`. The part of the stack that calls them on the socket alone is
+//! [`stack::TcpCore`], which both stacks share; [`rate`] is their delivery-rate sampling.
 
 pub mod bbr;
 pub mod config;
@@ -11,15 +13,18 @@ pub mod cubic;
 pub mod dctcp;
 pub mod minmax;
 pub mod prague;
+pub mod rate;
 pub mod reno;
 pub mod sock;
 pub mod stack;
 pub mod testing;
 
-pub use config::{AlgorithmInfo, CcConfig, ConfigError, algorithms};
+pub use config::{AlgorithmInfo, CcConfig, algorithms};
 pub use sock::{AckEventFlags, AckSample, CaEvent, CaState, RateSample, TcpSock};
 
-/// What an algorithm asks of the stack (`TCP_CONG_*` flags and `sk_pacing_status`).
+/// What an algorithm asks of the stack (`TCP_CONG_*` flags and `sk_pacing_status`). The stack reads these
+/// instead of probing the implementation, so the contract tests check that `cong_control` and `needs_pacing`
+/// match what the algorithm's `cong_control` hook does.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CcFlags {
     /// The algorithm implements `cong_control` and sets cwnd and pacing rate itself (BBR, Prague).

@@ -32,10 +32,9 @@
 //! segments is reached with full-size packets; srtt comes from the stack in whole µs, so the ×8 value has its
 //! lowest three bits zero.
 
-use ccfair_core::ParamDoc;
+use ccfair_core::{FieldError, ParamDoc};
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
 use crate::{CaEvent, CaState, CcFlags, CcVars, CongestionControl, RateSample, TcpSock, reno};
 
 const MIN_CWND_RTT: u32 = 2;
@@ -127,13 +126,8 @@ pub const PARAMS: &[ParamDoc] = &[
 ];
 
 impl PragueParams {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let err = |field: &str, message: &str| {
-            Err(ConfigError {
-                field: field.into(),
-                message: message.into(),
-            })
-        };
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let err = FieldError::err;
         if !(1..=1_000_000).contains(&self.rtt_target_us) {
             return err("rtt_target_us", "must be in 1..=1000000");
         }
@@ -444,7 +438,7 @@ impl Prague {
 
 impl CongestionControl for Prague {
     fn name(&self) -> &'static str {
-        "prague"
+        PragueParams::NAME
     }
 
     fn flags(&self) -> CcFlags {

@@ -11,7 +11,21 @@
 //! Growth happens only when the sender was cwnd-limited in the current window (`tcp_is_cwnd_limited`).
 //! The reduction itself (PRR during recovery, cwnd = 1 after an RTO) is the stack's job, as in Linux.
 
+use ccfair_core::FieldError;
+use serde::{Deserialize, Serialize};
+
 use crate::{CongestionControl, TcpSock};
+
+/// Parameters of Reno: none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenoParams {}
+
+impl RenoParams {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        Ok(())
+    }
+}
 
 /// `tcp_slow_start`: grow cwnd by `acked`, capped at ssthresh; returns the ACKed packets left over.
 pub fn slow_start(tp: &mut TcpSock, acked: u32) -> u32 {
@@ -69,7 +83,7 @@ pub struct Reno;
 
 impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
-        "reno"
+        RenoParams::NAME
     }
     fn ssthresh(&mut self, tp: &mut TcpSock) -> u32 {
         ssthresh(tp)

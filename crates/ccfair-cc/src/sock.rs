@@ -75,7 +75,9 @@ pub struct AckSample {
     pub pkts_acked: u32,
     /// RTT of the most recently sent packet this ACK covers (Karn-valid), µs; -1 when none.
     pub rtt_us: i64,
-    /// Packets in flight before this ACK.
+    /// Bytes in flight when the most recently sent packet this ACK covers was sent, as the kernel estimates
+    /// it: MSS × packets delivered since (`tp->delivered − rs->prior_delivered`; with no sample, since the
+    /// start).
     pub in_flight: u32,
 }
 

@@ -119,7 +119,7 @@ struct Forwarder {
 /// Pool size: the queue limit plus what the delay lines hold at the link rate (frames of at least 500 bytes
 /// on the data side, one ACK per data frame on the other), plus headroom for bursts and passthrough.
 fn pool_slots(cfg: &ForwardConfig) -> usize {
-    let limit = match cfg.aqm.limit() {
+    let limit = match cfg.aqm.limit {
         ccfair_aqm::QueueLimit::Packets(n) => n as usize,
         ccfair_aqm::QueueLimit::Bytes(b) => (b / 64) as usize,
     };

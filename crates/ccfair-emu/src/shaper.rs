@@ -278,9 +278,7 @@ mod tests {
     fn shaper(rate_bps: u64, limit: u32, paths: Vec<Path>) -> Shaper {
         let n = paths.len();
         Shaper::new(
-            &AqmConfig::Fifo {
-                limit: QueueLimit::Packets(limit),
-            },
+            &AqmConfig::fifo(QueueLimit::Packets(limit)),
             Rate::from_bps(rate_bps),
             1500,
             paths,

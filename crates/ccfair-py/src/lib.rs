@@ -84,13 +84,7 @@ fn check_aqm(
         serde_json::from_str(limit_json).map_err(|e| PyValueError::new_err(format!("link.buffer: {e}")))?;
     let checked = ccfair_aqm::AqmConfig::from_name_and_params(name, &params, limit, mtu_bytes)
         .and_then(|cfg| cfg.validate_groups(flow_groups).map(|_| cfg));
-    let cfg = checked.map_err(|e| {
-        let field = match e.field.as_str() {
-            "aqm" => "link.aqm".to_string(),
-            f => format!("link.aqm.{f}"),
-        };
-        PyValueError::new_err(format!("{field}: {}", e.message))
-    })?;
+    let cfg = checked.map_err(|e| PyValueError::new_err(e.prefixed("link").to_string()))?;
     Ok(serde_json::to_string(&cfg).expect("configs serialize"))
 }
 

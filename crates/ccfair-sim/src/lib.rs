@@ -2,8 +2,9 @@
 //!
 //! - [`engine`]: the event queue (time, insertion order) and lazily cancelled timers.
 //! - [`net`]: constant-delay pipes and the bottleneck (queue discipline + link with exact serialization).
-//! - [`tcp`]: sender (RACK-TLP, PRR, RTO, F-RTO, delivery-rate sampling, pacing) and receiver (delayed and
-//!   quick ACKs, SACK).
+//! - [`tcp`]: sender (RACK-TLP, RTO, F-RTO, pacing, around `ccfair_cc::stack`'s PRR, state machine and
+//!   `tcp_cong_control`, and `ccfair_cc::rate`'s delivery-rate sampling) and receiver (delayed and quick ACKs,
+//!   SACK).
 //! - [`scenario`]: the resolved scenario; [`sim`]: the simulation; [`recorder`]: columnar results.
 
 pub mod engine;
@@ -15,5 +16,5 @@ pub mod tcp;
 
 pub use ccfair_core::QueueSeries;
 pub use recorder::{FlowCounters, FlowRecord, FlowSeries, Recorder, Totals};
-pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec, SpecError};
+pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec};
 pub use sim::{RunOutput, Simulation};

@@ -4,33 +4,13 @@
 
 use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
-use ccfair_core::Rng;
 use ccfair_core::rng::StreamId;
+use ccfair_core::{FieldError, Rng};
 
 use crate::tcp::{EcnMode, EcnProfile};
 use serde::{Deserialize, Serialize};
 
-/// A field and what is wrong with it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpecError {
-    pub field: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for SpecError {}
-
-fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, SpecError> {
-    Err(SpecError {
-        field: field.into(),
-        message: message.into(),
-    })
-}
+use FieldError as E;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,29 +54,29 @@ pub const MAX_MTU: u32 = 9000;
 pub const MIN_MTU: u32 = 576;
 
 impl ScenarioSpec {
-    pub fn validate(&self) -> Result<(), SpecError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if self.duration_ns == 0 {
-            return err("duration", "must be positive");
+            return E::err("duration", "must be positive");
         }
         if self.interval_ns == 0 || self.interval_ns > self.duration_ns {
-            return err("interval", "must be positive and at most the duration");
+            return E::err("interval", "must be positive and at most the duration");
         }
         if self.measure_start_ns >= self.measure_end_ns || self.measure_end_ns > self.duration_ns {
-            return err("measure", "needs start < end <= duration");
+            return E::err("measure", "needs start < end <= duration");
         }
         if self.link.rate_bps == 0 {
-            return err("link.rate", "must be positive");
+            return E::err("link.rate", "must be positive");
         }
         if !(MIN_MTU..=MAX_MTU).contains(&self.link.mtu_bytes) {
-            return err(
+            return E::err(
                 "link.mtu",
                 format!("must be between {MIN_MTU} and {MAX_MTU} bytes"),
             );
         }
-        match self.link.aqm.limit() {
-            QueueLimit::Packets(0) => return err("link.buffer", "must hold at least one packet"),
+        match self.link.aqm.limit {
+            QueueLimit::Packets(0) => return E::err("link.buffer", "must hold at least one packet"),
             QueueLimit::Bytes(b) if b < self.link.mtu_bytes as u64 => {
-                return err(
+                return E::err(
                     "link.buffer",
                     format!("must hold at least one packet ({} bytes)", self.link.mtu_bytes),
                 );
@@ -104,46 +84,42 @@ impl ScenarioSpec {
             _ => {}
         }
         if self.groups.is_empty() {
-            return err("flows", "at least one flow group is needed");
+            return E::err("flows", "at least one flow group is needed");
         }
         let total: u64 = self.groups.iter().map(|g| g.count as u64).sum();
         if total > crate::sim::MAX_FLOWS as u64 {
-            return err(
+            return E::err(
                 "flows",
                 format!("at most {} flows in one run, got {total}", crate::sim::MAX_FLOWS),
             );
         }
         for (i, g) in self.groups.iter().enumerate() {
-            let f = |name: &str| format!("flows[{i}].{name}");
-            g.cc.validate().map_err(|e| SpecError {
-                field: f(&format!("cc_params.{}", e.field)),
-                message: e.message,
-            })?;
+            let group = format!("flows[{i}]");
+            let f = |name: &str| format!("{group}.{name}");
+            g.cc.validate()
+                .map_err(|e| e.prefixed("cc_params").prefixed(&group))?;
             if g.count == 0 {
-                return err(f("count"), "must be at least 1");
+                return E::err(f("count"), "must be at least 1");
             }
             if g.rtt_ns == 0 {
-                return err(f("rtt"), "must be positive");
+                return E::err(f("rtt"), "must be positive");
             }
             if g.start_ns >= self.duration_ns {
-                return err(f("start"), "must be before the end of the run");
+                return E::err(f("start"), "must be before the end of the run");
             }
             if let Some(stop) = g.stop_ns
                 && stop <= g.start_ns
             {
-                return err(f("stop"), "must be after start");
+                return E::err(f("stop"), "must be after start");
             }
             if g.initial_window == 0 {
-                return err(f("initial_window"), "must be at least 1");
+                return E::err(f("initial_window"), "must be at least 1");
             }
             if !(0.0..1.0).contains(&g.loss) {
-                return err(f("loss"), "must be a probability in [0, 1)");
+                return E::err(f("loss"), "must be a probability in [0, 1)");
             }
             let flags = g.cc.build(Rng::stream(0, StreamId::Other(0))).flags();
-            EcnProfile::resolve(g.ecn, &flags).map_err(|m| SpecError {
-                field: f("ecn"),
-                message: m.into(),
-            })?;
+            EcnProfile::resolve(g.ecn, &flags).map_err(|m| E::new(f("ecn"), m))?;
         }
         Ok(())
     }

@@ -11,14 +11,14 @@
 //!
 //! The `Observer` `O` sees every packet-level event after the built-in [`Recorder`].
 
-use ccfair_aqm::{BuildContext, ConfigError, PpvMarker, QdiscSink};
+use ccfair_aqm::{BuildContext, PpvMarker, QdiscSink};
 use ccfair_core::rng::StreamId;
-use ccfair_core::{DropReason, Dur, NullObserver, Observer, Rate, Rng, Time};
+use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowRecord, FlowSeries, FlowView, Recorder, Totals};
-use crate::scenario::{ScenarioSpec, SpecError};
+use crate::scenario::ScenarioSpec;
 use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
 use ccfair_core::QueueSeries;
 
@@ -105,13 +105,13 @@ pub struct Simulation<O: Observer = NullObserver> {
 }
 
 impl Simulation<NullObserver> {
-    pub fn new(spec: ScenarioSpec, seed: u64) -> Result<Self, SpecError> {
+    pub fn new(spec: ScenarioSpec, seed: u64) -> Result<Self, FieldError> {
         Simulation::with_observer(spec, seed, NullObserver)
     }
 }
 
 impl<O: Observer> Simulation<O> {
-    pub fn with_observer(spec: ScenarioSpec, seed: u64, obs: O) -> Result<Self, SpecError> {
+    pub fn with_observer(spec: ScenarioSpec, seed: u64, obs: O) -> Result<Self, FieldError> {
         spec.validate()?;
         let mss = spec.mss();
         let mut flows = Vec::with_capacity(spec.flow_count() as usize);
@@ -155,13 +155,7 @@ impl<O: Observer> Simulation<O> {
             mtu_bytes: spec.link.mtu_bytes,
             seed,
         };
-        let aqm_error = |e: ConfigError| SpecError {
-            field: match e.field.as_str() {
-                "aqm" => "link.aqm".into(),
-                f => format!("link.aqm.{f}"),
-            },
-            message: e.message,
-        };
+        let aqm_error = |e: FieldError| e.prefixed("link");
         let qdisc = spec.link.aqm.build::<Segment>(&ctx).map_err(aqm_error)?;
         let groups: Vec<u32> = flows.iter().map(|f| f.group).collect();
         let marker = spec.link.aqm.edge_marker(&ctx, &groups).map_err(aqm_error)?;

@@ -34,7 +34,7 @@ fn spec(rate_bps: u64, limit: QueueLimit, duration_s: u64, groups: Vec<GroupSpec
         link: LinkSpec {
             rate_bps,
             mtu_bytes: 1500,
-            aqm: AqmConfig::Fifo { limit },
+            aqm: AqmConfig::fifo(limit),
         },
         groups,
     }
@@ -110,7 +110,7 @@ mod invariants {
         #[test]
         fn conservation_limits_order_and_consistency(sp in arb_spec(), seed in 0u64..1000) {
             let rate = sp.link.rate_bps;
-            let limit = sp.link.aqm.limit();
+            let limit = sp.link.aqm.limit;
             let duration = sp.duration_ns;
             let n = sp.flow_count();
             let mut sim = Simulation::with_observer(sp, seed, InOrder::default()).unwrap();

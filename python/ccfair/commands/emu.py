@@ -2,7 +2,9 @@
 
 - ``ccfair doctor [--max-rate RATE] [--rates R,R,...] [--seconds N] [--no-measure] [--json]``: this host's
   support for kernel runs (root, namespaces, veth, the emulator, the kernel's congestion controls) and the
-  forwarder's clean rate, which it keeps for later runs
+  forwarder's clean rate, which it keeps for later runs (a new measurement replaces the earlier one's
+  probes at the rates it measured, and those it contradicts); exit code 1 when a check fails or no rate is
+  clean
 - ``ccfair compare FILE [--repetitions N] [--seed N] [--json] [--quiet]``: the scenario N times in the
   simulator and N times on the kernel; per-class shares, Jain's index, utilization and queue delay side by
   side with their spread, and the difference
@@ -14,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-from ccfair.cli_support import EXIT_OK, note, print_json, progress_bar, seed_arg
+from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, examples, note, print_json, progress_bar, seed_arg
 from ccfair.errors import ScenarioError
 from ccfair.units import format_rate, parse_rate_bps
 
@@ -23,7 +25,18 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p = commands.add_parser(
         "doctor",
         help="what this host supports for kernel runs, and the forwarder's clean rate",
-        description="Check the kernel backend's prerequisites and measure the emulator's clean rate.",
+        description=(
+            "Check the kernel backend's prerequisites (root, iproute2, network namespaces, veth pairs, the "
+            "emulator binary, the kernel's congestion controls) and measure the forwarder's clean rate, "
+            "which kernel runs are held to. A new measurement replaces the earlier one at the rates it "
+            "measured. Exit code 1 when a check fails or no rate is clean. Needs root; sudo resets PATH, so "
+            'name the virtualenv\'s ccfair: sudo "$(command -v ccfair)" doctor.'
+        ),
+        epilog=examples(
+            "ccfair doctor --no-measure                  # the checks only (printed without root)",
+            'sudo "$(command -v ccfair)" doctor         # checks, and the clean rate (about 30 s)',
+            'sudo "$(command -v ccfair)" doctor --rates 10Mbps,20Mbps,50Mbps',
+        ),
     )
     p.add_argument("--max-rate", metavar="RATE", help="measure up to this rate (default 2Gbps)")
     p.add_argument("--rates", metavar="R,R,...", help="exactly these rates (e.g. 100Mbps,1Gbps)")
@@ -35,7 +48,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p = commands.add_parser(
         "compare",
         help="run a scenario in the simulator and on the kernel, side by side",
-        description="Run FILE N times in the simulator and N times on the kernel (root), and compare.",
+        description="Run FILE N times in the simulator and N times on the kernel (root), and compare "
+        "per-class shares, Jain's index, utilization and queueing delay side by side with their spread.",
+        epilog=examples(
+            'sudo "$(command -v ccfair)" compare scenarios/kernel-bbr-vs-cubic-shallow.toml --repetitions 5',
+        ),
     )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     p.add_argument("--repetitions", type=int, default=3, metavar="N", help="runs per backend (default 3)")
@@ -73,7 +90,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not args.no_measure:
         if not ok:
             failed = ", ".join(c[0] for c in checks if not c[1])
-            raise ScenarioError("doctor", f"cannot measure the forwarder: {failed} not available (see above)")
+            if args.json:
+                _print_doctor_json(checks, measurement, ok=False)
+            print(
+                f"error: doctor: cannot measure the forwarder: {failed} not available (see above)",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
 
         def report(probe: dict[str, Any]) -> None:
             if not args.json:
@@ -87,14 +110,32 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         measurement = doctor.measure(rates, args.seconds or doctor.PROBE_SECONDS, report)
         path = doctor.save_measurement(measurement)
         note(f"saved to {path}", args.json)
+    clean = None if measurement is None else measurement["clean_rate_bps"]
+    ok = ok and clean != 0
     if args.json:
-        print_json(
-            {"checks": [{"what": w, "ok": g, "detail": d} for w, g, d in checks], "measurement": measurement}
-        )
-    elif measurement is not None:
-        clean = measurement["clean_rate_bps"]
-        print(f"Clean rate: {format_rate(clean) if clean else 'none of the rates tried'}")
-    return EXIT_OK
+        _print_doctor_json(checks, measurement, ok=ok)
+    elif clean is not None:
+        if clean:
+            print(f"Clean rate: {format_rate(clean)}")
+        else:
+            print(
+                f"Clean rate: none ({doctor.no_clean_rate_reason(measurement or {})}): kernel runs are "
+                f"refused until a rate measures clean; measure again on an idle host, or lower rates "
+                f"({doctor.SUDO_CCFAIR} doctor --rates 10Mbps,20Mbps,50Mbps)"
+            )
+    return EXIT_OK if ok else EXIT_FAILURE
+
+
+def _print_doctor_json(
+    checks: list[tuple[str, bool, str]], measurement: dict[str, Any] | None, *, ok: bool
+) -> None:
+    print_json(
+        {
+            "ok": ok,
+            "checks": [{"what": w, "ok": g, "detail": d} for w, g, d in checks],
+            "measurement": measurement,
+        }
+    )
 
 
 def _probe_line(p: dict[str, Any]) -> str:

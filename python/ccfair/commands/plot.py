@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.cli_support import EXIT_OK, note, progress_bar
+from ccfair.analysis.metrics import SUMMARY_KEYS
+from ccfair.cli_support import EXIT_OK, examples, note, progress_bar
 from ccfair.errors import ScenarioError
 from ccfair.result import RunResult
 
@@ -62,13 +63,21 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="draw one figure of a saved run or a results directory",
         description="Draw one figure. A saved run (ccfair run --out) makes the time series; a results "
         "directory (ccfair sweep --out) makes every kind. Axes are dotted scenario paths the plan varied, "
-        "such as link.buffer or flows[0].count.",
+        "such as link.buffer or flows[0].count."
+        f"\n\nMetrics (--metric, per run): {', '.join(SUMMARY_KEYS)}.",
+        epilog=examples(
+            "ccfair plot runs/first --kind timeseries -o first.pdf",
+            "ccfair plot results/ --kind heatmap --metric utilization --x link.buffer --y flows[0].count",
+            "ccfair plot results/ --kind relgoodput --x link.buffer --average link.rate",
+            "ccfair plot results/ --kind share --x flows[1].count --cc cubic",
+            "ccfair plot start-order/ --kind fness",
+            "ccfair plot results/ --kind tput-delay --delay rtt_p99",
+            "ccfair plot results/ --kind cdf --metric utilization --by link.aqm",
+        ),
     )
     p.add_argument("dir", metavar="DIR", help="a saved run or a results directory")
     p.add_argument("--kind", required=True, choices=KINDS, help="the figure")
-    p.add_argument(
-        "--metric", help="heatmap, cdf, box: a run metric such as jain_index (default), utilization, fness"
-    )
+    p.add_argument("--metric", help="heatmap, cdf, box: a run metric (below; default jain_index)")
     p.add_argument("--x", metavar="PATH", help="grid axis on x (default: the plan's first varied axis)")
     p.add_argument("--y", metavar="PATH", help="heatmap: grid axis on y (default: the next varied axis)")
     p.add_argument(
@@ -128,6 +137,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="write a self-contained HTML report of a saved run or a results directory",
         description="One HTML file with every figure embedded: the plan and provenance, a summary table per "
         "cell, the figures, and the failed runs with their errors. Opens without network access.",
+        epilog=examples("ccfair report results/ -o report.html", "ccfair report runs/first -o first.html"),
     )
     p.add_argument("dir", metavar="DIR", help="a saved run or a results directory")
     p.add_argument(

@@ -1,9 +1,10 @@
 """Sweeps and their results directory.
 
-- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--tls-ca-file F --tls-cert F [--tls-key F]]]
-  [--time-limit DURATION] [--retry-failed] [--allow-mixed] [--skip-invalid] [--verify] [--dry-run]
-  [--quiet]``: run every run of a plan that DIR does not have yet (and those whose files are damaged);
-  exit 0 when every run of the plan is done, 1 when some failed (their errors are in the store)
+- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--cluster-timeout DURATION] [--tls-ca-file F
+  --tls-cert F [--tls-key F]]] [--time-limit DURATION] [--retry-failed] [--allow-mixed] [--skip-invalid]
+  [--verify] [--dry-run] [--quiet]``: run every run of a plan that DIR does not have yet (and those whose
+  files are damaged); exit 0 when every run of the plan is done, 1 when some failed (their errors are in the
+  store)
 - ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
   the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, note, print_json, progress_bar
+from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, examples, note, print_json, progress_bar
 from ccfair.errors import ScenarioError
 from ccfair.progress import format_clock
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
@@ -42,7 +43,15 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "sweep",
         help="run a parameter sweep (plan TOML) into a results directory",
         description="Run every run of a plan that the results directory does not have yet. Exit code 0 when "
-        "every run of the plan is done, 1 when some failed (their errors are in the store).",
+        "every run of the plan is done, 1 when some failed (their errors are in the store). `ccfair init` "
+        "writes an annotated plan to start from.",
+        epilog=examples(
+            "ccfair sweep plans/buffer-sizing.toml           # all cores, into results/",
+            "ccfair sweep plans/buffer-sizing.toml           # again after Ctrl-C: only the missing runs",
+            "ccfair sweep plans/start-order.toml --out start-order --jobs 2 --time-limit 10min",
+            "ccfair sweep plan.toml --dry-run                # check every cell, run nothing",
+            "ccfair sweep plan.toml --cluster tls://scheduler:8786 --tls-ca-file ca.pem --tls-cert c.pem",
+        ),
     )
     p.add_argument("plan", metavar="PLAN", help="plan TOML file")
     p.add_argument(
@@ -61,6 +70,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="ADDRESS",
         help="run on the Dask scheduler at ADDRESS (tls://host:8786 with the --tls-* files, or "
         "tcp://host:8786 on a private network: anyone who can join the cluster can run code in the sweep)",
+    )
+    p.add_argument(
+        "--cluster-timeout",
+        metavar="DURATION",
+        help="how long to wait for the --cluster scheduler before giving up (default 5s)",
     )
     p.add_argument("--tls-ca-file", metavar="FILE", help="tls:// cluster: the CA certificate (PEM)")
     p.add_argument("--tls-cert", metavar="FILE", help="tls:// cluster: this client's certificate (PEM)")
@@ -99,6 +113,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description="Done / failed / missing runs per plan. With --verify, also read the whole catalog and "
         "check every done run's files (presence, size, checksum, Parquet): the damaged runs are listed and "
         "the exit code is 1 if there are any; running their sweep again runs them again.",
+        epilog=examples("ccfair status results/", "ccfair status results/ --verify --json"),
     )
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--verify", action="store_true", help="check the catalog and every done run's files")
@@ -110,6 +125,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="SQL over a results directory",
         description="One SQL statement over the tables runs, flows, classes, cells, plans and the views "
         "timeseries and queue (done runs only). Read-only.",
+        epilog=examples(
+            'ccfair query results/ "select link_buffer, avg(jain_index) from runs group by 1 order by 1"',
+            "ccfair query results/ \"select run_id, error from runs where status = 'failed'\" --csv",
+        ),
     )
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument(
@@ -120,7 +139,16 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     form.add_argument("--csv", action="store_true", help="print the rows as CSV")
     p.set_defaults(handler=cmd_query)
 
-    p = commands.add_parser("export", help="export a results directory as Parquet or CSV files")
+    p = commands.add_parser(
+        "export",
+        help="export a results directory as Parquet or CSV files",
+        description="Write the tables of a results directory (runs, flows, classes, cells, plans, and the "
+        "time series as timeseries and queue) as one Parquet or CSV file each, for other tools.",
+        epilog=examples(
+            "ccfair export results/ --format parquet           # into results/export-parquet",
+            "ccfair export results/ --format csv --to tables --tables runs,flows",
+        ),
+    )
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--format", required=True, choices=("parquet", "csv"), help="file format")
     p.add_argument(
@@ -148,6 +176,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ccfair.sweep.driver import plan_runs, run_sweep
 
     time_limit_s = _time_limit_s(args.time_limit)
+    connect_timeout_s = _connect_timeout_s(args)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
     security = _cluster_security(args)
     plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet)
@@ -166,6 +195,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             verify=args.verify,
             allow_mixed=args.allow_mixed,
             quiet=args.quiet,
+            connect_timeout_s=connect_timeout_s,
         )
     except KeyboardInterrupt:
         note(f"every finished run is kept in {out}; run the same command again to resume", args.quiet)
@@ -196,6 +226,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     note("\n".join(lines), args.quiet)
     return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
+
+
+def _connect_timeout_s(args: argparse.Namespace) -> float:
+    from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S
+
+    if args.cluster_timeout is None:
+        return CONNECT_TIMEOUT_S
+    if args.cluster is None:
+        raise ScenarioError("--cluster-timeout", "applies to --cluster only")
+    return parse_duration_ns(args.cluster_timeout, "--cluster-timeout") / 1e9
 
 
 def _cluster_security(args: argparse.Namespace) -> Any:

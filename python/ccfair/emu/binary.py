@@ -1,4 +1,5 @@
-"""Where the ``ccfair-emu`` binary is: ``$CCFAIR_EMU`` if set, else the workspace's release build
+"""Where the ``ccfair-emu`` binary is: ``$CCFAIR_EMU`` if set, else the one inside the package
+(``ccfair/bin/ccfair-emu``, which the wheels carry), else the workspace's release build of a source checkout
 (``$CARGO_TARGET_DIR/release`` or ``target/release`` next to this source tree, which ``make setup`` builds),
 else ``ccfair-emu`` on the PATH."""
 
@@ -14,9 +15,12 @@ ENV_VAR = "CCFAIR_EMU"
 NAME = "ccfair-emu"
 
 
+PACKAGED = Path(__file__).resolve().parents[1] / "bin" / NAME
+
+
 def candidates() -> list[Path]:
     repo = Path(__file__).resolve().parents[3]
-    paths = []
+    paths = [PACKAGED]
     if os.environ.get("CARGO_TARGET_DIR"):
         paths.append(Path(os.environ["CARGO_TARGET_DIR"]) / "release" / NAME)
     paths.append(repo / "target" / "release" / NAME)
@@ -38,6 +42,6 @@ def emulator_binary() -> str:
             return str(p)
     raise ScenarioError(
         "backend",
-        f"the emulator binary {NAME} is not built: run `make setup` (or "
-        f"`cargo build --release -p ccfair-emu`), or set {ENV_VAR} to its path",
+        f"the emulator binary {NAME} is not installed: the wheels carry it (pip install ccfair); in a source "
+        f"checkout run `make setup` (or `cargo build --release -p ccfair-emu`); or set {ENV_VAR} to its path",
     )

@@ -36,6 +36,8 @@ CLEAN_UTILIZATION = 0.99
 NOBODY_MAC = "02:cc:fa:00:00:99"
 DEFAULT_RATES_BPS = (100_000_000, 200_000_000, 500_000_000, 1_000_000_000, 2_000_000_000)
 PROBE_SECONDS = 4
+# The command that runs this ccfair as root: sudo resets PATH, so a virtualenv's ccfair is not found by name.
+SUDO_CCFAIR = 'sudo "$(command -v ccfair)"'
 
 
 def cache_path() -> Path:
@@ -74,18 +76,42 @@ def check_rate(rate_bps: int) -> None:
     if m is None:
         raise ScenarioError(
             "link.rate",
-            "the forwarder's clean rate on this host is not known: run `ccfair doctor` first "
+            f"the forwarder's clean rate on this host is not known: run `{SUDO_CCFAIR} doctor` first "
             f"(it measures it in about half a minute and keeps it in {cache_path()})",
         )
     clean = int(m.get("clean_rate_bps") or 0)
+    if clean == 0:
+        raise ScenarioError(
+            "link.rate",
+            f"no rate was clean when `ccfair doctor` measured this host on {m.get('measured_at', '?')} "
+            f"({no_clean_rate_reason(m)}); measure again on an idle host (`{SUDO_CCFAIR} doctor`), or "
+            f"lower rates (`{SUDO_CCFAIR} doctor --rates 10Mbps,20Mbps,50Mbps`)",
+        )
     if rate_bps > clean:
-        what = format_rate(clean) if clean else "none of the rates tried"
+        what = format_rate(clean)
         raise ScenarioError(
             "link.rate",
             f"{format_rate(rate_bps)} is above what the forwarder handles cleanly on this host ({what}, "
             f"measured by `ccfair doctor` on {m.get('measured_at', '?')}); lower the rate, or measure higher "
-            "with `ccfair doctor --max-rate RATE`",
+            f"with `{SUDO_CCFAIR} doctor --max-rate RATE`",
         )
+
+
+def no_clean_rate_reason(m: dict[str, Any]) -> str:
+    """Why the lowest probe of measurement ``m`` was not clean, in words."""
+    probes = sorted(m.get("probes", []), key=lambda p: p["rate_bps"])
+    if not probes:
+        return "no rate was probed"
+    p = probes[0]
+    why = []
+    if p.get("lateness_p99_ns") is None or p["lateness_p99_ns"] > CLEAN_P99_NS:
+        late = p.get("lateness_p99_ns")
+        why.append(f"lateness p99 {'unknown' if late is None else f'{late / 1e3:.0f} us'} over 100 us")
+    if p.get("utilization", 0) < CLEAN_UTILIZATION:
+        why.append(f"utilization {p.get('utilization', 0) * 100:.1f} %")
+    if p.get("frames_lost_in_emulator"):
+        why.append(f"{p['frames_lost_in_emulator']} frames lost in the emulator")
+    return f"at {format_rate(p['rate_bps'])}: " + (", ".join(why) or "not clean")
 
 
 def _ok(cmd: list[str]) -> tuple[bool, str]:
@@ -104,7 +130,7 @@ def checks() -> list[tuple[str, bool, str]]:
 
     out: list[tuple[str, bool, str]] = []
     root = os.geteuid() == 0
-    out.append(("root", root, "yes" if root else "no: the kernel backend needs root (sudo)"))
+    out.append(("root", root, "yes" if root else f"no: the kernel backend needs root ({SUDO_CCFAIR} ...)"))
     ccs = kernel_ccs()
     out.append(("congestion controls", bool(ccs), " ".join(ccs) or "cannot read the kernel's list"))
     try:
@@ -230,12 +256,7 @@ def measure(
             report(result)
         if not result["clean"]:
             break
-    # Rates measured before on this host and not now are kept, so measuring only high rates does not forget
-    # the low ones.
-    previous = load_measurement()
-    measured = {p["rate_bps"] for p in probes}
-    kept = [p for p in (previous or {}).get("probes", []) if p["rate_bps"] not in measured]
-    merged = sorted(kept + probes, key=lambda p: p["rate_bps"])
+    merged = merge_probes((load_measurement() or {}).get("probes", []), probes)
     return {
         "host_key": host_key(),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -243,6 +264,30 @@ def measure(
         "clean_p99_ns": CLEAN_P99_NS,
         "probes": merged,
     }
+
+
+def merge_probes(previous: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The probes to keep after measuring ``new``: every new one, and of the ``previous`` ones those the new
+    ones do not contradict, sorted by rate.
+
+    A rate that is clean now says every lower rate is clean too, and one that is not clean says no higher
+    rate is (the clean rate is the top of a ladder); so an earlier probe is dropped when it is at the rate
+    of a new one, not clean at or below a new clean rate, or clean at or above a new failed one. Earlier
+    probes that agree stay, so measuring only high rates does not forget the low ones, and an old failure at
+    10 Mbps does not outlive a clean measurement at 100 Mbps."""
+    measured = {p["rate_bps"] for p in new}
+    top_clean = max((p["rate_bps"] for p in new if p["clean"]), default=None)
+    lowest_failed = min((p["rate_bps"] for p in new if not p["clean"]), default=None)
+
+    def agrees(p: dict[str, Any]) -> bool:
+        rate = p["rate_bps"]
+        if rate in measured:
+            return False
+        if not p["clean"] and top_clean is not None and rate <= top_clean:
+            return False
+        return not (p["clean"] and lowest_failed is not None and rate >= lowest_failed)
+
+    return sorted([p for p in previous if agrees(p)] + new, key=lambda p: p["rate_bps"])
 
 
 def clean_rate(probes: list[dict[str, Any]]) -> int:

@@ -84,8 +84,10 @@ def groups(
                 )
             )
     else:
-        first = sweeps[0]
+        having = [s for s in sweeps if column_name(by) in s.runs.columns]
+        first = having[0] if having else sweeps[0]
         col = first.varied_column(by, "--by")
+        runs = runs[runs["_plan"].isin([s.plan for s in having])]
         axis = first.axis(by, runs)
         for i, value in enumerate(axis.values):
             part = runs[runs[col] == value]

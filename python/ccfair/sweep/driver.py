@@ -13,7 +13,7 @@ from typing import Any
 from ccfair.cli_support import progress_bar
 from ccfair.errors import ScenarioError
 from ccfair.store.writer import DAMAGED, StoreWriter
-from ccfair.sweep.execute_dask import execute_dask
+from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S, connect, execute_dask
 from ccfair.sweep.execute_local import TaskFn, default_jobs, execute_local
 from ccfair.sweep.expand import PlannedRun, expand
 from ccfair.sweep.plan import Plan, load_plan
@@ -101,6 +101,7 @@ def run_sweep(
     allow_mixed: bool = False,
     quiet: bool = True,
     task_fn: TaskFn = run_task,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
 ) -> SweepReport:
     """Runs every run of ``plan`` that ``out`` does not have yet (failed ones too with ``retry_failed``).
     Runs whose files are damaged count as not done: the store checks every done run's files on opening
@@ -109,7 +110,9 @@ def run_sweep(
 
     ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``, reached with
     ``security`` (a ``distributed.security.Security``, for a ``tls://`` address: see
-    :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``).
+    :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``); a
+    scheduler that does not answer within ``connect_timeout_s`` is a ScenarioError on ``--cluster``, raised
+    before anything is written into ``out``.
     ``time_limit_s`` is the per-run wall-time limit. With ``skip_invalid``, cells whose scenario is invalid
     are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the work done per run
     (local workers only; tests use it to inject failures). Ctrl-C stops at once; every run committed so far
@@ -120,7 +123,11 @@ def run_sweep(
     simulator; ``allow_mixed`` resumes anyway (the report then flags the mix)."""
     started = time.monotonic()
     plan, runs = plan_runs(plan, skip_invalid=skip_invalid, quiet=quiet)
-    with StoreWriter(out, verify=verify) as store:
+    client = connect(cluster, security, connect_timeout_s) if cluster is not None else None
+    with contextlib.ExitStack() as stack:
+        if client is not None:
+            stack.callback(client.close)  # also when opening the store fails
+        store = stack.enter_context(StoreWriter(out, verify=verify))
         store.register_plan(plan, runs)
         done = store.run_ids("done")
         failed = store.run_ids("failed") - store.run_ids("failed", DAMAGED)
@@ -159,8 +166,8 @@ def run_sweep(
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s) for r in by_id.values()]
             store.snapshot()  # readers see the plan while the first runs compute
             outcomes = (
-                execute_dask(tasks, cluster, security)
-                if cluster is not None
+                execute_dask(tasks, client)
+                if client is not None
                 else execute_local(tasks, jobs or default_jobs(), task_fn)
             )
             with contextlib.closing(outcomes):

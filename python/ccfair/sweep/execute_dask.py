@@ -27,7 +27,10 @@ from urllib.parse import urlsplit
 from ccfair.errors import ScenarioError
 from ccfair.sweep.task import RunOutcome, RunTask, failure, run_task
 
-CONNECT_TIMEOUT_S = 30
+# How long a sweep waits for the scheduler before giving up (--cluster-timeout): long enough for a scheduler
+# across a network, short enough that a wrong address fails at once instead of looking like a hang.
+CONNECT_TIMEOUT_S = 5.0
+DASK_MISSING = "needs Dask, which this installation lacks: pip install 'ccfair[dask]'"
 TASKS_PER_THREAD = 4
 TLS_OPTIONS = ("--tls-ca-file", "--tls-cert", "--tls-key")
 _warned: set[str] = set()
@@ -81,6 +84,7 @@ def cluster_security(
         if given:
             raise ScenarioError(next(iter(given)), "applies to a tls:// --cluster address only")
         return None
+    require_distributed()
     from distributed.security import Security
 
     if not given:
@@ -103,7 +107,19 @@ def cluster_security(
     )
 
 
-def _connect(address: str, security: Any) -> Any:
+def require_distributed() -> None:
+    """Raises a ScenarioError on ``--cluster`` saying how to install Dask when it is missing (the core
+    install does not have it)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ScenarioError("--cluster", DASK_MISSING) from None
+
+
+def connect(address: str, security: Any = None, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``; a ScenarioError on ``--cluster`` when Dask
+    is not installed or the scheduler does not answer within ``timeout_s``."""
+    require_distributed()
     from distributed import Client
 
     warning = insecure_warning(address)
@@ -111,20 +127,18 @@ def _connect(address: str, security: Any) -> Any:
         _warned.add(address)
         print(warning, file=sys.stderr)
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False, security=security)
+        return Client(address, timeout=timeout_s, set_as_default=False, security=security)
     except (OSError, TimeoutError, ValueError) as e:
-        raise ScenarioError("--cluster", f"cannot reach a Dask scheduler at {address}: {e}") from None
+        raise ScenarioError(
+            "--cluster", f"cannot reach a Dask scheduler at {address} within {timeout_s:g} s: {e}"
+        ) from None
 
 
-def execute_dask(
-    tasks: Iterable[RunTask], address: str, security: Any = None
-) -> Generator[list[RunOutcome], None, None]:
-    """Submits ``tasks`` to the scheduler at ``address`` (``security``: a ``distributed.security.Security``
-    for ``tls://``, see :func:`cluster_security`), yielding outcomes as they finish (those that finished
-    together in one list)."""
+def execute_dask(tasks: Iterable[RunTask], client: Any) -> Generator[list[RunOutcome], None, None]:
+    """Submits ``tasks`` through ``client`` (from :func:`connect`), yielding outcomes as they finish (those
+    that finished together in one list); closes the client at the end."""
     from distributed import as_completed
 
-    client = _connect(address, security)
     try:
         threads = sum(client.nthreads().values())
         window = max(8, TASKS_PER_THREAD * threads)

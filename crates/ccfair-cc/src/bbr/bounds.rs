@@ -27,7 +27,9 @@ use super::family::{
     AckPhase, BETA, BbrFamily, ECN_ALPHA_GAIN, ECN_FACTOR, ECN_MAX_RTT_US, ECN_THRESH, FULL_ECN_CNT,
     INFLIGHT_HEADROOM, LOSS_THRESH, Phase, UNSET,
 };
-use super::shared::{BBR_SCALE, BBR_UNIT, CWND_MIN_TARGET, before};
+use ccfair_core::seq::before;
+
+use super::shared::{BBR_SCALE, BBR_UNIT, CWND_MIN_TARGET};
 use crate::{LostSkb, RateSample, TcpSock};
 
 impl BbrFamily {

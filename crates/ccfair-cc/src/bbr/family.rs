@@ -39,12 +39,12 @@
 //!   64 KB default, and `MAX_TCP_HEADER` is its x86-64 value, 320.
 
 use ccfair_core::Rng;
+use ccfair_core::seq::{after, before};
 
 use super::Mode;
 use super::shared::{
     self, AckAggregation, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH,
-    GSO_LEGACY_MAX_SIZE, HZ, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, after, before, jiffies,
-    now_us,
+    GSO_LEGACY_MAX_SIZE, HZ, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, jiffies, now_us,
 };
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH};
 use crate::stack::{MIN_TSO_SEGS, PACING_SHIFT};

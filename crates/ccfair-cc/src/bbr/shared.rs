@@ -50,18 +50,6 @@ pub const MAX_TCP_HEADER: u64 = 320;
 /// `HZ`: the jiffies clock runs at 1000 Hz.
 pub const HZ: u32 = 1000;
 
-/// `before(a, b)` on wrapping 32-bit counters.
-#[inline]
-pub fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
-/// `after(a, b)` on wrapping 32-bit counters.
-#[inline]
-pub fn after(a: u32, b: u32) -> bool {
-    before(b, a)
-}
-
 /// `tcp_jiffies32`.
 #[inline]
 pub fn jiffies(tp: &TcpSock) -> u32 {

@@ -34,15 +34,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use ccfair_core::{ParamDoc, Rng};
+use ccfair_core::seq::{after, before};
+use ccfair_core::{FieldError, ParamDoc, Rng};
 
 use super::Mode;
 use super::lt_bw::LtBw;
 use super::shared::{
     self, AckAggregation, BBR_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH, GSO_LEGACY_MAX_SIZE, HZ,
-    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, after, before, jiffies, now_us, us_delta,
+    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, jiffies, now_us, us_delta,
 };
-use crate::config::ConfigError;
 use crate::minmax::MinMax;
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH, TCP_INIT_CWND};
 use crate::stack::PACING_SHIFT;
@@ -80,7 +80,7 @@ pub struct Bbr1Params {}
 pub const PARAMS: &[ParamDoc] = &[];
 
 impl Bbr1Params {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         Ok(())
     }
 }
@@ -509,7 +509,7 @@ impl Bbr1 {
 
 impl CongestionControl for Bbr1 {
     fn name(&self) -> &'static str {
-        "bbr"
+        Bbr1Params::NAME
     }
 
     fn flags(&self) -> CcFlags {

@@ -25,15 +25,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use ccfair_core::{ParamDoc, Rng};
+use ccfair_core::{FieldError, ParamDoc, Rng};
 
 use super::family::{BbrFamily, Version};
 use super::shared::BBR_UNIT;
-use crate::config::ConfigError;
 
 /// The v2alpha constants.
 pub static V2: Version = Version {
-    name: "bbr2",
+    name: Bbr2Params::NAME,
     number: 2,
     startup_pacing_gain: BBR_UNIT * 2885 / 1000 + 1,
     startup_cwnd_gain: BBR_UNIT * 2885 / 1000 + 1,
@@ -60,7 +59,7 @@ pub const PARAMS: &[ParamDoc] = &[ParamDoc {
 }];
 
 impl Bbr2Params {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         Ok(())
     }
 }

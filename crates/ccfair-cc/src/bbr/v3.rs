@@ -23,15 +23,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use ccfair_core::{ParamDoc, Rng};
+use ccfair_core::{FieldError, ParamDoc, Rng};
 
 use super::family::{BbrFamily, Version};
 use super::shared::BBR_UNIT;
-use crate::config::ConfigError;
 
 /// The v3 constants.
 pub static V3: Version = Version {
-    name: "bbr3",
+    name: Bbr3Params::NAME,
     number: 3,
     startup_pacing_gain: BBR_UNIT * 277 / 100 + 1,
     startup_cwnd_gain: BBR_UNIT * 2,
@@ -58,7 +57,7 @@ pub const PARAMS: &[ParamDoc] = &[ParamDoc {
 }];
 
 impl Bbr3Params {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         Ok(())
     }
 }

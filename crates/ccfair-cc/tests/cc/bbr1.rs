@@ -2,6 +2,8 @@
 //! paced bottleneck of [`super::bbr_path`]. Expected values come from the kernel's rules as its comments and
 //! the BBR paper state them, never from running this code.
 
+use std::collections::BTreeSet;
+
 use ccfair_cc::testing::{Ack, Driver};
 use ccfair_cc::{CaState, CcConfig};
 use ccfair_core::Rng;
@@ -328,7 +330,7 @@ fn packet_conservation_in_the_first_round_of_recovery_then_restore() {
 }
 
 #[test]
-fn losses_outside_recovery_are_deducted_then_regrown() {
+fn losses_in_recovery_are_deducted_then_regrown() {
     let mut d = driver("bbr", json!({}));
     d.tp.snd_cwnd_clamp = 60;
     while d.vars().mode != PROBE_BW {
@@ -336,16 +338,35 @@ fn losses_outside_recovery_are_deducted_then_regrown() {
     }
     d.run_rounds(10, 10_000);
     d.fill();
+    // The oldest packet is lost and the receiver SACKs the others, one ACK each; the third SACK proves the
+    // loss (RACK marks it) and Recovery begins, with one round of packet conservation.
+    let hole = d.tp.snd_una;
+    let high = d.tp.snd_nxt;
+    let sack = |d: &mut Driver, end: u32, lost: u32| {
+        // The packets sent after Recovery began come back a round trip after they left.
+        let gap_ns = if end == high + 1 { 10_000_000 } else { 100_000 };
+        d.ack_with(Ack {
+            advance_ns: gap_ns,
+            sack: Some((hole + 1, end)),
+            rtt_us: 10_000,
+            lost,
+            ..Default::default()
+        });
+        d.fill();
+    };
+    for seq in hole + 1..high {
+        sack(&mut d, seq + 1, u32::from(seq == hole + 3));
+    }
+    assert_eq!(d.state(), CaState::Recovery);
+    // SACKs of packets sent after Recovery began start a new round: conservation is over.
+    for end in high + 1..high + 6 {
+        sack(&mut d, end, 0);
+    }
+    assert_eq!(d.state(), CaState::Recovery);
     let cwnd = d.cwnd();
     // An ACK for 2 packets that also marks 3 lost: an ACK for P packets releases at most 2P, so cwnd first
     // drops by the 3 losses and then grows by the 2 delivered (it is below the target).
-    d.ack_with(Ack {
-        advance_ns: 100_000,
-        acked: 2,
-        rtt_us: 10_000,
-        ece: false,
-        lost: 3,
-    });
+    sack(&mut d, high + 7, 3);
     assert_eq!(d.cwnd(), cwnd - 3 + 2);
 }
 
@@ -362,42 +383,81 @@ fn minimum_cwnd_is_four_packets() {
     assert!(d.cwnd() >= 4, "cwnd {}", d.cwnd());
 }
 
-/// One round trip through a policer that passes `rate` packets per round trip and drops the rest: the ACKs (of
-/// 2 packets each, spread over the RTT) cover the oldest `rate` outstanding packets, the last one also reports
-/// the rest of the window lost, and those are retransmitted at once, to compete in the next round.
-fn policed_round(d: &mut Driver, rtt_us: u64, rate: u32) {
-    d.fill();
-    let n = d.ackable();
-    let mut left = n.min(rate);
-    let lost = n - left;
-    let acks = left.div_ceil(2).max(1);
-    for i in 0..acks {
-        let k = left.min(2);
-        left -= k;
-        d.ack_with(Ack {
-            advance_ns: rtt_us * 1_000 / acks as u64,
-            acked: k,
-            rtt_us: rtt_us as i64,
-            ece: false,
-            lost: if i + 1 == acks { lost } else { 0 },
-        });
+/// A policer that passes `rate` packets per round trip and drops the rest, in front of a receiver that ACKs
+/// each packet it gets: cumulatively, or with a SACK block while a hole is open. It also counts BBR's
+/// packet-timed rounds the way `bbr_update_bw` does (a valid sample of a packet sent after the round began;
+/// entering Recovery starts a new round, `bbr_set_cwnd_to_recover_or_restore`).
+#[derive(Default)]
+struct Policer {
+    /// Sequence numbers received above the cumulative ACK point.
+    received: BTreeSet<u32>,
+    next_rtt_delivered: u32,
+    bbr_rounds: u64,
+}
+
+impl Policer {
+    /// One round trip: the window is filled; of the packets in flight the `rate` sent first arrive, their
+    /// ACKs spread over the RTT, the window refilled after each (ACK clocking); the last ACK also reports the
+    /// rest lost (RACK: sent before a delivered packet). The stack retransmits them as cwnd allows.
+    fn round(&mut self, d: &mut Driver, rtt_us: u64, rate: u32) {
         d.fill();
+        let flight = d.in_flight_seqs();
+        let passed = flight.len().min(rate as usize);
+        let dropped = (flight.len() - passed) as u32;
+        if passed == 0 {
+            d.advance(rtt_us * 1_000);
+            return;
+        }
+        for (i, &seq) in flight[..passed].iter().enumerate() {
+            self.received.insert(seq);
+            let una = d.tp.snd_una;
+            let mut cum = una;
+            while self.received.remove(&cum) {
+                cum += 1;
+            }
+            let sack = (seq >= cum).then(|| {
+                let start = (cum..seq).rev().take_while(|s| self.received.contains(s)).last();
+                let end = (seq + 1..).take_while(|s| self.received.contains(s)).last();
+                (start.unwrap_or(seq), end.unwrap_or(seq) + 1)
+            });
+            let was_recovering = d.state() == CaState::Recovery;
+            let rs = d.ack_with(Ack {
+                advance_ns: rtt_us * 1_000 / passed as u64,
+                acked: cum - una,
+                sack,
+                rtt_us: rtt_us as i64,
+                lost: if i + 1 == passed { dropped } else { 0 },
+                ..Default::default()
+            });
+            if rs.delivered >= 0 && rs.interval_us > 0 && rs.prior_delivered >= self.next_rtt_delivered {
+                self.next_rtt_delivered = d.tp.delivered;
+                self.bbr_rounds += 1;
+            }
+            if d.state() == CaState::Recovery && !was_recovering {
+                self.next_rtt_delivered = d.tp.delivered;
+            }
+            d.fill();
+        }
     }
 }
 
-/// (pacing gain, gain-cycle index) after each of `rounds` lossy rounds.
-fn gains_over(d: &mut Driver, rounds: usize, rate: u32) -> Vec<(f64, u32)> {
+/// (pacing gain, gain-cycle index, BBR rounds so far) after each of `rounds` lossy round trips.
+fn gains_over(d: &mut Driver, rounds: usize, rate: u32) -> Vec<(f64, u32, u64)> {
+    let mut policer = Policer {
+        next_rtt_delivered: d.tp.delivered,
+        ..Policer::default()
+    };
     (0..rounds)
         .map(|_| {
-            policed_round(d, 10_000, rate);
-            (d.vars().pacing_gain, d.vars().aux as u32)
+            policer.round(d, 10_000, rate);
+            (d.vars().pacing_gain, d.vars().aux as u32, policer.bbr_rounds)
         })
         .collect()
 }
 
 /// The policer estimate forces gain 1.0 while the cycle index keeps advancing: gain 1.0 in the 1.25 or the
 /// 0.75 phase only happens in that mode.
-fn forced(g: &(f64, u32)) -> bool {
+fn forced(g: &(f64, u32, u64)) -> bool {
     g.0 == 1.0 && g.1 <= 1
 }
 
@@ -411,16 +471,20 @@ fn policer_mode_after_two_consistent_lossy_intervals_for_48_rounds() {
     d.run_rounds(10, 10_000);
     // A policer passing 30 packets per round trip: BBR's window of up to 60 loses far more than 20 % (50/256)
     // at a steady delivery rate. After two sampling intervals of 4 to 16 rounds with consistent rates BBR
-    // assumes a policer and paces at 1.0 × lt_bw. The cycle advances every round (phases last one min_rtt), so a forced phase shows within 8.
-    let gains = gains_over(&mut d, 120, 30);
+    // assumes a policer and paces at 1.0 × lt_bw. The cycle advances every round trip (phases last one
+    // min_rtt), so a forced phase shows within 8. Each round trip's losses start a Recovery episode, which
+    // restarts BBR's packet-timed round, so BBR counts rounds more slowly than round trips pass.
+    let gains = gains_over(&mut d, 160, 30);
     let first = gains.iter().position(forced).expect("policer mode");
-    assert!(first <= 2 * 16 + 8, "policer mode only after {first} rounds");
-    // lt_bw is used for 48 rounds; gain 1.0 then lasts until the randomly restarted cycle reaches its 1.25
-    // phase (at most 7 more rounds). The first forced round was at most 8 rounds into the mode.
+    assert!(first <= 2 * 16 + 8, "policer mode only after {first} round trips");
+    // lt_bw is used for 48 BBR rounds; gain 1.0 then lasts until the randomly restarted cycle reaches its
+    // 1.25 phase (at most 7 more round trips, so at most 7 more rounds). The first forced round trip was at
+    // most 8 round trips, so at most 8 rounds, into the mode.
     let end = first + gains[first..].iter().take_while(|g| g.0 == 1.0).count();
+    let rounds = gains[end - 1].2 - gains[first].2;
     assert!(
-        (40..=56).contains(&(end - first)),
-        "gain 1.0 for {} rounds from {first}",
+        (40..=56).contains(&rounds),
+        "gain 1.0 for {rounds} BBR rounds ({} round trips) from {first}",
         end - first
     );
     assert!(gains[end..].iter().any(|g| g.0 == 1.25), "gain cycling resumes");

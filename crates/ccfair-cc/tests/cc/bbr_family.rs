@@ -374,6 +374,7 @@ fn startup_loss_round(name: &str, events: u32) -> bool {
             rtt_us: 41_000,
             ece: false,
             lost: 1,
+            ..Default::default()
         });
         assert_eq!(d.vars().mode, STARTUP);
     }
@@ -421,6 +422,7 @@ fn startup_under_ce_marks(name: &str, params: serde_json::Value, marked: bool) -
                 rtt_us: 2_000,
                 ece: marked,
                 lost: 0,
+                ..Default::default()
             });
             d.fill();
         }

@@ -150,6 +150,7 @@ impl Path {
             rtt_us: -1,
             ece: false,
             lost: n,
+            ..Default::default()
         })
     }
 

@@ -7,7 +7,8 @@
 //! - an ACK that the stack processes while the connection is not cwnd-limited does not grow cwnd (for
 //!   algorithms that leave cwnd to `cong_avoid`: `cong_control` algorithms such as BBR size cwnd from their
 //!   model and do not consult `tcp_is_cwnd_limited`);
-//! - the same script gives the same trace.
+//! - the same script gives the same trace;
+//! - the `cong_control` and `needs_pacing` flags match what the algorithm's `cong_control` does.
 
 use ccfair_cc::testing::{Ack, Driver};
 use ccfair_cc::{CaState, algorithms};
@@ -78,6 +79,8 @@ fn run(name: &str, ops: &[Op]) -> Result<Vec<Step>, TestCaseError> {
     let mut d = driver(name, json!({}));
     // Keep slow start from exploding over long scripts.
     d.tp.snd_cwnd_clamp = 3_000;
+    // ECN on for every algorithm, so that ECE (or, with Accurate ECN, CE counts) reaches each of them.
+    d.tp.ecn_ok = true;
     let owns_cwnd = d.cc().flags().cong_control;
     let mut trace = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
@@ -101,7 +104,9 @@ fn run(name: &str, ops: &[Op]) -> Result<Vec<Step>, TestCaseError> {
                     acked: n,
                     rtt_us: (rtt_ms * 1_000) as i64,
                     ece,
+                    ce: if ece { n } else { 0 },
                     lost: 0,
+                    ..Default::default()
                 });
                 let unchanged_state = d.state() == state_before
                     && matches!(state_before, CaState::Open | CaState::Disorder | CaState::Loss);
@@ -205,5 +210,42 @@ fn ssthresh_floor_from_tiny_windows() {
             d.rto();
             assert!(d.ssthresh() >= 2, "{}: after RTO", info.name);
         }
+    }
+}
+
+/// The stack reads `CcFlags::cong_control` and `needs_pacing` instead of asking the implementation, so a flag
+/// that does not match the code fails silently: an algorithm that sets cwnd and pacing in `cong_control` but
+/// forgets the flag is never called, one that sets the flag without implementing the hook freezes cwnd, and
+/// one that computes its own pacing rate without `needs_pacing` is not paced. So, for every algorithm, after
+/// some traffic: calling `cong_control` on a copy of the socket with an implausible cwnd and pacing rate
+/// changes them exactly when the flag says the algorithm owns them, and it sets the pacing rate exactly when
+/// the algorithm asks the stack to enforce it.
+#[test]
+fn cong_control_and_needs_pacing_flags_match_the_implementation() {
+    const RATE: u64 = 1;
+    for info in algorithms() {
+        let mut d = driver(info.name, json!({}));
+        d.run_rounds(8, 20_000);
+        d.fill();
+        let rs = d.ack(1_000_000, 2, 20_000);
+        assert!(rs.delivered > 0, "{}: the sample must be a real one", info.name);
+        let mut tp = d.tp.clone();
+        let cwnd = tp.snd_cwnd + 1_000;
+        tp.snd_cwnd = cwnd;
+        tp.pacing_rate = RATE;
+        d.cc_mut().cong_control(&mut tp, &rs);
+        let flags = d.cc().flags();
+        let owns = tp.snd_cwnd != cwnd || tp.pacing_rate != RATE;
+        assert_eq!(
+            owns, flags.cong_control,
+            "{}: cong_control changes cwnd/pacing: {owns}, flag: {}",
+            info.name, flags.cong_control
+        );
+        let paces = tp.pacing_rate != RATE;
+        assert_eq!(
+            paces, flags.needs_pacing,
+            "{}: sets its pacing rate: {paces}, needs_pacing: {}",
+            info.name, flags.needs_pacing
+        );
     }
 }

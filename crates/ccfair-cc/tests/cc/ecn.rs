@@ -29,6 +29,7 @@ fn ack_flight(d: &mut ccfair_cc::testing::Driver) {
             rtt_us: RTT_US,
             ece: false,
             lost: 0,
+            ..Default::default()
         });
     }
 }
@@ -57,6 +58,7 @@ fn dctcp_alpha_is_an_ewma_of_the_marked_fraction_once_per_window() {
                 rtt_us: RTT_US,
                 ece: marked,
                 lost: 0,
+                ..Default::default()
             });
             delivered += 1;
             ce += marked as u32;

@@ -1,13 +1,13 @@
 //! A TCP stack modelled on Linux: the sender (`tcp_input.c` ACK processing, `tcp_output.c` transmission,
-//! `tcp_recovery.c` RACK-TLP, `tcp_rate.c` delivery-rate sampling, `tcp_timer.c` RTO) and the receiver
-//! (delayed/quick ACKs, SACK generation, in-order delivery).
+//! `tcp_recovery.c` RACK-TLP, `tcp_timer.c` RTO; the core around the algorithm and `tcp_rate.c` delivery-rate
+//! sampling come from `ccfair_cc::stack` and `ccfair_cc::rate`) and the receiver (delayed/quick ACKs, SACK
+//! generation, in-order delivery).
 //!
 //! Bulk transfers only send full-sized segments, so sequence numbers count segments, not bytes: segment `n`
 //! carries payload bytes `[n·MSS, (n+1)·MSS)`. Every comparison Linux makes on byte sequence numbers keeps its
 //! meaning; where Linux compares a byte distance with the MSS the comparison is translated (noted in place).
 
 pub mod rack;
-pub mod rate;
 pub mod receiver;
 mod recovery;
 pub mod rtt;
@@ -40,8 +40,6 @@ pub const MAX_QUICKACKS: u32 = 16;
 pub const REORDERING: u32 = 3;
 /// Linux `sysctl_tcp_max_reordering`.
 pub const MAX_REORDERING: u32 = 300;
-/// Linux `sysctl_tcp_min_rtt_wlen`, seconds.
-pub const MIN_RTT_WLEN_S: u32 = 300;
 /// Linux `sysctl_tcp_comp_sack_nr` and `_delay_ns`: SACK compression limits at the receiver.
 pub const COMP_SACK_NR: u32 = 44;
 pub const COMP_SACK_DELAY_NS: u64 = 1_000_000;

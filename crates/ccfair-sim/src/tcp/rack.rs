@@ -11,6 +11,7 @@
 //! of `reo_wnd_steps` is not modelled because the simulated receiver sends no DSACKs and the network never
 //! reorders, so `steps` stays 1 as in Linux without DSACKs.
 
+use ccfair_cc::rate::sent_after;
 use ccfair_core::{Dur, Time};
 
 use super::rtx_queue::RETRANS;
@@ -41,12 +42,6 @@ impl Default for Rack {
             reord_seen: 0,
         }
     }
-}
-
-/// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
-#[inline]
-pub fn sent_after(t1: Time, t2: Time, seq1: u32, seq2: u32) -> bool {
-    t1 > t2 || (t1 == t2 && seq1 > seq2)
 }
 
 impl Rack {

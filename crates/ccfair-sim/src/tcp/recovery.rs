@@ -1,13 +1,16 @@
 //! Loss recovery: Linux's congestion-avoidance state machine (`tcp_fastretrans_alert`), RACK loss detection
-//! (`tcp_rack_mark_lost`, `tcp_rack_detect_loss`, `tcp_rack_reo_timeout`), Proportional Rate Reduction as
-//! Linux implements it (`tcp_cwnd_reduction`: prior_cwnd instead of RFC 6937's RecoverFS, +1 only when
-//! snd_una advanced without new losses), entering and leaving CWR/Recovery, the RTO's Loss state with F-RTO
+//! (`tcp_rack_mark_lost`, `tcp_rack_detect_loss`, `tcp_rack_reo_timeout`), the RTO's Loss state with F-RTO
 //! (RFC 5682) and its undo, and TLP episode accounting (`tcp_process_tlp_ack`).
+//!
+//! What acts on the socket alone is `ccfair_cc::stack::TcpCore`, shared with the scripted driver: entering
+//! and leaving CWR/Recovery, the start of an RTO episode (`tcp_enter_loss`), undo, and Proportional Rate
+//! Reduction as Linux implements it (`tcp_cwnd_reduction`: prior_cwnd instead of RFC 6937's RecoverFS, +1
+//! only when snd_una advanced without new losses). This file marks packets and decides when to call it.
 //!
 //! With RACK on (Linux default `tcp_recovery` = 1) recovery starts only once a segment is marked lost; RACK's
 //! reordering window is zero after three SACKed segments, which reproduces the dupthresh rule.
 
-use ccfair_cc::stack;
+use ccfair_cc::rate::sent_after;
 use ccfair_cc::{CaEvent, CaState};
 use ccfair_core::Dur;
 
@@ -26,25 +29,11 @@ impl Sender {
         }
         if ece_ack {
             // ECE proves congestion: the reduction must not be undone.
-            self.prior_ssthresh = 0;
+            self.core.prior_ssthresh = 0;
         }
 
         // D. Leave CWR or Recovery once high_seq is acknowledged.
-        if self.tp.ca_state != CaState::Open && self.tp.snd_una >= self.tp.high_seq {
-            match self.tp.ca_state {
-                // Hold CWR until something above high_seq is acknowledged, so CWR reached the peer.
-                CaState::Cwr if self.tp.snd_una != self.tp.high_seq => {
-                    self.end_cwnd_reduction();
-                    self.set_ca_state(CaState::Open);
-                }
-                CaState::Recovery => {
-                    // tcp_try_undo_recovery: without DSACK/timestamps nothing can be undone; reopen.
-                    self.set_ca_state(CaState::Open);
-                    self.end_cwnd_reduction();
-                }
-                _ => {}
-            }
-        }
+        self.core.end_reduction_if_acked(&mut self.tp);
 
         // E. Process the state.
         match self.tp.ca_state {
@@ -141,7 +130,7 @@ impl Sender {
                 seq = next;
                 continue;
             }
-            if !super::rack::sent_after(self.rack.mstamp, seg.xmit_time, self.rack.end_seq, seq + 1) {
+            if !sent_after(self.rack.mstamp, seg.xmit_time, self.rack.end_seq, seq + 1) {
                 break;
             }
             let remaining = self.rack.skb_timeout_ns(now, seg.xmit_time, reo_wnd);
@@ -182,23 +171,10 @@ impl Sender {
         }
     }
 
-    /// `tcp_notify_skb_loss_event` of the google/bbr branch: after counting the loss in `tp->lost`, tell the
-    /// algorithm (`skb_marked_lost`; BBRv2/v3 bound inflight_hi from the packet's send-time snapshot). Mainline
-    /// only counts; the call is added for the BBR family and is a no-op for every other algorithm.
+    /// `tcp_notify_skb_loss_event` of the google/bbr branch (in the shared core).
     fn notify_skb_loss_event(&mut self, seq: u32) {
         let tx = self.q.get(seq).tx;
-        if !tx.valid {
-            // The snapshot was consumed by a SACK (`!scb->tx.delivered_mstamp`): BBR ignores such packets.
-            return;
-        }
-        let skb = ccfair_cc::LostSkb {
-            tx_in_flight: tx.in_flight,
-            tx_lost: tx.lost,
-            tx_delivered_ce: tx.delivered_ce,
-            is_app_limited: tx.is_app_limited,
-            pcount: 1,
-        };
-        self.cc.skb_marked_lost(&mut self.tp, &skb);
+        self.core.skb_marked_lost(&mut self.tp, &tx);
     }
 
     /// `tcp_rack_reo_timeout`: the reordering timer fired.
@@ -209,9 +185,9 @@ impl Sender {
         if prior_inflight != self.tp.in_flight() {
             if self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery(false);
-                if !self.cc_flags.cong_control {
+                if !self.core.flags().cong_control {
                     let newly_lost = self.tp.lost - lost_before;
-                    self.cwnd_reduction(1, newly_lost, 0);
+                    self.core.cwnd_reduction(&mut self.tp, 1, newly_lost, false);
                 }
             }
             self.xmit_retransmit_queue(out);
@@ -221,54 +197,20 @@ impl Sender {
         }
     }
 
-    /// `tcp_init_cwnd_reduction`.
-    fn init_cwnd_reduction(&mut self) {
-        self.prr.init(self.cc.as_mut(), &mut self.tp);
+    /// The sender's part of `tcp_init_cwnd_reduction`: a new reduction ends the TLP episode and queues CWR.
+    fn reduction_began(&mut self) {
         self.tlp_high_seq = None;
         if self.ecn.uses_cwr() {
             self.ecn_queue_cwr = true;
         }
     }
 
-    /// `tcp_cwnd_reduction` (PRR, shared with the scripted driver).
-    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
-        let una_advanced = flag & FLAG_SND_UNA_ADVANCED != 0;
-        self.prr
-            .reduce(&mut self.tp, newly_acked_sacked, newly_lost, una_advanced);
-    }
-
-    /// `tcp_end_cwnd_reduction`.
-    fn end_cwnd_reduction(&mut self) {
-        stack::end_cwnd_reduction(
-            self.cc.as_mut(),
-            &mut self.tp,
-            self.cc_flags.cong_control,
-            self.undo_marker,
-        );
-    }
-
-    /// `tcp_enter_cwr`: an ECN-signalled reduction, which is never undone.
-    pub(super) fn enter_cwr(&mut self) {
-        self.prior_ssthresh = 0;
-        if self.tp.ca_state < CaState::Cwr {
-            self.undo_marker = false;
-            self.init_cwnd_reduction();
-            self.set_ca_state(CaState::Cwr);
-        }
-    }
-
     /// `tcp_enter_recovery`.
     fn enter_recovery(&mut self, ece_ack: bool) {
         self.stats.recoveries += 1;
-        self.prior_ssthresh = 0;
-        self.undo_marker = true;
-        if !self.tp.in_cwnd_reduction() {
-            if !ece_ack {
-                self.prior_ssthresh = self.tp.current_ssthresh();
-            }
-            self.init_cwnd_reduction();
+        if self.core.enter_recovery(&mut self.tp, ece_ack) {
+            self.reduction_began();
         }
-        self.set_ca_state(CaState::Recovery);
     }
 
     /// `tcp_any_retrans_done`.
@@ -283,24 +225,18 @@ impl Sender {
 
     /// `tcp_try_keep_open`.
     fn try_keep_open(&mut self) {
-        let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.any_retrans_done() {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
-        if self.tp.ca_state != state {
-            self.set_ca_state(state);
-            self.tp.high_seq = self.tp.snd_nxt;
-        }
+        let any_retrans_done = self.any_retrans_done();
+        self.core.try_keep_open(&mut self.tp, any_retrans_done);
     }
 
     /// `tcp_try_to_open`.
     fn try_to_open(&mut self, flag: u32) {
-        if flag & FLAG_ECE != 0 {
-            self.enter_cwr();
-        }
-        if self.tp.ca_state != CaState::Cwr {
-            self.try_keep_open();
+        let any_retrans_done = self.any_retrans_done();
+        if self
+            .core
+            .try_to_open(&mut self.tp, flag & FLAG_ECE != 0, any_retrans_done)
+        {
+            self.reduction_began();
         }
     }
 
@@ -342,14 +278,9 @@ impl Sender {
         }
         self.tp.lost_out = 0;
         self.retransmit_hint = self.tp.snd_una;
-        if self.prior_ssthresh != 0 {
-            self.tp.snd_cwnd = self.cc.undo_cwnd(&mut self.tp);
-            if self.prior_ssthresh > self.tp.snd_ssthresh {
-                self.tp.snd_ssthresh = self.prior_ssthresh;
-                self.ecn_queue_cwr = false;
-            }
+        if self.core.undo_cwnd_reduction(&mut self.tp) {
+            self.ecn_queue_cwr = false;
         }
-        self.undo_marker = false;
         self.rack.advanced = true;
         self.stats.spurious_rto_undos += 1;
         self.retransmits = 0;
@@ -357,27 +288,15 @@ impl Sender {
         true
     }
 
-    /// `tcp_enter_loss`: the RTO fired.
+    /// `tcp_enter_loss`: the RTO fired. The episode start, cwnd and state are the shared core's.
     pub(super) fn enter_loss(&mut self) {
         let new_recovery = self.tp.ca_state < CaState::Recovery;
         self.timeout_mark_lost();
-        if self.tp.ca_state <= CaState::Disorder
-            || self.tp.high_seq <= self.tp.snd_una
-            || (self.tp.ca_state == CaState::Loss && self.retransmits == 0)
-        {
-            self.prior_ssthresh = self.tp.current_ssthresh();
-            self.tp.prior_cwnd = self.tp.snd_cwnd;
-            self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
-            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
-            self.undo_marker = true;
-        }
-        self.tp.snd_cwnd = self.tp.in_flight() + 1;
-        self.tp.snd_cwnd_cnt = 0;
+        // A timeout in Disorder after substantial SACKs: the reordering degree was over-estimated.
         if self.tp.ca_state <= CaState::Disorder && self.tp.sacked_out >= super::REORDERING {
             self.reordering = self.reordering.min(super::REORDERING);
         }
-        self.set_ca_state(CaState::Loss);
-        self.tp.high_seq = self.tp.snd_nxt;
+        self.core.enter_loss(&mut self.tp, self.retransmits);
         if self.ecn.uses_cwr() {
             self.ecn_queue_cwr = true;
         }
@@ -410,10 +329,11 @@ impl Sender {
             // The ACK went beyond the probe: a loss was repaired, so reduce as for ECN. The google/bbr branch
             // first tells the algorithm (`CA_EVENT_TLP_RECOVERY`: BBRv3 counts the repaired loss); mainline
             // does not raise the event, and algorithms other than BBRv3 ignore it.
-            self.cc.cwnd_event(&mut self.tp, CaEvent::TlpRecovery);
-            self.init_cwnd_reduction();
+            self.core.cc().cwnd_event(&mut self.tp, CaEvent::TlpRecovery);
+            self.core.init_cwnd_reduction(&mut self.tp);
+            self.reduction_began();
             self.set_ca_state(CaState::Cwr);
-            self.end_cwnd_reduction();
+            self.core.end_cwnd_reduction(&mut self.tp);
             self.try_keep_open();
         } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
             // A pure duplicate: both the original and the probe arrived.

@@ -10,10 +10,10 @@
 //!
 //! No deviation from Linux.
 
-use ccfair_cc::minmax::MinMax;
+use ccfair_cc::stack::MinRttFilter;
 use ccfair_core::Time;
 
-use super::{MIN_RTT_WLEN_S, RTO_MAX_MS, RTO_MIN_MS, TIMEOUT_INIT_MS};
+use super::{RTO_MAX_MS, RTO_MIN_MS, TIMEOUT_INIT_MS};
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
@@ -27,7 +27,7 @@ pub struct RttEstimator {
     pub rto_ms: u32,
     /// Consecutive backoffs (`icsk_backoff`).
     pub backoff: u32,
-    min_rtt: MinMax,
+    min_rtt: MinRttFilter,
 }
 
 impl Default for RttEstimator {
@@ -46,7 +46,7 @@ impl RttEstimator {
             rtt_seq: 0,
             rto_ms: TIMEOUT_INIT_MS,
             backoff: 0,
-            min_rtt: MinMax::new(0, u32::MAX as u64),
+            min_rtt: MinRttFilter::default(),
         }
     }
 
@@ -59,17 +59,12 @@ impl RttEstimator {
     /// `tcp_min_rtt`, µs (`u32::MAX` before the first sample).
     #[inline]
     pub fn min_rtt_us(&self) -> u32 {
-        self.min_rtt.get() as u32
+        self.min_rtt.get_us()
     }
 
     /// `tcp_update_rtt_min`: `maybe_delayed` skips suspected delayed-ACK samples above the current minimum.
     pub fn update_min(&mut self, now: Time, rtt_us: u32, maybe_delayed: bool) {
-        if maybe_delayed && rtt_us > self.min_rtt_us() {
-            return;
-        }
-        let wlen = MIN_RTT_WLEN_S * 1000;
-        let v = if rtt_us == 0 { 1000 } else { rtt_us };
-        self.min_rtt.running_min(wlen, now.jiffies() as u32, v as u64);
+        self.min_rtt.update(now, rtt_us, maybe_delayed);
     }
 
     /// `tcp_rtt_estimator` followed by `tcp_set_rto`; `snd_una`/`snd_nxt` pace the rttvar decay.

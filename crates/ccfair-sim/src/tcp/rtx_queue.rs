@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use ccfair_cc::rate::TxSnapshot;
 use ccfair_core::Time;
 
 pub const SACKED_ACKED: u8 = 1 << 0;
@@ -20,22 +21,6 @@ pub const EVER_RETRANS: u8 = 1 << 3;
 pub const RETRANS: u8 = SACKED_RETRANS | EVER_RETRANS;
 
 pub const NIL: u32 = u32::MAX;
-
-/// Delivery-rate snapshot taken when the segment was last sent (`tcp_rate_skb_sent`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct TxSnapshot {
-    pub delivered: u32,
-    pub delivered_ce: u32,
-    pub delivered_mstamp: Time,
-    pub first_tx_mstamp: Time,
-    /// Packets in flight once this segment was sent (google/bbr `tx.in_flight`).
-    pub in_flight: u32,
-    /// `tp->lost` when it was sent (google/bbr `tx.lost`).
-    pub lost: u32,
-    pub is_app_limited: bool,
-    /// False once the snapshot has been used by a SACK (Linux zeroes `delivered_mstamp`).
-    pub valid: bool,
-}
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct SegState {

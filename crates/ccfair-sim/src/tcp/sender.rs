@@ -5,8 +5,13 @@
 //! acknowledged segments with RTT sampling (`tcp_clean_rtx_queue`: Karn's rule, SACK RTT, the timestamp
 //! fallback) and the `pkts_acked` hook, the `in_ack_event` hook, TLP episode accounting, the loss-recovery state machine
 //! (`tcp_fastretrans_alert`, in `recovery.rs`), TLP/RTO re-arming, the delivery-rate sample (`tcp_rate_gen`),
-//! the congestion control (`cong_control`, or PRR during CWR/Recovery, or `cong_avoid`), pacing-rate update,
-//! and finally retransmissions and new data (`xmit.rs`).
+//! the congestion control (`tcp_cong_control`: `cong_control`, or PRR during CWR/Recovery, or `cong_avoid`,
+//! then the pacing rate), and finally retransmissions and new data (`xmit.rs`).
+//!
+//! The algorithm lives in a `ccfair_cc::stack::TcpCore`, which also owns the code that acts on the socket
+//! alone (state changes, reductions, undo, `tcp_cong_control`, cwnd validation); delivery-rate sampling is
+//! `ccfair_cc::rate`. The scripted driver runs the same code, and `tests/crosscheck.rs` checks that its
+//! `tcp_ack` sequence and this one give the same traces.
 //!
 //! Deviations from Linux, each because the simulated network or traffic cannot trigger the mechanism:
 //! - No DSACK, no Eifel/timestamp-based undo: the network never duplicates or reorders, and the receiver sends
@@ -20,15 +25,14 @@
 //! - The application is a bulk source that never idles until it stops, so idle restart
 //!   (`tcp_cwnd_restart`) and application-limited cwnd decay (`tcp_cwnd_application_limited`) never apply.
 
-use ccfair_cc::stack::{self, CwndReduction, CwndUsage};
+use ccfair_cc::rate::{self, RateScratch, RateState};
+use ccfair_cc::stack::TcpCore;
 use ccfair_cc::{
-    AckEventFlags, AckSample, CaState, CcFlags, CcVars, CongestionControl, TcpSock,
-    sock::TCP_INFINITE_SSTHRESH,
+    AckEventFlags, AckSample, CaState, CcVars, CongestionControl, TcpSock, sock::TCP_INFINITE_SSTHRESH,
 };
 use ccfair_core::{Dur, Time};
 
 use super::rack::Rack;
-use super::rate::{RateScratch, RateState};
 use super::rtt::RttEstimator;
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, RtxQueue, SACKED_ACKED, SACKED_RETRANS};
 use super::{Ack, EcnEcho, EcnProfile, HEADER_BYTES, NUM_SACKS, REORDERING, SackBlock, Segment};
@@ -101,8 +105,8 @@ pub(super) struct SackState {
 
 pub struct Sender {
     pub tp: TcpSock,
-    pub(super) cc: Box<dyn CongestionControl>,
-    pub(super) cc_flags: CcFlags,
+    /// The algorithm and the TCP core around it (PRR, undo, cwnd validation), shared with the scripted driver.
+    pub(super) core: TcpCore,
     pub(super) flow: u32,
     pub(super) wire_len: u32,
     pub(super) q: RtxQueue,
@@ -112,10 +116,6 @@ pub struct Sender {
     pub(super) scratch: RateScratch,
     pub(super) reordering: u32,
     // Loss recovery.
-    pub(super) prr: CwndReduction,
-    pub(super) prior_ssthresh: u32,
-    /// A reduction is in progress that F-RTO may still undo (`undo_marker != 0`).
-    pub(super) undo_marker: bool,
     pub(super) frto: bool,
     pub(super) tlp_high_seq: Option<u32>,
     pub(super) tlp_retrans: bool,
@@ -127,8 +127,6 @@ pub struct Sender {
     pub(super) highest_sack_end: u32,
     sack_cache: [SackBlock; NUM_SACKS],
     sack_cache_len: usize,
-    /// Congestion window validation (`tcp_cwnd_validate`).
-    pub(super) cwnd_usage: CwndUsage,
     // Pacing (earliest departure time model).
     pub(super) wstamp: Time,
     pub(super) data_segs_out: u64,
@@ -150,14 +148,13 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: &SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
-        let cc_flags = cc.flags();
+        let core = TcpCore::new(cc);
         let mut tp = TcpSock::new(cfg.mss, cfg.initial_cwnd);
-        tp.internal_pacing = cfg.pacing || cc_flags.needs_pacing;
+        tp.internal_pacing = cfg.pacing || core.flags().needs_pacing;
         tp.ecn_ok = cfg.ecn.enabled();
         Sender {
             tp,
-            cc,
-            cc_flags,
+            core,
             flow: cfg.flow,
             wire_len: cfg.mss + HEADER_BYTES,
             q: RtxQueue::new(),
@@ -166,9 +163,6 @@ impl Sender {
             rate: RateState::default(),
             scratch: RateScratch::default(),
             reordering: REORDERING,
-            prr: CwndReduction::default(),
-            prior_ssthresh: 0,
-            undo_marker: false,
             frto: false,
             tlp_high_seq: None,
             tlp_retrans: false,
@@ -177,7 +171,6 @@ impl Sender {
             highest_sack_end: 0,
             sack_cache: [SackBlock::default(); NUM_SACKS],
             sack_cache_len: 0,
-            cwnd_usage: CwndUsage::default(),
             wstamp: Time::ZERO,
             data_segs_out: 0,
             app_end_seq: u32::MAX,
@@ -197,10 +190,7 @@ impl Sender {
         self.tp.now = now;
         self.wstamp = now;
         self.started = true;
-        self.cc.init(&mut self.tp);
-        if !self.cc_flags.cong_control {
-            self.update_pacing_rate();
-        }
+        self.core.init(&mut self.tp);
         self.write_xmit(0, out);
     }
 
@@ -240,16 +230,31 @@ impl Sender {
     }
 
     pub fn cc_name(&self) -> &'static str {
-        self.cc.name()
+        self.core.cc_ref().name()
     }
 
     pub fn cc_vars(&self) -> CcVars {
-        self.cc.vars()
+        self.core.cc_ref().vars()
+    }
+
+    /// The algorithm.
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.core.cc_ref()
     }
 
     /// Segments sent and not yet cumulatively acknowledged.
     pub fn packets_out(&self) -> u32 {
         self.tp.packets_out
+    }
+
+    /// The retransmission queue (scoreboard tags, send times, rate snapshots), read-only, for tests.
+    pub fn rtx_queue(&self) -> &RtxQueue {
+        &self.q
+    }
+
+    /// The delivery-rate sample the last ACK produced (what `cong_control` got), for tests.
+    pub fn rate_sample(&self) -> &ccfair_cc::RateSample {
+        &self.scratch.rs
     }
 
     #[inline]
@@ -279,8 +284,7 @@ impl Sender {
 
     /// `tcp_set_ca_state`: the algorithm hears of the change first.
     pub(super) fn set_ca_state(&mut self, state: CaState) {
-        self.cc.set_state(&mut self.tp, state);
-        self.tp.ca_state = state;
+        self.core.set_ca_state(&mut self.tp, state);
     }
 
     fn count_delivered(&mut self, n: u32, ece: bool) {
@@ -309,7 +313,7 @@ impl Sender {
         self.scratch.rs.prior_in_flight = self.tp.in_flight();
         // google/bbr's `tcp_ack` marks an application-limited bubble here (see `rate::check_app_limited`).
         let has_unsent = self.has_unsent();
-        super::rate::check_app_limited(&mut self.tp, has_unsent);
+        rate::check_app_limited(&mut self.tp, has_unsent);
         let prior_packets = self.tp.packets_out;
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
@@ -352,14 +356,12 @@ impl Sender {
         }
         // Current mainline calls in_ack_event after the queue is cleaned, so the algorithm sees this ACK's
         // deliveries (the AccECN preparation moved it; older kernels called it before).
-        let ev = AckEventFlags {
-            slowpath,
-            win_update: flag & FLAG_WIN_UPDATE != 0,
-            ece: slowpath && ece,
-        };
+        let ev = AckEventFlags::for_ack(flag & FLAG_SND_UNA_ADVANCED != 0, ack.num_sacks > 0, ece);
+        debug_assert_eq!(ev.slowpath, slowpath);
+        debug_assert_eq!(ev.win_update, flag & FLAG_WIN_UPDATE != 0);
 
         if prior_packets == 0 {
-            self.cc.in_ack_event(&mut self.tp, ev);
+            self.core.cc().in_ack_event(&mut self.tp, ev);
             if let Some(high) = self.tlp_high_seq {
                 self.process_tlp_ack(ack.ack, high, flag);
             }
@@ -370,7 +372,7 @@ impl Sender {
         // tcp_accecn_process: the marks this ACK reports.
         self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(ce_delta);
         self.scratch.rs.ece_delta = ce_delta;
-        self.cc.in_ack_event(&mut self.tp, ev);
+        self.core.cc().in_ack_event(&mut self.tp, ev);
 
         if let Some(high) = self.tlp_high_seq {
             self.process_tlp_ack(ack.ack, high, flag);
@@ -410,26 +412,18 @@ impl Sender {
         flag & FLAG_DATA_ACKED != 0
     }
 
-    /// `tcp_cong_control`.
+    /// `tcp_cong_control` (in the shared core).
     fn cong_control(&mut self, delivered: u32, flag: u32) {
-        if self.cc_flags.cong_control {
-            self.tp.is_cwnd_limited = self.cwnd_usage.is_cwnd_limited(&self.tp);
-            let rs = self.scratch.rs;
-            self.cc.cong_control(&mut self.tp, &rs);
-            return;
-        }
-        if self.tp.in_cwnd_reduction() {
-            self.cwnd_reduction(delivered, self.scratch.rs.losses, flag);
-        } else if self.may_raise_cwnd(flag) {
-            self.tp.is_cwnd_limited = self.cwnd_usage.is_cwnd_limited(&self.tp);
-            self.cc.cong_avoid(&mut self.tp, delivered);
-        }
-        self.update_pacing_rate();
-    }
-
-    /// `tcp_update_pacing_rate`.
-    pub(super) fn update_pacing_rate(&mut self) {
-        self.tp.pacing_rate = stack::pacing_rate(&self.tp, self.rtt.srtt_us8 as u64);
+        let may_raise = self.may_raise_cwnd(flag);
+        let una_advanced = flag & FLAG_SND_UNA_ADVANCED != 0;
+        self.core.cong_control(
+            &mut self.tp,
+            &self.scratch.rs,
+            delivered,
+            may_raise,
+            una_advanced,
+            self.rtt.srtt_us8 as u64,
+        );
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -479,7 +473,7 @@ impl Sender {
         self.sack_cache[..n].copy_from_slice(&blocks[..n]);
         self.sack_cache_len = n;
 
-        if self.tp.ca_state != CaState::Loss || self.undo_marker {
+        if self.tp.ca_state != CaState::Loss || self.core.undo_marker {
             self.check_sack_reordering(st.reord);
         }
         st.flag
@@ -526,7 +520,14 @@ impl Sender {
         }
         let segm = self.q.get_mut(seq);
         segm.flags = flags;
-        self.rate.skb_delivered(segm, seq, &mut self.scratch);
+        self.rate.skb_delivered(
+            &mut segm.tx,
+            segm.xmit_time,
+            seq + 1,
+            flags & RETRANS != 0,
+            flags & SACKED_ACKED != 0,
+            &mut self.scratch,
+        );
         if flags & SACKED_ACKED != 0 {
             self.q.unlink(seq);
         }
@@ -597,8 +598,15 @@ impl Sender {
             }
             self.tp.packets_out -= 1;
             pkts_acked += 1;
-            self.rate
-                .skb_delivered(self.q.get_mut(seq), seq, &mut self.scratch);
+            let segm = self.q.get_mut(seq);
+            self.rate.skb_delivered(
+                &mut segm.tx,
+                segm.xmit_time,
+                seq + 1,
+                sacked & RETRANS != 0,
+                sacked & SACKED_ACKED != 0,
+                &mut self.scratch,
+            );
             flag |= FLAG_DATA_ACKED;
             self.q.pop_front();
         }
@@ -642,7 +650,7 @@ impl Sender {
             rtt_us: self.scratch.rs.rtt_us,
             in_flight: in_flight_bytes,
         };
-        self.cc.pkts_acked(&mut self.tp, &sample);
+        self.core.cc().pkts_acked(&mut self.tp, &sample);
         let _ = (prior_sacked, prior_snd_una);
         flag
     }

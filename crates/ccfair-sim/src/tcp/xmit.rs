@@ -7,8 +7,8 @@
 //! Linux multiplexes RTO, TLP and RACK's reordering timer on one timer; so does this sender (`xmit_timer`).
 //! Timer values are whole jiffies (1 ms, HZ=1000) as in the kernel.
 
+use ccfair_cc::CaState;
 use ccfair_cc::stack;
-use ccfair_cc::{CaEvent, CaState};
 use ccfair_core::{Dur, Ecn, Time};
 
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
@@ -40,10 +40,11 @@ impl Sender {
         if !self.tp.internal_pacing {
             return 1;
         }
-        if let Some(segs) = self.cc.tso_segs(&self.tp) {
+        let cc = self.core.cc_ref();
+        if let Some(segs) = cc.tso_segs(&self.tp) {
             return segs.max(1);
         }
-        let min = self.cc.min_tso_segs(&self.tp).unwrap_or(stack::MIN_TSO_SEGS);
+        let min = cc.min_tso_segs(&self.tp).unwrap_or(stack::MIN_TSO_SEGS);
         stack::tso_autosize(&self.tp, min)
     }
 
@@ -83,11 +84,11 @@ impl Sender {
         }
         let is_cwnd_limited = self.tp.in_flight() >= self.tp.snd_cwnd;
         if sent > 0 || is_cwnd_limited {
-            self.cwnd_usage.validate(&self.tp, is_cwnd_limited);
+            self.core.cwnd_validate(&self.tp, is_cwnd_limited);
         }
         if sent > 0 {
             if self.tp.in_cwnd_reduction() {
-                self.prr.prr_out += sent;
+                self.core.prr.prr_out += sent;
             }
             if push_one != 2 {
                 self.schedule_loss_probe(false);
@@ -99,9 +100,7 @@ impl Sender {
     /// Common part of every transmission (`__tcp_transmit_skb` + `tcp_update_skb_after_send`): returns the
     /// departure time. `segs` segments of one burst share it; pacing advances by their payload.
     fn departure(&mut self, segs: u32) -> (Time, Time) {
-        if self.tp.in_flight() == 0 {
-            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
-        }
+        self.core.data_sent(&mut self.tp);
         let prior_wstamp = self.wstamp;
         self.wstamp = self.wstamp.max(self.tp.now);
         self.tp.wstamp = self.wstamp;
@@ -216,7 +215,7 @@ impl Sender {
             }
             self.retransmit(seq, out);
             if self.tp.in_cwnd_reduction() {
-                self.prr.prr_out += 1;
+                self.core.prr.prr_out += 1;
             }
             if seq == head && self.xmit_timer_kind() != Some(XmitTimer::ReoTimeout) {
                 rearm = true;

@@ -1,18 +1,39 @@
-//! Delivery-rate sampling, as `net/ipv4/tcp_rate.c`.
+//! Delivery-rate sampling, as `net/ipv4/tcp_rate.c`: part of the TCP core around the algorithms, shared by
+//! the simulator's sender and the scripted driver ([`crate::testing`]).
 //!
 //! Each transmission snapshots the connection's delivery counters in the segment; each ACK builds one sample
 //! from the snapshot of the most recently sent segment it (S)ACKs: delivered = packets delivered since that
 //! send, interval = max(send phase, ACK phase), invalid when shorter than min_rtt. App-limited samples are
 //! flagged. The google/bbr branch's `tx_in_flight` and `lost` fields (for BBRv2/v3) are filled too. The walk
-//! over (S)ACKed segments happens in the sender, which calls [`RateState::skb_delivered`] for each.
+//! over (S)ACKed segments belongs to the stack, which calls [`RateState::skb_delivered`] for each.
 //!
 //! Deviation: times are ns internally; the sample's intervals are reported in µs like the kernel's.
 
-use ccfair_cc::{RateSample, TcpSock};
 use ccfair_core::Time;
 
-use super::rack::sent_after;
-use super::rtx_queue::{RETRANS, SACKED_ACKED, SegState, TxSnapshot};
+use crate::{RateSample, TcpSock};
+
+/// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
+#[inline]
+pub fn sent_after(t1: Time, t2: Time, seq1: u32, seq2: u32) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+/// Delivery-rate snapshot taken when a segment was last sent (`tcp_rate_skb_sent`, `tcp_skb_cb.tx`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxSnapshot {
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub delivered_mstamp: Time,
+    pub first_tx_mstamp: Time,
+    /// Packets in flight once this segment was sent (google/bbr `tx.in_flight`).
+    pub in_flight: u32,
+    /// `tp->lost` when it was sent (google/bbr `tx.lost`).
+    pub lost: u32,
+    pub is_app_limited: bool,
+    /// False once the snapshot has been used by a SACK (Linux zeroes `delivered_mstamp`).
+    pub valid: bool,
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct RateState {
@@ -41,6 +62,7 @@ pub struct RateScratch {
 /// delivery process has a bubble: samples are app-limited until what is in flight now has been delivered.
 /// Mainline calls it when the application writes; the google/bbr branch (BBRv2/v3) also calls it on every
 /// ACK, which is where the simulator calls it, so a flow whose application stopped marks its samples.
+#[inline]
 pub fn check_app_limited(tp: &mut TcpSock, has_unsent: bool) {
     let in_flight = tp.in_flight();
     if !has_unsent && in_flight < tp.snd_cwnd && tp.lost_out <= tp.retrans_out {
@@ -50,6 +72,7 @@ pub fn check_app_limited(tp: &mut TcpSock, has_unsent: bool) {
 
 impl RateState {
     /// `tcp_rate_skb_sent`: the snapshot for a segment sent now. `packets_out` is counted before this segment.
+    #[inline]
     pub fn skb_sent(&mut self, tp: &mut TcpSock, xmit_time: Time, in_flight_after: u32) -> TxSnapshot {
         if tp.packets_out == 0 {
             // Nothing in flight: the ACK of this segment measures the network from now on.
@@ -68,36 +91,47 @@ impl RateState {
         }
     }
 
-    /// `tcp_rate_skb_delivered`: segment `seq` (tags already updated) was (S)ACKed by the current ACK.
-    pub fn skb_delivered(&mut self, seg: &mut SegState, seq: u32, scratch: &mut RateScratch) {
-        if !seg.tx.valid {
+    /// `tcp_rate_skb_delivered`: the segment ending at `end_seq`, last sent at `xmit_time` with snapshot `tx`,
+    /// was (S)ACKed by the current ACK; `is_retrans`: it was ever retransmitted (`TCPCB_RETRANS`); `sacked`: its
+    /// tags (already updated) say SACKed.
+    #[inline]
+    pub fn skb_delivered(
+        &mut self,
+        tx: &mut TxSnapshot,
+        xmit_time: Time,
+        end_seq: u32,
+        is_retrans: bool,
+        sacked: bool,
+        scratch: &mut RateScratch,
+    ) {
+        if !tx.valid {
             return;
         }
-        let end_seq = seq + 1;
         // Prefer the most recently sent segment (Linux tests `!rs->prior_delivered` for "nothing chosen yet").
         if scratch.rs.prior_delivered == 0
-            || sent_after(seg.xmit_time, self.first_tx_mstamp, end_seq, scratch.last_end_seq)
+            || sent_after(xmit_time, self.first_tx_mstamp, end_seq, scratch.last_end_seq)
         {
             let rs = &mut scratch.rs;
-            rs.prior_delivered_ce = seg.tx.delivered_ce;
-            rs.prior_delivered = seg.tx.delivered;
-            rs.prior_mstamp = seg.tx.delivered_mstamp;
-            rs.is_app_limited = seg.tx.is_app_limited;
-            rs.is_retrans = seg.flags & RETRANS != 0;
-            rs.tx_in_flight = seg.tx.in_flight;
-            scratch.prior_lost = seg.tx.lost;
+            rs.prior_delivered_ce = tx.delivered_ce;
+            rs.prior_delivered = tx.delivered;
+            rs.prior_mstamp = tx.delivered_mstamp;
+            rs.is_app_limited = tx.is_app_limited;
+            rs.is_retrans = is_retrans;
+            rs.tx_in_flight = tx.in_flight;
+            scratch.prior_lost = tx.lost;
             scratch.has_prior = true;
             scratch.last_end_seq = end_seq;
-            self.first_tx_mstamp = seg.xmit_time;
-            scratch.snd_interval_ns = seg.xmit_time.saturating_since(seg.tx.first_tx_mstamp).ns();
+            self.first_tx_mstamp = xmit_time;
+            scratch.snd_interval_ns = xmit_time.saturating_since(tx.first_tx_mstamp).ns();
         }
         // A SACKed segment's snapshot must not be used again when it is cumulatively acknowledged.
-        if seg.flags & SACKED_ACKED != 0 {
-            seg.tx.valid = false;
+        if sacked {
+            tx.valid = false;
         }
     }
 
     /// `tcp_rate_gen`: completes the sample after the ACK's accounting. `min_rtt_us` is `tcp_min_rtt`.
+    #[inline]
     pub fn generate(
         &mut self,
         tp: &mut TcpSock,
