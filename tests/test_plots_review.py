@@ -120,6 +120,15 @@ def test_fness_keeps_cells_apart_and_refuses_nothing(figs, results_dir):  # noqa
     }
     assert len(points) == 12 * 2  # a panel per cell (3 buffers x 2 cc x 2 rates), a row per start order
     assert all(len(c.get_offsets()) == 2 for c in points.values())  # two repetitions each
+    assert "pooled" not in fig._suptitle.get_text()
+    pooled = fness(figs, plan="figs", average=["link.buffer"])
+    assert "runs pooled over link.buffer (3 values)" in pooled._suptitle.get_text()  # a density, not a mean
+    assert all(
+        len(c.get_offsets()) == 3 * 2
+        for ax in pooled.axes
+        for c in ax.collections
+        if (c.get_gid() or "").startswith("fness")
+    )
     out = results_dir.parent / "fness-facet.png"
     proc = run_cli(
         "plot", str(results_dir), "--plan", "figs", "--kind", "fness", "--facet", "link.rate",
@@ -161,6 +170,7 @@ def test_tput_delay_points_are_the_run_means(figs):  # noqa: F811
     assert point.get_xdata()[0] == pytest.approx(per_run["q"].mean().mean())
     assert point.get_ydata()[0] == pytest.approx((per_run["goodput_bps"].mean() / 1e6).mean())
     assert panels[0].xaxis_inverted()  # less delay to the right
+    assert "runs pooled over link.buffer (3 values), link.rate (2 values)" in fig._suptitle.get_text()
 
 
 def test_tput_delay_of_one_run_has_a_point_per_flow():

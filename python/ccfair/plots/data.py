@@ -243,7 +243,7 @@ def run_metric(sweep: Sweep, metric: str, option: str = "--metric") -> str:
     return metric_column(sweep.runs, metric, option, exclude=NOT_METRICS | axes | companions)
 
 
-def pooled_note(sweep: Sweep, used: Sequence[str]) -> str:
+def pooled_note(sweep: Sweep, used: Sequence[str], how: str = "mean over") -> str:
     """``"mean over link.rate (2 values)"`` for varied axes a figure does not show, else ``""``."""
     shown = set().union(*(sweep.dimension(p) for p in used)) if used else set()
     others = []
@@ -254,7 +254,7 @@ def pooled_note(sweep: Sweep, used: Sequence[str]) -> str:
         n = sweep.done[col].nunique()
         if n > 1:
             others.append(f"{path} ({n} values)")
-    return f"mean over {', '.join(others)}" if others else ""
+    return f"{how} {', '.join(others)}" if others else ""
 
 
 def default_axes(sweep: Sweep, options: Sequence[str], given: Sequence[str | None], figure: str) -> list[str]:

@@ -122,7 +122,7 @@ def fness(
             title = ax.get_title()
             ax.set_title(plain(f"flow 0: {cc0}, flow 1: {cc1}") + (f"\n{title}" if title else ""))
             ax.set_xlabel(plain(f"fness (-1: {cc0} takes all, +1: {cc1} takes all)"))
-        note = pooled_note(sweep, facets)
+        note = pooled_note(sweep, facets, "runs pooled over")
         fig.suptitle(
             plain(
                 f"{metric('fness').label}: one point per run, density reflected at ±1"

@@ -148,7 +148,7 @@ def tput_delay(
             _finish(ax, delay)
             set_panel_title(ax, panel.values)
         figure_legend(fig, axes)
-        note = pooled_note(sweep, facets)
+        note = pooled_note(sweep, facets, "runs pooled over")
         fig.suptitle(
             plain(
                 f"goodput against delay, mean over runs ({interval_note(kinds).replace('bars', 'crosses')}); "
