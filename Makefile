@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.ccfair-dev
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep snapshots clean
+.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep snapshots fuzz clean
 
 # The runtime: what `make demo` needs (no test or lint tools).
 setup: versions $(STAMP) emulator
@@ -101,6 +101,12 @@ wheel: setup-dev
 # the checkout (ccfair.devtools.wheel_check).
 wheel-check: wheel
 	$(BIN)/python -m ccfair.devtools.wheel_check $(WHEEL_DIR) --python $(PYTHON)
+
+# The scenario property test (tests/test_fuzz_scenarios.py) with a large budget and fresh randomness: every
+# input runs or is refused with a field. A failure prints the seed that reproduces it. About 10 minutes.
+FUZZ_EXAMPLES ?= 5000
+fuzz: setup
+	CCFAIR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CCFAIR_FUZZ_RANDOM=1 $(BIN)/pytest -q tests/test_fuzz_scenarios.py
 
 bench: setup
 	$(BIN)/ccfair bench

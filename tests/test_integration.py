@@ -33,6 +33,8 @@ SUMMARY_KEYS = {
     "queue_sojourn_l4s_p99_ns",
     "queue_sojourn_classic_p99_ns",
     "fness",
+    "window_backlog_bytes",
+    "window_short",
     "events",
     "wall_seconds",
 }

@@ -216,6 +216,24 @@ def test_summary_fness_for_two_flows():
         "queue_sojourn_l4s_p99_ns",
         "queue_sojourn_classic_p99_ns",
         "fness",
+        "window_backlog_bytes",
+        "window_short",
         "events",
         "wall_seconds",
     ]
+
+
+def test_window_short_by_backlog_or_round_trips(flows):
+    # The 8 s window is 100 round trips of the slowest active flow (80 ms); the link carries
+    # 10 Mbps x 8 s / 8 x 1448 / 1500 = 9.65 MB of payload in it, of which 2 % is 193,066 bytes.
+    summary = run_summary(flows, TOTALS, SCENARIO)
+    assert summary["window_backlog_bytes"] is None and summary["window_short"] is False
+    assert run_summary(flows, {**TOTALS, "window_backlog_bytes": 190_000}, SCENARIO)["window_short"] is False
+    summary = run_summary(flows, {**TOTALS, "window_backlog_bytes": 200_000}, SCENARIO)
+    assert summary["window_backlog_bytes"] == 200_000 and summary["window_short"] is True
+    # A measured RTT above the base one counts: 900 ms x 10 > 8 s.
+    slow = flow_table(native_flows([{**ROWS[2], "rtt_mean_ns": 900e6}, *ROWS[3:]]), SCENARIO)
+    assert run_summary(slow, TOTALS, SCENARIO)["window_short"] is True
+    # Half a second is fewer than 10 round trips of 80 ms.
+    brief = Scenario.from_dict({**SCENARIO.to_dict(), "measure": {"start": "9.5s", "end": "10s"}})
+    assert run_summary(flow_table(native_flows(ROWS), brief), TOTALS, brief)["window_short"] is True

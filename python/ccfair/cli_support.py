@@ -60,6 +60,23 @@ def seed_arg(text: str) -> int:
     return seed
 
 
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-memory`` and ``--max-events``: the limits of a run's estimated cost (see
+    :mod:`ccfair.resources`)."""
+    parser.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="refuse a run whose estimated peak memory exceeds SIZE (e.g. 8GB, or none; default: "
+        "$CCFAIR_MAX_MEMORY, else 80%% of the memory available now)",
+    )
+    parser.add_argument(
+        "--max-events",
+        metavar="N",
+        help="refuse a run whose estimated simulator events exceed N (e.g. 1e12, or none; default: "
+        "$CCFAIR_MAX_EVENTS, else 1e11, hours on one core)",
+    )
+
+
 def progress_bar(label: str, quiet: bool) -> ProgressBar | None:
     if quiet or not sys.stderr.isatty():
         return None

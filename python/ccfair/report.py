@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ccfair.analysis.metrics import SHORT_WINDOW_BACKLOG_SHARE, SHORT_WINDOW_RTTS, link_payload_bytes
 from ccfair.result import RunResult
 from ccfair.tables import MISSING, Column, fixed, integer, is_missing, render, render_pairs, text
 from ccfair.units import format_duration, format_rate
@@ -77,6 +78,7 @@ def run_report(result: RunResult) -> str:
         f"({_limit_text(sc.buffer_limit())}), {sc.link.aqm.name}; {sc.flow_count()} flows; "
         f"{format_duration(sc.duration_ns)} simulated, seed {result.seed}",
         f"Measurement window {format_duration(start_ns)} to {format_duration(end_ns)}",
+        *_short_window_note(result),
         "",
         "Flows",
         render(rows, _flow_columns(with_labels)),
@@ -90,6 +92,25 @@ def run_report(result: RunResult) -> str:
     ]
     parts += ["", "Summary", render_pairs(_summary_pairs(result.summary))]
     return "\n".join(parts) + "\n"
+
+
+def _short_window_note(result: RunResult) -> list[str]:
+    """A note under the window line when the summary flags it short (see ``window_short``)."""
+    summary = result.summary
+    if not summary.get("window_short"):
+        return []
+    start_ns, end_ns = result.scenario.measure_window_ns()
+    backlog = summary.get("window_backlog_bytes")
+    capacity = link_payload_bytes(result.scenario, end_ns - start_ns)
+    if backlog is not None and capacity > 0 and backlog > SHORT_WINDOW_BACKLOG_SHARE * capacity:
+        why = (
+            f"{backlog:,} payload bytes ({backlog / capacity:.0%} of the window's link capacity) had crossed "
+            "the link undelivered when it opened; delivered in order within it, they can lift goodput above "
+            "the link's payload rate"
+        )
+    else:
+        why = f"it spans fewer than {SHORT_WINDOW_RTTS} round trips of its slowest flow"
+    return [f"Note: a short window for a stable goodput: {why} (README, Metrics)"]
 
 
 def _limit_text(limit: Mapping[str, int]) -> str:

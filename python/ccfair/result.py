@@ -38,7 +38,7 @@ JSON_CLASS_KEYS = ("cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "
 
 
 def _json_value(x: Any) -> Any:
-    if isinstance(x, str):
+    if isinstance(x, str | bool):
         return x
     return json_number(x)
 

@@ -9,6 +9,9 @@ from typing import Any
 
 from ccfair import _native
 from ccfair.errors import ScenarioError
+from ccfair.resources import Limits
+from ccfair.resources import check as check_resources
+from ccfair.resources import limits as default_limits
 from ccfair.result import RunResult
 from ccfair.scenario import Scenario, check_seed, load_scenario, native_error
 
@@ -18,12 +21,15 @@ def run(
     seed: int | None = None,
     progress: Callable[[float], None] | None = None,
     backend: str = "sim",
+    limits: Limits | None = None,
 ) -> RunResult:
     """Runs ``scenario`` (a Scenario, a user-level dict, or a TOML file path) and returns its result.
 
     The seed is ``seed`` if given, else the scenario's ``seed``, else 1. ``progress(fraction)`` is called
-    about every 1 % of simulated time. Bad input raises :class:`ScenarioError` before anything runs; Ctrl-C
-    raises KeyboardInterrupt.
+    with the fraction of simulated time done about every 20 ms of wall time (an exception it raises stops
+    the run). Bad input raises :class:`ScenarioError` before anything runs, and so does a scenario whose
+    estimated memory or events exceed ``limits`` (default: :func:`ccfair.resources.limits`, from the
+    environment and the memory available now). Ctrl-C raises KeyboardInterrupt.
 
     ``backend="kernel"`` runs it against the Linux TCP stack instead (root; see :mod:`ccfair.emu`)."""
     if backend == "kernel":
@@ -33,7 +39,7 @@ def run(
     elif backend != "sim":
         raise ScenarioError("backend", f"must be sim or kernel, got {backend!r}")
     else:
-        sc, effective, output = simulate(scenario, seed, progress)
+        sc, effective, output = simulate(scenario, seed, progress, limits)
         result = RunResult.from_native(output, sc, effective)
     if isinstance(scenario, str | Path):
         result.name = Path(scenario).name  # figures' titles name the scenario file
@@ -44,14 +50,17 @@ def simulate(
     scenario: Scenario | Mapping[str, Any] | str | Path,
     seed: int | None = None,
     progress: Callable[[float], None] | None = None,
+    limits: Limits | None = None,
 ) -> tuple[Scenario, int, Mapping[str, Any]]:
     """Runs ``scenario`` on the simulator and returns it (loaded), the seed used, and the simulator's raw
-    output: ``flows``, ``timeseries`` and ``queue`` as columns, ``totals`` as plain numbers.
+    output: ``flows``, ``timeseries`` and ``queue`` as columns, ``totals`` as plain numbers. ``limits`` as
+    for :func:`run`.
 
     :func:`run` builds its tables from this; the raw counters are what exact comparisons need."""
     sc = load_scenario(scenario)
-    spec = sc.resolve()
+    spec, estimate = sc.resolve_estimated()
     effective = check_seed(sc.effective_seed(seed))
+    check_resources(estimate, limits if limits is not None else default_limits())
     try:
         output = _native.run(json.dumps(spec), effective, progress)
     except ValueError as e:

@@ -51,6 +51,7 @@ from typing import Any
 from ccfair import _native
 from ccfair.catalog import canonical_cc, catalog
 from ccfair.errors import ScenarioError
+from ccfair.resources import Estimate
 from ccfair.toml_text import check_depth, read_toml
 from ccfair.toml_text import dumps as toml_dumps
 from ccfair.units import (
@@ -215,6 +216,11 @@ class Scenario:
     def resolve(self) -> dict[str, Any]:
         """The native spec (see ``crates/ccfair-sim/src/scenario.rs``). Checks every value, then lets
         ``_native.validate`` check the result; raises :class:`ScenarioError`."""
+        return self.resolve_estimated()[0]
+
+    def resolve_estimated(self) -> tuple[dict[str, Any], Estimate]:
+        """:meth:`resolve`, with the estimate of the run's cost the native check returns with it (see
+        :mod:`ccfair.resources`)."""
         duration = self.duration_ns
         _check_positive("duration", duration)
         if not 0 < self.interval_ns <= duration:
@@ -253,10 +259,10 @@ class Scenario:
             "groups": groups,
         }
         try:
-            _native.validate(json.dumps(spec))
+            estimate = _native.validate(json.dumps(spec))
         except ValueError as e:
             raise native_error(e) from None
-        return spec
+        return spec, Estimate.from_json(estimate)
 
     def validate(self) -> None:
         """Raises :class:`ScenarioError` if the scenario cannot run."""

@@ -356,6 +356,41 @@ impl AqmConfig {
         }
     }
 
+    /// Bytes one queued packet of type `P` takes in this discipline's storage (for the estimate of a run's
+    /// memory).
+    pub fn packet_slot_bytes<P>(&self) -> u64 {
+        (match &self.kind {
+            AqmKind::FqCodel(_) => crate::pool::slot_bytes::<P>(),
+            AqmKind::Ppv(_) => crate::pool::slot_bytes::<P>() + crate::heap::BYTES_PER_ID,
+            AqmKind::DualPi2(_) => crate::dualpi2::entry_bytes::<P>(),
+            _ => std::mem::size_of::<P>(),
+        }) as u64
+    }
+
+    /// Packets' worth of storage the discipline reserves when it is built (DualPI2 reserves it for each of
+    /// its two queues).
+    pub fn preallocated_packets(&self, mtu_bytes: u32) -> u64 {
+        let n = crate::queue::preallocated_packets(self.limit, mtu_bytes) as u64;
+        match &self.kind {
+            AqmKind::DualPi2(_) => 2 * n,
+            _ => n,
+        }
+    }
+
+    /// Bytes of state besides the queued packets for a run of `flows` flows: FQ-CoDel's buckets, PPV's
+    /// per-flow marker (for the estimate of a run's memory).
+    pub fn state_bytes(&self, flows: u64) -> u64 {
+        match &self.kind {
+            AqmKind::FqCodel(p) => p.flows as u64 * crate::fq_codel::BUCKET_BYTES as u64,
+            AqmKind::Ppv(p) => {
+                let regions = (p.octaves * p.regions_per_octave + 1) as u64;
+                // Tokens per region, last refill time and weight per flow.
+                flows * (regions * 8 + 16)
+            }
+            _ => 0,
+        }
+    }
+
     /// The edge marker this discipline needs at the senders (PPV only), for flows of groups `flow_groups`.
     pub fn edge_marker(
         &self,

@@ -217,6 +217,11 @@ struct Entry<P> {
     apply_step: bool,
 }
 
+/// Bytes one queued packet of type `P` takes (for the estimate of a run's memory).
+pub(crate) fn entry_bytes<P>() -> usize {
+    std::mem::size_of::<Entry<P>>()
+}
+
 /// Linux `tc_dualpi2_xstats` essentials.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DualPi2Stats {

@@ -175,6 +175,13 @@ struct Flow {
     vars: CodelVars,
 }
 
+/// Bytes of state per bucket: its `Flow`, its byte backlog, its place in the new/old lists and in the
+/// fattest-bucket heap (for the estimate of a run's memory).
+pub(crate) const BUCKET_BYTES: usize = std::mem::size_of::<Flow>()
+    + std::mem::size_of::<u64>()
+    + 2 * std::mem::size_of::<u32>()
+    + crate::heap::BYTES_PER_ID;
+
 /// Which list a bucket is being served from.
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum ListKind {

@@ -14,6 +14,9 @@ pub(crate) struct IndexedHeap {
     key: Vec<u128>,
 }
 
+/// Bytes the heap takes per id (its heap slot, position and key).
+pub(crate) const BYTES_PER_ID: usize = 2 * std::mem::size_of::<u32>() + std::mem::size_of::<u128>();
+
 impl IndexedHeap {
     /// A heap for ids below `ids` (more are accepted, growing the tables).
     pub fn with_capacity(ids: usize) -> Self {

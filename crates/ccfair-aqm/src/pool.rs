@@ -46,6 +46,11 @@ impl List {
     }
 }
 
+/// Bytes one packet of type `P` takes in a pool (for the estimate of a run's memory).
+pub(crate) fn slot_bytes<P>() -> usize {
+    std::mem::size_of::<Slot<P>>()
+}
+
 pub(crate) struct Pool<P> {
     slots: Vec<Slot<P>>,
     free: u32,

@@ -1,8 +1,13 @@
-//! A fixed-size log-linear histogram for latency quantiles without allocation on the hot path.
+//! A log-linear histogram for latency quantiles.
 //!
 //! Values below 64 are counted exactly; above, each power of two is split into 64 equal buckets, so a quantile
 //! is reported within 1/128 (0.8 %) of the true sample value (the bucket midpoint is returned). Values above
 //! 2^41 ns (about 36 minutes) share the last bucket. The mean, minimum and maximum are exact.
+//!
+//! Only the buckets between the smallest and the largest value seen are stored, in whole powers of two: a
+//! flow's RTTs span a few octaves, so its histogram takes under a kilobyte instead of all 2368 buckets (9 KB),
+//! which matters with a million flows. Storage grows at most once per new octave, so recording allocates
+//! nothing once the range of values has been seen.
 
 const SUB_BITS: u32 = 6;
 const SUB: usize = 1 << SUB_BITS;
@@ -11,7 +16,9 @@ const BUCKETS: usize = SUB + (MAX_MSB - SUB_BITS + 1) as usize * SUB;
 
 #[derive(Clone)]
 pub struct LogHistogram {
-    counts: Box<[u32; BUCKETS]>,
+    /// Counts of buckets `first..first + counts.len()`; both ends are multiples of `SUB` (whole octaves).
+    counts: Vec<u32>,
+    first: usize,
     n: u64,
     sum: u128,
     min: u64,
@@ -62,7 +69,8 @@ fn value_of(idx: usize) -> u64 {
 impl LogHistogram {
     pub fn new() -> Self {
         LogHistogram {
-            counts: Box::new([0; BUCKETS]),
+            counts: Vec::new(),
+            first: 0,
             n: 0,
             sum: 0,
             min: u64::MAX,
@@ -72,12 +80,33 @@ impl LogHistogram {
 
     #[inline]
     pub fn record(&mut self, v: u64) {
-        let c = &mut self.counts[index(v)];
+        let idx = index(v);
+        if idx < self.first || idx >= self.first + self.counts.len() {
+            self.widen(idx);
+        }
+        let c = &mut self.counts[idx - self.first];
         *c = c.saturating_add(1);
         self.n += 1;
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
+    }
+
+    /// Extends the stored range to the octave of bucket `idx`.
+    #[cold]
+    fn widen(&mut self, idx: usize) {
+        let lo = idx / SUB * SUB;
+        let hi = lo + SUB;
+        let (start, end) = if self.counts.is_empty() {
+            (lo, hi)
+        } else {
+            (self.first.min(lo), (self.first + self.counts.len()).max(hi))
+        };
+        let mut counts = vec![0u32; end - start];
+        let at = self.first.saturating_sub(start);
+        counts[at..at + self.counts.len()].copy_from_slice(&self.counts);
+        self.counts = counts;
+        self.first = start;
     }
 
     pub fn clear(&mut self) {
@@ -117,10 +146,10 @@ impl LogHistogram {
             return Some(self.max);
         }
         let mut seen = 0u64;
-        for (idx, &c) in self.counts.iter().enumerate() {
+        for (i, &c) in self.counts.iter().enumerate() {
             seen += c as u64;
             if seen >= rank {
-                return Some(value_of(idx).clamp(self.min, self.max));
+                return Some(value_of(self.first + i).clamp(self.min, self.max));
             }
         }
         Some(self.max)
@@ -158,6 +187,25 @@ mod tests {
         assert_eq!(h.quantile(1.0), Some(u64::MAX));
         h.clear();
         assert_eq!(h.quantile(0.5), None);
+    }
+
+    #[test]
+    fn storage_covers_the_octaves_seen_and_quantiles_ignore_where_it_starts() {
+        let mut h = LogHistogram::new();
+        // 50 to 150 ms: octaves 2^25 and 2^26 and 2^27, recorded largest first so the range widens downwards.
+        for v in (50..=150u64).rev() {
+            h.record(v * 1_000_000);
+        }
+        assert_eq!(h.counts.len(), 3 * SUB);
+        let p50 = h.quantile(0.5).unwrap() as f64;
+        assert!((p50 - 100e6).abs() / 100e6 < 0.01, "{p50}");
+        assert_eq!(h.min(), Some(50_000_000));
+        let p1 = h.quantile(0.01).unwrap() as f64;
+        assert!((p1 - 51e6).abs() / 51e6 < 0.01, "{p1}");
+        h.clear();
+        assert_eq!(h.counts.len(), 3 * SUB, "clearing keeps the storage");
+        h.record(7);
+        assert_eq!(h.quantile(0.5), Some(7));
     }
 
     #[test]

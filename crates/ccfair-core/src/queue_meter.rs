@@ -33,6 +33,28 @@ pub struct QueueSeries {
     pub sojourn_classic_p99_ns: Vec<f64>,
 }
 
+impl QueueSeries {
+    /// Reserves room for exactly `rows` more rows when the allocator can give it (growth by doubling
+    /// would leave up to half of a long run's columns unused).
+    pub fn reserve_exact(&mut self, rows: usize) {
+        fn r<T>(v: &mut Vec<T>, n: usize) {
+            let _ = v.try_reserve_exact(n);
+        }
+        r(&mut self.t_ns, rows);
+        r(&mut self.backlog_bytes, rows);
+        r(&mut self.backlog_packets, rows);
+        r(&mut self.sojourn_p50_ns, rows);
+        r(&mut self.sojourn_p99_ns, rows);
+        r(&mut self.sojourn_max_ns, rows);
+        r(&mut self.drops, rows);
+        r(&mut self.marks, rows);
+        r(&mut self.departures, rows);
+        r(&mut self.tx_bytes, rows);
+        r(&mut self.sojourn_l4s_p99_ns, rows);
+        r(&mut self.sojourn_classic_p99_ns, rows);
+    }
+}
+
 /// What the queue did over a span of time (an interval or the measurement window).
 #[derive(Clone, Debug, Default)]
 pub struct QueueTally {

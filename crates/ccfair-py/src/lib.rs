@@ -13,17 +13,18 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// A numeric column as (NumPy dtype string, little-endian bytes).
-trait Column {
+trait Column: Sized {
     const DTYPE: &'static str;
-    fn put(&self, out: &mut Vec<u8>);
+    /// Writes the value into `out`, which is exactly `size_of::<Self>()` bytes long.
+    fn put(&self, out: &mut [u8]);
 }
 
 macro_rules! column {
     ($t:ty, $d:expr) => {
         impl Column for $t {
             const DTYPE: &'static str = $d;
-            fn put(&self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+            fn put(&self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
             }
         }
     };
@@ -35,12 +36,17 @@ column!(i32, "<i4");
 column!(u8, "|u1");
 column!(f64, "<f8");
 
+/// Sets `d[name]` to the column `v`, written straight into the Python bytes object (no intermediate copy:
+/// the time series can be most of a run's memory).
 fn col<'py, T: Column>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, v: &[T]) -> PyResult<()> {
-    let mut bytes = Vec::with_capacity(std::mem::size_of_val(v));
-    for x in v {
-        x.put(&mut bytes);
-    }
-    d.set_item(name, (T::DTYPE, PyBytes::new(py, &bytes)))
+    let width = std::mem::size_of::<T>();
+    let bytes = PyBytes::new_with(py, std::mem::size_of_val(v), |out| {
+        for (x, slot) in v.iter().zip(out.chunks_exact_mut(width)) {
+            x.put(slot);
+        }
+        Ok(())
+    })?;
+    d.set_item(name, (T::DTYPE, bytes))
 }
 
 fn parse_spec(spec_json: &str) -> PyResult<ScenarioSpec> {
@@ -51,10 +57,12 @@ fn parse_spec(spec_json: &str) -> PyResult<ScenarioSpec> {
     Ok(spec)
 }
 
-/// Checks a resolved scenario; raises ValueError("field: message").
+/// Checks a resolved scenario; raises ValueError("field: message"). Returns the estimate of the run's cost
+/// (peak memory, events, and their parts with the fields that drive them) as JSON.
 #[pyfunction]
-fn validate(spec_json: &str) -> PyResult<()> {
-    parse_spec(spec_json).map(|_| ())
+fn validate(spec_json: &str) -> PyResult<String> {
+    let spec = parse_spec(spec_json)?;
+    Ok(serde_json::to_string(&ccfair_sim::estimate(&spec)).expect("estimates serialize"))
 }
 
 /// Validates a congestion control and its parameters; returns the canonical configuration as JSON.
@@ -289,6 +297,7 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
     totals.set_item("queue_drops", t.queue_drops)?;
     totals.set_item("path_drops", t.path_drops)?;
     totals.set_item("in_flight_at_end", t.in_flight_at_end)?;
+    totals.set_item("window_backlog_bytes", t.window_backlog_bytes)?;
     totals.set_item("wall_seconds", wall_seconds)?;
 
     let result = PyDict::new(py);
@@ -299,8 +308,30 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput, wall_seconds: f64) -> PyR
     Ok(result)
 }
 
-/// Runs a resolved scenario (JSON) with `seed`. `progress(fraction)` is called at most ten times a second and
-/// once at the end; Ctrl-C interrupts within about 50 ms.
+/// Wall time one chunk of simulation aims at: Python checks for Ctrl-C and calls `progress` between chunks,
+/// so this bounds how long either waits.
+const CHUNK_TARGET_SECONDS: f64 = 0.02;
+/// The first chunk's event budget, and the bounds of the adapted one. Chunks are sized in events, not in
+/// simulated time: the cost of a simulated second grows with the link rate (a 10 Tbps link has a million
+/// times the events of a 10 Mbps one), the cost of an event does not.
+const CHUNK_FIRST_POPS: u64 = 1 << 14;
+const CHUNK_MIN_POPS: u64 = 1 << 8;
+const CHUNK_MAX_POPS: u64 = 1 << 26;
+
+/// The next chunk's event budget: scaled towards [`CHUNK_TARGET_SECONDS`] by the last chunk's wall time,
+/// by at most 2x up and 4x down per step (a slow chunk shrinks the next one fast).
+fn next_chunk_pops(pops: u64, took_seconds: f64) -> u64 {
+    let factor = if took_seconds > 0.0 {
+        (CHUNK_TARGET_SECONDS / took_seconds).clamp(0.25, 2.0)
+    } else {
+        2.0
+    };
+    ((pops as f64 * factor) as u64).clamp(CHUNK_MIN_POPS, CHUNK_MAX_POPS)
+}
+
+/// Runs a resolved scenario (JSON) with `seed`. The simulation advances in chunks of about 20 ms of wall
+/// time; between chunks it checks for Ctrl-C (KeyboardInterrupt) and calls `progress(fraction of simulated
+/// time)`, so an exception raised there (a wall-time limit) also stops the run within a chunk.
 #[pyfunction]
 #[pyo3(signature = (spec_json, seed, progress=None))]
 fn run<'py>(
@@ -313,37 +344,24 @@ fn run<'py>(
     let t0 = Instant::now();
     let mut sim = Simulation::new(spec, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let end = sim.end();
-    // Advance in chunks of simulated time sized to take about 50 ms of wall time each, so that progress is
-    // smooth and Ctrl-C is honoured quickly whatever the scenario's speed.
-    let mut chunk_ns = (end.ns() / 1000).max(1);
-    let mut last_report = Instant::now();
+    let mut pops = CHUNK_FIRST_POPS;
     loop {
-        let target = ccfair_core::Time::from_ns(sim.now().ns().saturating_add(chunk_ns).min(end.ns()));
         let started = Instant::now();
-        let done = py.detach(|| sim.run_until(target));
-        let took = started.elapsed().as_secs_f64();
-        // Aim for 50 ms per chunk, changing the size by at most 4x per step.
-        let factor = if took > 0.0 {
-            (0.05 / took).clamp(0.25, 4.0)
-        } else {
-            4.0
-        };
-        chunk_ns = ((chunk_ns as f64 * factor) as u64).max(1);
+        let done = py.detach(|| sim.run_until_events(end, pops));
+        pops = next_chunk_pops(pops, started.elapsed().as_secs_f64());
         if py.check_signals().is_err() {
             return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
         }
-        if let Some(cb) = &progress
-            && (done || last_report.elapsed().as_secs_f64() >= 0.1)
-        {
-            cb.call1((target.ns() as f64 / end.ns() as f64,))?;
-            last_report = Instant::now();
+        if let Some(cb) = &progress {
+            cb.call1((sim.now().ns() as f64 / end.ns() as f64,))?;
         }
         if done {
             break;
         }
     }
     let wall = t0.elapsed().as_secs_f64();
-    output_to_py(py, &sim.output(), wall)
+    let out = sim.into_output();
+    output_to_py(py, &out, wall)
 }
 
 #[pymodule]

@@ -5,9 +5,11 @@
 //! - [`tcp`]: sender (RACK-TLP, RTO, F-RTO, pacing, around `ccfair_cc::stack`'s PRR, state machine and
 //!   `tcp_cong_control`, and `ccfair_cc::rate`'s delivery-rate sampling) and receiver (delayed and quick ACKs,
 //!   SACK).
-//! - [`scenario`]: the resolved scenario; [`sim`]: the simulation; [`recorder`]: columnar results.
+//! - [`scenario`]: the resolved scenario; [`sim`]: the simulation; [`recorder`]: columnar results;
+//!   [`estimate`]: a run's memory and events, predicted from its scenario.
 
 pub mod engine;
+pub mod estimate;
 pub mod net;
 pub mod recorder;
 pub mod scenario;
@@ -15,6 +17,7 @@ pub mod sim;
 pub mod tcp;
 
 pub use ccfair_core::QueueSeries;
+pub use estimate::{Estimate, estimate};
 pub use recorder::{FlowCounters, FlowRecord, FlowSeries, Recorder, Totals};
 pub use scenario::{GroupSpec, LinkSpec, ScenarioSpec};
 pub use sim::{RunOutput, Simulation};

@@ -64,6 +64,37 @@ pub struct FlowSeries {
     pub cc_aux: Vec<f64>,
 }
 
+impl FlowSeries {
+    /// Reserves room for exactly `rows` more rows when the allocator can give it (growth by doubling
+    /// would leave up to half of a long run's columns unused).
+    pub fn reserve_exact(&mut self, rows: usize) {
+        fn r<T>(v: &mut Vec<T>, n: usize) {
+            let _ = v.try_reserve_exact(n);
+        }
+        r(&mut self.t_ns, rows);
+        r(&mut self.flow_id, rows);
+        r(&mut self.delivered_bytes, rows);
+        r(&mut self.goodput_bps, rows);
+        r(&mut self.cwnd, rows);
+        r(&mut self.ssthresh, rows);
+        r(&mut self.srtt_ns, rows);
+        r(&mut self.min_rtt_ns, rows);
+        r(&mut self.pacing_rate_bps, rows);
+        r(&mut self.inflight, rows);
+        r(&mut self.retransmits, rows);
+        r(&mut self.drops, rows);
+        r(&mut self.ca_state, rows);
+        r(&mut self.cc_mode, rows);
+        r(&mut self.cc_pacing_gain, rows);
+        r(&mut self.cc_cwnd_gain, rows);
+        r(&mut self.cc_bw_bps, rows);
+        r(&mut self.cc_min_rtt_ns, rows);
+        r(&mut self.cc_inflight_hi, rows);
+        r(&mut self.cc_inflight_lo, rows);
+        r(&mut self.cc_aux, rows);
+    }
+}
+
 /// Run-level totals.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
@@ -87,6 +118,11 @@ pub struct Totals {
     pub path_drops: u64,
     /// Segments still in the queue, on the link or in a pipe when the run ended.
     pub in_flight_at_end: u64,
+    /// Payload bytes that had crossed the bottleneck but not reached the application when the window
+    /// opened: out of order at the receivers, or on the way to them. Delivery in order can release them in
+    /// the window, so the window's delivered bytes are at most the payload of the link's transmissions in
+    /// the window plus this.
+    pub window_backlog_bytes: u64,
 }
 
 /// Per-flow state the simulator shows the recorder at each interval.
@@ -119,6 +155,7 @@ pub struct Recorder {
     meter: QueueMeter,
     /// Random-loss drops on the path during the window (not the queue's).
     win_path_drops: u64,
+    window_backlog_bytes: u64,
     // Whole run.
     pub sent_segments: u64,
     pub arrived_segments: u64,
@@ -143,6 +180,13 @@ impl Recorder {
         }
     }
 
+    /// Reserves the time series' rows up front: `flow_rows` flow rows and `queue_rows` queue rows.
+    pub fn reserve_rows(&mut self, flow_rows: u64, queue_rows: u64) {
+        let rows = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        self.flows.reserve_exact(rows(flow_rows));
+        self.meter.series.reserve_exact(rows(queue_rows));
+    }
+
     pub fn counters(&self, flow: u32) -> &FlowCounters {
         &self.counters[flow as usize]
     }
@@ -151,8 +195,10 @@ impl Recorder {
         self.counters[flow as usize].rto_events += 1;
     }
 
-    /// The measurement window opens.
-    pub fn window_start(&mut self) {
+    /// The measurement window opens; `backlog_bytes` of payload have crossed the bottleneck but not reached
+    /// the application yet (see [`Totals::window_backlog_bytes`]).
+    pub fn window_start(&mut self, backlog_bytes: u64) {
+        self.window_backlog_bytes = backlog_bytes;
         self.at_window_start.copy_from_slice(&self.counters);
         self.in_window = true;
         self.meter.set_in_window(true);
@@ -169,6 +215,14 @@ impl Recorder {
     /// The queue time series so far.
     pub fn queue(&self) -> &QueueSeries {
         &self.meter.series
+    }
+
+    /// Moves the flow and queue time series out (the recorder keeps empty ones).
+    pub fn take_series(&mut self) -> (FlowSeries, QueueSeries) {
+        (
+            std::mem::take(&mut self.flows),
+            std::mem::take(&mut self.meter.series),
+        )
     }
 
     /// Appends one interval's rows: `views` are the active flows; queue state is instantaneous.
@@ -279,6 +333,7 @@ impl Recorder {
             queue_drops: self.queue_drops,
             path_drops: self.path_drops,
             in_flight_at_end,
+            window_backlog_bytes: self.window_backlog_bytes,
         }
     }
 }

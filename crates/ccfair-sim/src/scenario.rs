@@ -52,6 +52,12 @@ pub struct GroupSpec {
 pub const MAX_MTU: u32 = 9000;
 /// The smallest MTU that leaves room for the 52 header bytes and a useful payload (IPv4's minimum).
 pub const MIN_MTU: u32 = 576;
+/// The largest window Linux advertises: `U16_MAX << TCP_MAX_WSCALE` bytes (65535 × 2^14, RFC 7323's largest
+/// window scale), the clamp of `tcp_select_initial_window()` in `net/ipv4/tcp_output.c`. A Linux sender never
+/// has more than its peer's window in flight, so no first flight is larger, whatever the route's `initcwnd`
+/// (a u32) says: `tcp_init_cwnd()` only clamps it to `snd_cwnd_clamp`, which is `~0` unless the route locks a
+/// `cwnd`. The simulator has no receive window, so `initial_window` × MSS is bounded by this directly.
+pub const MAX_WINDOW_BYTES: u64 = 65_535 << 14;
 
 impl ScenarioSpec {
     pub fn validate(&self) -> Result<(), FieldError> {
@@ -86,13 +92,21 @@ impl ScenarioSpec {
         if self.groups.is_empty() {
             return E::err("flows", "at least one flow group is needed");
         }
-        let total: u64 = self.groups.iter().map(|g| g.count as u64).sum();
-        if total > crate::sim::MAX_FLOWS as u64 {
-            return E::err(
-                "flows",
-                format!("at most {} flows in one run, got {total}", crate::sim::MAX_FLOWS),
-            );
+        let mut total: u64 = 0;
+        for (i, g) in self.groups.iter().enumerate() {
+            total += g.count as u64;
+            if total > crate::sim::MAX_FLOWS as u64 {
+                return E::err(
+                    format!("flows[{i}].count"),
+                    format!(
+                        "at most {} flows in one run (the simulator's event codes hold a 20-bit flow \
+                         index), got {total} up to this group",
+                        crate::sim::MAX_FLOWS
+                    ),
+                );
+            }
         }
+        let max_initial_window = MAX_WINDOW_BYTES / self.mss() as u64;
         for (i, g) in self.groups.iter().enumerate() {
             let group = format!("flows[{i}]");
             let f = |name: &str| format!("{group}.{name}");
@@ -114,6 +128,17 @@ impl ScenarioSpec {
             }
             if g.initial_window == 0 {
                 return E::err(f("initial_window"), "must be at least 1");
+            }
+            if g.initial_window as u64 > max_initial_window {
+                return E::err(
+                    f("initial_window"),
+                    format!(
+                        "must be at most {max_initial_window} segments of {} bytes, Linux's largest \
+                         window (65535 × 2^14 bytes), got {}",
+                        self.mss(),
+                        g.initial_window
+                    ),
+                );
             }
             if !(0.0..1.0).contains(&g.loss) {
                 return E::err(f("loss"), "must be a probability in [0, 1)");

@@ -45,6 +45,9 @@ fn code(kind: u64, flow: u32) -> u64 {
     (kind << FLOW_BITS) | flow as u64
 }
 
+/// Bytes of one flow's fixed state (for the estimate of a run's memory).
+pub(crate) const FLOW_BYTES: usize = std::mem::size_of::<Flow>();
+
 struct Flow {
     group: u32,
     sender: Sender,
@@ -164,7 +167,9 @@ impl<O: Observer> Simulation<O> {
             .iter()
             .map(|f: &Flow| f.sender.ecn_codepoint() == ccfair_core::Ecn::Ect1)
             .collect();
-        let rec = Recorder::new(l4s, Dur::from_ns(spec.interval_ns));
+        let mut rec = Recorder::new(l4s, Dur::from_ns(spec.interval_ns));
+        let (flow_rows, queue_rows) = crate::estimate::series_rows(&spec);
+        rec.reserve_rows(flow_rows, queue_rows);
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             events.push(f.start, code(EV_START, i as u32));
@@ -237,15 +242,43 @@ impl<O: Observer> Simulation<O> {
         q + tx + pipes
     }
 
+    /// Segments that have crossed the bottleneck but not reached the application yet: held out of order by
+    /// the receivers, or on their way to a receiver that does not have them (a spurious retransmission of a
+    /// segment the receiver already has releases nothing). In-order delivery may release all of them at
+    /// any moment, however little crosses the link then.
+    pub fn undelivered_past_link(&self) -> u64 {
+        self.flows
+            .iter()
+            .map(|f| {
+                let r = &f.receiver;
+                let on_the_way = f.data_pipe.iter().filter(|s| !r.has(s.seq)).count() as u64;
+                r.ofo_segments() as u64 + on_the_way
+            })
+            .sum()
+    }
+
     /// Runs until simulated time `t` (or the end); returns true once the run is complete.
     pub fn run_until(&mut self, t: Time) -> bool {
+        self.run_until_events(t, u64::MAX)
+    }
+
+    /// Runs until simulated time `t` (or the end), or until `max_pops` entries have left the event queue,
+    /// whichever comes first; returns true once the run is complete. The pop count includes timer entries
+    /// that turn out to be stale, so it measures the work done: a caller that must stay responsive (Ctrl-C,
+    /// a wall-time limit) bounds each call's wall time with it, whatever the link rate.
+    pub fn run_until_events(&mut self, t: Time, max_pops: u64) -> bool {
         let limit = t.min(self.end);
-        while let Some((at, c)) = self.events.pop_until(limit) {
+        let mut pops = 0u64;
+        while pops < max_pops {
+            let Some((at, c)) = self.events.pop_until(limit) else {
+                self.now = self.now.max(limit);
+                return limit >= self.end;
+            };
+            pops += 1;
             self.now = at;
             self.dispatch(c);
         }
-        self.now = self.now.max(limit);
-        limit >= self.end
+        false
     }
 
     /// Runs to the end.
@@ -253,8 +286,31 @@ impl<O: Observer> Simulation<O> {
         self.run_until(self.end);
     }
 
-    /// The run's results (call after `run`).
+    /// The run's results (call after `run`); copies the time series.
     pub fn output(&self) -> RunOutput {
+        RunOutput {
+            flows: self.flow_records(),
+            series: self.rec.flows.clone(),
+            queue: self.rec.queue().clone(),
+            totals: self.totals(),
+        }
+    }
+
+    /// The run's results, moving the time series out instead of copying them: at the end of a long run
+    /// they are most of the memory the run holds.
+    pub fn into_output(mut self) -> RunOutput {
+        let flows = self.flow_records();
+        let totals = self.totals();
+        let (series, queue) = self.rec.take_series();
+        RunOutput {
+            flows,
+            series,
+            queue,
+            totals,
+        }
+    }
+
+    fn flow_records(&self) -> Vec<FlowRecord> {
         let meta: Vec<(u32, &'static str, u64, u64, u64)> = self
             .flows
             .iter()
@@ -268,18 +324,17 @@ impl<O: Observer> Simulation<O> {
                 )
             })
             .collect();
+        self.rec.flow_records(&meta)
+    }
+
+    fn totals(&self) -> Totals {
         let window_ns = self.spec.measure_end_ns - self.spec.measure_start_ns;
-        RunOutput {
-            flows: self.rec.flow_records(&meta),
-            series: self.rec.flows.clone(),
-            queue: self.rec.queue().clone(),
-            totals: self.rec.totals(
-                self.events_processed,
-                self.now,
-                window_ns,
-                self.segments_in_network(),
-            ),
-        }
+        self.rec.totals(
+            self.events_processed,
+            self.now,
+            window_ns,
+            self.segments_in_network(),
+        )
     }
 
     fn dispatch(&mut self, c: u64) {
@@ -364,7 +419,8 @@ impl<O: Observer> Simulation<O> {
             }
             EV_WINDOW_START => {
                 self.events_processed += 1;
-                self.rec.window_start();
+                let backlog = self.undelivered_past_link() * self.spec.mss() as u64;
+                self.rec.window_start(backlog);
             }
             EV_WINDOW_END => {
                 self.events_processed += 1;

@@ -152,6 +152,93 @@ mod invariants {
         }
     }
 
+    fn arb_window_spec() -> impl Strategy<Value = ScenarioSpec> {
+        (
+            arb_spec(),
+            prop_oneof![Just("fifo"), Just("red")],
+            prop_oneof![Just("reno"), Just("cubic"), Just("bbr")],
+            0u64..4000,
+            20u64..1500,
+        )
+            .prop_map(|(mut sp, aqm, cc, start_ms, len_ms)| {
+                // RED needs room for its thresholds; small buffers stay FIFO.
+                if let Some(red) = (aqm == "red")
+                    .then(|| {
+                        AqmConfig::from_name_and_params(
+                            "red",
+                            &serde_json::json!({}),
+                            sp.link.aqm.limit,
+                            1500,
+                        )
+                        .ok()
+                    })
+                    .flatten()
+                {
+                    sp.link.aqm = red;
+                }
+                sp.groups[0].cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
+                sp.measure_start_ns = (start_ms * MS).min(sp.duration_ns - 20 * MS);
+                sp.measure_end_ns = (sp.measure_start_ns + len_ms * MS).min(sp.duration_ns);
+                sp
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// What bounds goodput over a window, however short: payload delivered in order in the window is at
+        /// most the payload the link finished sending in it plus what had crossed the link undelivered when
+        /// it opened (held out of order, or on its way). The link's rate alone does not bound it.
+        #[test]
+        fn window_goodput_is_bounded_by_the_link_and_the_backlog_at_its_start(sp in arb_window_spec(), seed in 0u64..1000) {
+            let mss = sp.mss() as u64;
+            let mtu = sp.link.mtu_bytes as u64;
+            let rate = sp.link.rate_bps as u128;
+            let window_ns = (sp.measure_end_ns - sp.measure_start_ns) as u128;
+            let mut sim = Simulation::new(sp, seed).unwrap();
+            sim.run();
+            let out = sim.output();
+            let t = &out.totals;
+            let delivered: u64 = out.flows.iter().map(|f| f.window.delivered_bytes).sum();
+            prop_assert_eq!(t.window_link_tx_bytes % mtu, 0, "every segment is full-size");
+            let bound = t.window_link_tx_bytes / mtu * mss + t.window_backlog_bytes;
+            prop_assert!(delivered <= bound, "delivered {} > link payload {} + backlog {}",
+                delivered, t.window_link_tx_bytes / mtu * mss, t.window_backlog_bytes);
+            // The link itself sends at most its rate over the window, plus the packet it was sending when the
+            // window opened.
+            prop_assert!((t.window_link_tx_bytes as u128) * 8 * 1_000_000_000 <= rate * window_ns + mtu as u128 * 8 * 1_000_000_000);
+        }
+    }
+
+    /// The short window that showed goodput above the link's payload rate: two BBR flows through RED. The
+    /// bound holds with the backlog the window opened with, and the rate alone does not.
+    #[test]
+    fn a_short_window_can_exceed_the_link_rate_but_not_the_bound() {
+        let mut sp = spec(
+            10_000_000,
+            QueueLimit::Packets(105),
+            3,
+            vec![group("bbr", 2, 126)],
+        );
+        sp.link.aqm =
+            AqmConfig::from_name_and_params("red", &serde_json::json!({}), QueueLimit::Packets(105), 1500)
+                .unwrap();
+        sp.duration_ns = 2_726 * MS;
+        sp.measure_start_ns = 1_585 * MS;
+        sp.measure_end_ns = 2_726 * MS;
+        let mut sim = Simulation::new(sp, 2_214_167_692).unwrap();
+        sim.run();
+        let out = sim.output();
+        let t = &out.totals;
+        let delivered: u64 = out.flows.iter().map(|f| f.window.delivered_bytes).sum();
+        let link_payload = t.window_link_tx_bytes / 1500 * 1448;
+        assert!(
+            delivered > link_payload,
+            "{delivered} vs {link_payload}: the case no longer shows the excess"
+        );
+        assert!(delivered <= link_payload + t.window_backlog_bytes);
+    }
+
     #[test]
     fn same_seed_same_results_different_seed_different_loss_pattern() {
         let mut g = group("cubic", 2, 40);
@@ -585,5 +672,206 @@ mod stack {
             "paced at {} B/s > {rate}",
             bytes / elapsed
         );
+    }
+}
+
+mod resources {
+    use super::*;
+    use ccfair_sim::estimate;
+
+    fn run(sp: &ScenarioSpec) -> u64 {
+        let mut sim = Simulation::new(sp.clone(), 1).unwrap();
+        sim.run();
+        sim.events_processed()
+    }
+
+    /// The estimate's events against the measured ones on varied scenarios: one to a thousand flows, FIFO
+    /// and AQMs, paced and not, a run limited by slow start, many flows on a slow link, a short interval.
+    #[test]
+    fn estimated_events_are_within_twice_the_measured_ones() {
+        let mut cases = Vec::new();
+        cases.push(spec(
+            10_000_000,
+            QueueLimit::Packets(42),
+            20,
+            vec![group("reno", 1, 50), group("cubic", 1, 50)],
+        ));
+        cases.push(spec(
+            1_000_000_000,
+            QueueLimit::Packets(417),
+            4,
+            vec![group("cubic", 10, 10)],
+        ));
+        let mut paced = group("cubic", 10, 20);
+        paced.pacing = true;
+        let mut fq = spec(100_000_000, QueueLimit::Packets(167), 6, vec![paced]);
+        fq.link.aqm = AqmConfig::from_name_and_params(
+            "fq_codel",
+            &serde_json::json!({}),
+            QueueLimit::Packets(167),
+            1500,
+        )
+        .unwrap();
+        cases.push(fq);
+        cases.push(spec(
+            1_000_000_000,
+            QueueLimit::Packets(6667),
+            3,
+            vec![group("bbr", 1, 40)],
+        ));
+        cases.push(spec(
+            10_000_000_000,
+            QueueLimit::Packets(83_333),
+            2,
+            vec![group("cubic", 1, 100)],
+        )); // slow start
+        cases.push(spec(
+            10_000_000,
+            QueueLimit::Packets(42),
+            10,
+            vec![group("reno", 200, 50)],
+        ));
+        let mut fine = spec(
+            10_000_000,
+            QueueLimit::Packets(42),
+            10,
+            vec![group("cubic", 3, 50)],
+        );
+        fine.interval_ns = MS;
+        cases.push(fine);
+        for sp in &cases {
+            let measured = run(sp) as f64;
+            let predicted = estimate(sp).events as f64;
+            let ratio = predicted / measured;
+            assert!(
+                (0.5..=2.0).contains(&ratio),
+                "predicted {predicted} vs measured {measured} ({ratio:.2}) for {sp:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_estimate_names_what_drives_it() {
+        // A million flows: their state and their rows.
+        let many = spec(
+            10_000_000,
+            QueueLimit::Packets(100),
+            10,
+            vec![group("cubic", 1_000_000, 50)],
+        );
+        let e = estimate(&many);
+        assert_eq!(e.memory_field(), "flows[0].count");
+        assert!(e.peak_memory_bytes > 2_000_000_000, "{}", e.peak_memory_bytes);
+        // A microsecond interval: the time series.
+        let mut fine = spec(
+            10_000_000,
+            QueueLimit::Packets(100),
+            60,
+            vec![group("cubic", 10, 50)],
+        );
+        fine.interval_ns = 1_000;
+        let e = estimate(&fine);
+        assert_eq!(e.memory_field(), "interval");
+        assert!(
+            e.peak_memory_bytes > 600_000_000 * 100, // 60 s / 1 µs x 10 flows, rows of over 100 bytes
+            "{}",
+            e.peak_memory_bytes
+        );
+        // 10 Tbps at 50 ms: the window in flight.
+        let fast = spec(
+            10_000_000_000_000,
+            QueueLimit::Packets(10_000),
+            60,
+            vec![group("cubic", 1, 50)],
+        );
+        let e = estimate(&fast);
+        assert_eq!(e.memory_field(), "link.rate");
+        assert!(e.peak_memory_bytes > 4 << 30, "{}", e.peak_memory_bytes);
+        // A huge initial window.
+        let mut iw = group("cubic", 100, 50);
+        iw.initial_window = 700_000;
+        let e = estimate(&spec(10_000_000, QueueLimit::Packets(100), 10, vec![iw]));
+        assert_eq!(e.memory_field(), "flows[0].initial_window");
+        // Centuries of simulated time: the events (and rows) of the duration.
+        let mut long = spec(
+            10_000_000,
+            QueueLimit::Packets(100),
+            1,
+            vec![group("cubic", 1, 50)],
+        );
+        long.duration_ns = u64::MAX;
+        long.measure_end_ns = u64::MAX;
+        let e = estimate(&long);
+        assert_eq!(e.events_field(), "duration");
+        assert!(e.events > 10_000_000_000_000, "{}", e.events);
+    }
+
+    #[test]
+    fn chunks_of_events_give_the_same_run_as_one_call() {
+        let sp = spec(
+            50_000_000,
+            QueueLimit::Packets(100),
+            5,
+            vec![group("cubic", 3, 30), group("bbr", 1, 60)],
+        );
+        let mut whole = Simulation::new(sp.clone(), 3).unwrap();
+        whole.run();
+        let mut chunked = Simulation::new(sp, 3).unwrap();
+        let mut calls = 0;
+        while !chunked.run_until_events(chunked.end(), 300) {
+            calls += 1;
+        }
+        assert!(calls > 100, "{calls} chunks");
+        let (a, b) = (whole.output(), chunked.output());
+        assert_eq!(a.flows, b.flows);
+        // Debug text: NaN sojourns compare unequal as numbers.
+        assert_eq!(format!("{:?}", a.totals), format!("{:?}", b.totals));
+        assert_eq!(a.series.cwnd, b.series.cwnd);
+        assert_eq!(a.queue.backlog_bytes, b.queue.backlog_bytes);
+    }
+
+    #[test]
+    fn a_chunk_stops_after_its_events_and_before_its_time() {
+        let sp = spec(
+            100_000_000,
+            QueueLimit::Packets(100),
+            5,
+            vec![group("cubic", 2, 20)],
+        );
+        let mut sim = Simulation::new(sp, 1).unwrap();
+        assert!(!sim.run_until_events(sim.end(), 1000));
+        let after_chunk = sim.events_processed();
+        assert!(after_chunk <= 1000 && after_chunk > 0);
+        let now = sim.now();
+        assert!(now < sim.end());
+        // A time limit before the next event advances the clock to it and does no work.
+        assert!(!sim.run_until_events(now, u64::MAX));
+        assert_eq!(sim.events_processed(), after_chunk);
+    }
+
+    #[test]
+    fn absurd_windows_and_flow_counts_are_refused_by_field() {
+        let mut sp = spec(
+            10_000_000,
+            QueueLimit::Packets(100),
+            10,
+            vec![group("cubic", 1, 50)],
+        );
+        sp.groups[0].initial_window = 741_523; // 65535 × 2^14 bytes of 1448-byte segments
+        assert!(sp.validate().is_ok());
+        sp.groups[0].initial_window = 741_524;
+        let e = sp.validate().unwrap_err();
+        assert_eq!(e.field, "flows[0].initial_window");
+        assert!(e.message.contains("741523"), "{}", e.message);
+        sp.groups[0].initial_window = u32::MAX;
+        assert_eq!(sp.validate().unwrap_err().field, "flows[0].initial_window");
+
+        let sp = spec(
+            10_000_000,
+            QueueLimit::Packets(100),
+            10,
+            vec![group("cubic", 1 << 19, 50), group("reno", (1 << 19) + 1, 50)],
+        );
+        assert_eq!(sp.validate().unwrap_err().field, "flows[1].count");
     }
 }

@@ -40,6 +40,15 @@ Summary (plain JSON types; None where a value is undefined):
   under a DualQ AQM such as DualPI2
 - ``fness``: only when the run has exactly two flows: :func:`~ccfair.analysis.fairness.fness` of flow 0
   against flow 1 on window delivered bytes (0 fair, -1 flow 0 takes everything, +1 flow 1 does)
+- ``window_backlog_bytes``: payload that had crossed the bottleneck but not reached the application when
+  the window opened (held out of order by the receivers, or on its way to them; None where the backend does
+  not measure it). In-order delivery can release it at any moment, so the window's total goodput is bounded
+  by the link's payload rate plus this backlog over the window: window delivered bytes <= (wire bytes the
+  link sent in the window / MTU) x MSS + window_backlog_bytes, exactly
+- ``window_short``: the window is too short for a stable goodput: shorter than 10 RTTs of the slowest active
+  flow (its base RTT, or its mean measured RTT if larger), or ``window_backlog_bytes`` is more than 2 % of
+  the payload the link carries over the window (then total goodput may exceed the link's payload rate by
+  as much)
 - ``events``: simulator events processed, ``wall_seconds``: wall-clock time of the simulation
 """
 
@@ -97,13 +106,21 @@ SUMMARY_KEYS = (
     "queue_sojourn_l4s_p99_ns",
     "queue_sojourn_classic_p99_ns",
     "fness",
+    "window_backlog_bytes",
+    "window_short",
     "events",
     "wall_seconds",
 )
+# A window shorter than this many RTTs of its slowest flow, or one that opens with more than this share of
+# its payload capacity already past the link, is flagged ``window_short``.
+SHORT_WINDOW_RTTS = 10
+SHORT_WINDOW_BACKLOG_SHARE = 0.02
 
 
 def columns_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
-    """A DataFrame from native columns: ``(dtype, bytes)`` pairs become NumPy columns, lists stay lists."""
+    """A DataFrame from native columns: ``(dtype, bytes)`` pairs become NumPy columns, lists stay lists.
+    Each column is copied once (out of the immutable bytes) and the frame takes the copies as they are: a
+    long run's time series is most of its memory."""
     data: dict[str, Any] = {}
     for name, value in columns.items():
         if isinstance(value, tuple):
@@ -111,7 +128,7 @@ def columns_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
             data[name] = np.frombuffer(raw, dtype=np.dtype(dtype)).copy()
         else:
             data[name] = pd.array(list(value), dtype="str")
-    return pd.DataFrame(data)
+    return pd.DataFrame(data, copy=False)
 
 
 def flow_table(native_flows: Mapping[str, Any], scenario: Scenario) -> pd.DataFrame:
@@ -205,6 +222,21 @@ def json_number(x: Any) -> float | int | None:
     return f if math.isfinite(f) else None
 
 
+def link_payload_bytes(scenario: Scenario, window_ns: int) -> float:
+    """Payload the link can carry over ``window_ns``: its rate in full-size packets, headers excluded."""
+    return scenario.link.rate_bps * window_ns / 8e9 * scenario.mss_bytes() / scenario.link.mtu_bytes
+
+
+def window_short(active: pd.DataFrame, window_ns: int, backlog_bytes: int | None, scenario: Scenario) -> bool:
+    """Whether the measurement window is too short for a stable goodput (see ``window_short`` above)."""
+    rtt_ns = np.fmax(active["rtt_ns"].to_numpy(dtype="float64"), active["rtt_mean_ms"].to_numpy() * 1e6)
+    slowest_ns = float(np.nanmax(rtt_ns)) if len(rtt_ns) else 0.0
+    if window_ns < SHORT_WINDOW_RTTS * slowest_ns:
+        return True
+    capacity = link_payload_bytes(scenario, window_ns)
+    return backlog_bytes is not None and backlog_bytes > SHORT_WINDOW_BACKLOG_SHARE * capacity
+
+
 def run_summary(flows: pd.DataFrame, totals: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
     """The summary dict (keys :data:`SUMMARY_KEYS`; ``fness`` only for two-flow runs)."""
     start_ns, end_ns = scenario.measure_window_ns()
@@ -230,6 +262,11 @@ def run_summary(flows: pd.DataFrame, totals: Mapping[str, Any], scenario: Scenar
     if len(flows) == 2:
         delivered = flows.sort_values("flow_id")["window_delivered_bytes"].to_numpy()
         summary["fness"] = json_number(fness(float(delivered[0]), float(delivered[1])))
+    backlog = totals.get("window_backlog_bytes")
+    summary["window_backlog_bytes"] = None if backlog is None else int(backlog)
+    summary["window_short"] = window_short(
+        active, end_ns - start_ns, summary["window_backlog_bytes"], scenario
+    )
     summary["events"] = int(totals["events"])
     summary["wall_seconds"] = float(totals["wall_seconds"])
     return summary

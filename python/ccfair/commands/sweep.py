@@ -2,9 +2,9 @@
 
 - ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--cluster-timeout DURATION] [--tls-ca-file F
   --tls-cert F [--tls-key F]]] [--time-limit DURATION] [--retry-failed] [--allow-mixed] [--skip-invalid]
-  [--verify] [--dry-run] [--quiet]``: run every run of a plan that DIR does not have yet (and those whose
-  files are damaged); exit 0 when every run of the plan is done, 1 when some failed (their errors are in the
-  store)
+  [--verify] [--dry-run] [--quiet] [--max-memory SIZE] [--max-events N]``: run every run of a plan that DIR
+  does not have yet (and those whose files are damaged); exit 0 when every run of the plan is done, 1 when
+  some failed (their errors are in the store); ``--dry-run`` also shows the runs' estimated memory and events
 - ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
   the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
@@ -18,13 +18,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, examples, note, print_json, progress_bar
+from ccfair.cli_support import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    add_limit_options,
+    check_out_dir,
+    examples,
+    note,
+    print_json,
+    progress_bar,
+)
 from ccfair.errors import ScenarioError
 from ccfair.progress import format_clock
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
 from ccfair.units import parse_duration_ns
 
 if TYPE_CHECKING:
+    from ccfair.resources import Limits
     from ccfair.sweep.expand import PlannedRun
 
 
@@ -105,6 +115,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--dry-run", action="store_true", help="check the plan and count the runs to do; run nothing"
     )
     p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
+    add_limit_options(p)
     p.set_defaults(handler=cmd_sweep)
 
     p = commands.add_parser(
@@ -173,20 +184,23 @@ def _time_limit_s(value: str | None) -> float | None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ccfair.store.layout import RESULTS_KIND
-    from ccfair.sweep.driver import plan_runs, run_sweep
+    from ccfair.sweep.driver import plan_runs, run_sweep, sweep_limits
+    from ccfair.sweep.execute_local import default_jobs
 
     time_limit_s = _time_limit_s(args.time_limit)
     connect_timeout_s = _connect_timeout_s(args)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
     security = _cluster_security(args)
-    plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet)
+    jobs = args.jobs or default_jobs()
+    limits = sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
+    plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet, limits=limits)
     if args.dry_run:
-        return _dry_run(plan.name, runs, out)
+        return _dry_run(plan.name, runs, out, limits, jobs if args.cluster is None else None)
     try:
         report = run_sweep(
             plan,
             out,
-            jobs=args.jobs,
+            jobs=jobs,
             cluster=args.cluster,
             security=security,
             retry_failed=args.retry_failed,
@@ -196,6 +210,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             allow_mixed=args.allow_mixed,
             quiet=args.quiet,
             connect_timeout_s=connect_timeout_s,
+            limits=limits,
         )
     except KeyboardInterrupt:
         note(f"every finished run is kept in {out}; run the same command again to resume", args.quiet)
@@ -251,7 +266,7 @@ def _cluster_security(args: argparse.Namespace) -> Any:
     return cluster_security(args.cluster, *tls)
 
 
-def _dry_run(plan: str, runs: list[PlannedRun], out: Path) -> int:
+def _dry_run(plan: str, runs: list[PlannedRun], out: Path, limits: Limits, jobs: int | None) -> int:
     from ccfair.store.layout import catalog_path
     from ccfair.store.reader import query
 
@@ -269,7 +284,46 @@ def _dry_run(plan: str, runs: list[PlannedRun], out: Path) -> int:
         + (f" ({invalid} invalid cells, recorded as failed)" if invalid else "")
         + f"; in {out}: {done} done, {failed} failed, {len(ids) - done - failed} to run"
     )
+    todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.estimate is not None}
+    for line in _estimate_lines(list(todo.values()), limits, jobs):
+        print(line)
     return EXIT_OK
+
+
+def _estimate_lines(runs: list[PlannedRun], limits: Limits, jobs: int | None) -> list[str]:
+    """The estimates of the runs to do: the largest per run (with its cell) and the total."""
+    from ccfair.resources import NOMINAL_EVENTS_PER_SECOND, format_bytes, format_count, format_wall
+    from ccfair.sweep.expand import describe
+
+    memory_limit = (
+        "none"
+        if limits.max_memory_bytes is None
+        else f"{format_bytes(limits.max_memory_bytes)} ({limits.memory_source})"
+    )
+    events_limit = (
+        "none" if limits.max_events is None else f"{format_count(limits.max_events)} ({limits.events_source})"
+    )
+    lines = [f"limits per run: memory {memory_limit}, events {events_limit}"]
+    estimated = [(r, r.estimate) for r in runs if r.estimate is not None]
+    if not estimated:
+        return lines
+    biggest, most = (
+        max(estimated, key=lambda x: x[1].peak_memory_bytes),
+        max(estimated, key=lambda x: x[1].events),
+    )
+    events = sum(e.events for _, e in estimated)
+    wall = events / NOMINAL_EVENTS_PER_SECOND
+    parallel = f", {format_wall(wall / jobs)} with {jobs} workers" if jobs and jobs > 1 else ""
+    lines.append(
+        f"estimates per run: peak memory up to {format_bytes(biggest[1].peak_memory_bytes)} "
+        f"(cell {biggest[0].cell}: {describe(biggest[0].coordinates)}), events up to "
+        f"{format_count(most[1].events)} (cell {most[0].cell}: {describe(most[0].coordinates)})"
+    )
+    lines.append(
+        f"estimates of the {len(estimated)} runs to do: {format_count(events)} events, about "
+        f"{format_wall(wall)} at {NOMINAL_EVENTS_PER_SECOND / 1e6:.0f} M events/s on one core{parallel}"
+    )
+    return lines
 
 
 # ----------------------------------------------------------------------------------------------------- status

@@ -12,6 +12,8 @@ from typing import Any
 
 from ccfair.cli_support import progress_bar
 from ccfair.errors import ScenarioError
+from ccfair.resources import Limits
+from ccfair.resources import limits as resource_limits
 from ccfair.store.writer import DAMAGED, StoreWriter
 from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S, connect, execute_dask
 from ccfair.sweep.execute_local import TaskFn, default_jobs, execute_local
@@ -53,20 +55,43 @@ class SweepReport:
 
 
 def plan_runs(
-    plan: Plan | str | Path, *, skip_invalid: bool = False, quiet: bool = True
+    plan: Plan | str | Path,
+    *,
+    skip_invalid: bool = False,
+    quiet: bool = True,
+    limits: Limits | None = None,
 ) -> tuple[Plan, list[PlannedRun]]:
-    """Reads (if needed) and expands a plan, checking every cell; raises ScenarioError before any output."""
+    """Reads (if needed) and expands a plan, checking every cell (and its estimate against ``limits``, none
+    when None); raises ScenarioError before any output."""
     if not isinstance(plan, Plan):
         plan = load_plan(plan)
     bar = None
     if _upper_bound(plan) >= EXPANSION_PROGRESS_MIN_RUNS:
         bar = progress_bar(f"checking the cells of {plan.name}", quiet)
     try:
-        runs = expand(plan, skip_invalid=skip_invalid, progress=bar)
+        runs = expand(plan, skip_invalid=skip_invalid, progress=bar, limits=limits)
     finally:
         if bar is not None:
             bar.close()
     return plan, runs
+
+
+def sweep_limits(
+    max_memory: str | None = None,
+    max_events: str | None = None,
+    *,
+    jobs: int | None = None,
+    cluster: str | None = None,
+) -> Limits:
+    """Per-run limits of a sweep (see :mod:`ccfair.resources`): the memory available here is shared by
+    the ``jobs`` local workers; on a cluster only an explicit memory limit applies here (each worker also
+    checks its own machine when it runs)."""
+    return resource_limits(
+        max_memory,
+        max_events,
+        workers=jobs or default_jobs(),
+        machine_memory=cluster is None,
+    )
 
 
 def _upper_bound(plan: Plan) -> int:
@@ -102,6 +127,7 @@ def run_sweep(
     quiet: bool = True,
     task_fn: TaskFn = run_task,
     connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    limits: Limits | None = None,
 ) -> SweepReport:
     """Runs every run of ``plan`` that ``out`` does not have yet (failed ones too with ``retry_failed``).
     Runs whose files are damaged count as not done: the store checks every done run's files on opening
@@ -113,16 +139,20 @@ def run_sweep(
     :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``); a
     scheduler that does not answer within ``connect_timeout_s`` is a ScenarioError on ``--cluster``, raised
     before anything is written into ``out``.
-    ``time_limit_s`` is the per-run wall-time limit. With ``skip_invalid``, cells whose scenario is invalid
-    are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the work done per run
-    (local workers only; tests use it to inject failures). Ctrl-C stops at once; every run committed so far
-    stays, and running the same sweep again resumes.
+    ``time_limit_s`` is the per-run wall-time limit. ``limits`` bounds each run's estimated memory and
+    events (default: :func:`sweep_limits`). With ``skip_invalid``, cells whose scenario is invalid or
+    exceeds the limits are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the
+    work done per run (local workers only; tests use it to inject failures). Ctrl-C stops at once; every
+    run committed so far stays, and running the same sweep again resumes.
 
     Resuming a plan whose done runs another build made (another git revision or native module) is refused
     before anything runs, naming both builds, since the plan's results would mix two versions of the
     simulator; ``allow_mixed`` resumes anyway (the report then flags the mix)."""
     started = time.monotonic()
-    plan, runs = plan_runs(plan, skip_invalid=skip_invalid, quiet=quiet)
+    jobs = jobs or default_jobs()
+    if limits is None:
+        limits = sweep_limits(jobs=jobs, cluster=cluster)
+    plan, runs = plan_runs(plan, skip_invalid=skip_invalid, quiet=quiet, limits=limits)
     client = connect(cluster, security, connect_timeout_s) if cluster is not None else None
     with contextlib.ExitStack() as stack:
         if client is not None:
@@ -163,12 +193,12 @@ def run_sweep(
                     "plan",
                 )
             by_id = {r.run_id: r for r in todo if r.invalid is None}
-            tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s) for r in by_id.values()]
+            # Local workers keep to the limits checked here; Dask workers apply their own machine's defaults.
+            task_limits = limits if cluster is None else None
+            tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s, task_limits) for r in by_id.values()]
             store.snapshot()  # readers see the plan while the first runs compute
             outcomes = (
-                execute_dask(tasks, client)
-                if client is not None
-                else execute_local(tasks, jobs or default_jobs(), task_fn)
+                execute_dask(tasks, client) if client is not None else execute_local(tasks, jobs, task_fn)
             )
             with contextlib.closing(outcomes):
                 for batch in outcomes:

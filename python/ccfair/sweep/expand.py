@@ -23,6 +23,8 @@ from typing import Any
 
 from ccfair import __version__
 from ccfair.errors import ScenarioError
+from ccfair.resources import Estimate, Limits
+from ccfair.resources import check as check_resources
 from ccfair.scenario import Scenario
 from ccfair.sweep.identity import canonical_json, run_id, run_seed
 from ccfair.sweep.paths import parse_path, set_path
@@ -32,7 +34,8 @@ from ccfair.sweep.plan import Plan
 @dataclass(frozen=True)
 class PlannedRun:
     """One run of a plan. ``scenario`` is the user-level document with every default written out and
-    ``seed`` set; ``spec`` the native spec it resolves to. An invalid cell kept with ``skip_invalid`` has
+    ``seed`` set; ``spec`` the native spec it resolves to and ``estimate`` its predicted cost. An invalid
+    cell kept with ``skip_invalid`` (one that does not validate, or whose estimate exceeds the limits) has
     ``spec`` None and its validation message in ``invalid``."""
 
     index: int  # position in the plan's run order
@@ -45,6 +48,7 @@ class PlannedRun:
     scenario: dict[str, Any]
     spec: dict[str, Any] | None
     invalid: str | None = None
+    estimate: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class _Variant:
     doc: dict[str, Any]  # explicit user-level form, no seed
     spec: dict[str, Any] | None
     invalid: str | None = None
+    estimate: Estimate | None = None
 
 
 def describe(coordinates: tuple[tuple[str, Any], ...]) -> str:
@@ -104,13 +109,19 @@ def mirror_start_order(scenario: Scenario) -> Scenario | None:
     return dataclasses.replace(scenario, flows=tuple(groups))
 
 
-def _variant(scenario: Scenario) -> _Variant:
-    spec = scenario.resolve()
-    return _Variant(doc=scenario.with_seed(None).to_dict(explicit=True), spec=spec)
+def _variant(scenario: Scenario, limits: Limits | None) -> _Variant:
+    spec, estimate = scenario.resolve_estimated()
+    if limits is not None:
+        check_resources(estimate, limits)
+    return _Variant(doc=scenario.with_seed(None).to_dict(explicit=True), spec=spec, estimate=estimate)
 
 
 def _cell_variants(
-    plan: Plan, cell: int, coordinates: tuple[tuple[str, Any], ...], skip_invalid: bool
+    plan: Plan,
+    cell: int,
+    coordinates: tuple[tuple[str, Any], ...],
+    skip_invalid: bool,
+    limits: Limits | None,
 ) -> list[tuple[bool, _Variant]]:
     """[(flipped, variant)] of one cell: the original, then the mirror if the plan flips and one exists."""
     doc = copy.deepcopy(plan.base)
@@ -118,11 +129,11 @@ def _cell_variants(
         for path, value in coordinates:
             set_path(doc, parse_path(path, path), copy.deepcopy(value), path)
         scenario = Scenario.from_dict(doc)
-        variants = [(False, _variant(scenario))]
+        variants = [(False, _variant(scenario, limits))]
         if plan.flip_start_order:
             mirrored = mirror_start_order(scenario)
             if mirrored is not None:
-                variants.append((True, _variant(mirrored)))
+                variants.append((True, _variant(mirrored, limits)))
         return variants
     except ScenarioError as e:
         where = f"cell {cell}: {describe(coordinates)}"
@@ -132,15 +143,20 @@ def _cell_variants(
 
 
 def expand(
-    plan: Plan, *, skip_invalid: bool = False, progress: Callable[[float], None] | None = None
+    plan: Plan,
+    *,
+    skip_invalid: bool = False,
+    progress: Callable[[float], None] | None = None,
+    limits: Limits | None = None,
 ) -> list[PlannedRun]:
-    """Every run of the plan, each cell validated and resolved. An invalid cell raises a ScenarioError
-    whose field is the scenario field and whose message names the cell; with ``skip_invalid`` it becomes
-    one run per repetition with ``invalid`` set, to be recorded as failed."""
+    """Every run of the plan, each cell validated and resolved, and its estimate checked against
+    ``limits`` (none when None). An invalid cell raises a ScenarioError whose field is the scenario field
+    and whose message names the cell; with ``skip_invalid`` it becomes one run per repetition with
+    ``invalid`` set, to be recorded as failed."""
     all_cells = cells(plan)
     variants: list[list[tuple[bool, _Variant]]] = []
     for i, coordinates in enumerate(all_cells):
-        variants.append(_cell_variants(plan, i, coordinates, skip_invalid))
+        variants.append(_cell_variants(plan, i, coordinates, skip_invalid, limits))
         if progress is not None and i % 256 == 0:
             progress(i / len(all_cells))
     if plan.flip_start_order and not any(flipped for v in variants for flipped, _ in v):
@@ -166,6 +182,7 @@ def expand(
                         scenario={**v.doc, "seed": seed},
                         spec=v.spec,
                         invalid=v.invalid,
+                        estimate=v.estimate,
                     )
                 )
     if progress is not None:

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from ccfair import __version__
 from ccfair.errors import ScenarioError
+from ccfair.resources import Limits
 from ccfair.runner import run
 from ccfair.scenario import Scenario
 
@@ -30,12 +31,15 @@ BACKEND = "sim"
 
 @dataclass(frozen=True)
 class RunTask:
-    """What a worker needs: the run's identity, its scenario document (seed included) and its seed."""
+    """What a worker needs: the run's identity, its scenario document (seed included) and its seed, the
+    wall-time limit, and the limits of the run's estimated memory and events (None: the worker's own
+    machine's defaults)."""
 
     run_id: str
     scenario: dict[str, Any]
     seed: int
     time_limit_s: float | None = None
+    limits: Limits | None = None
 
 
 @dataclass
@@ -186,7 +190,12 @@ def run_task(task: RunTask, parent_pid: int | None = None) -> RunOutcome:
     try:
         # Validated again here: a worker whose ccfair lacks an algorithm or discipline rejects the cell.
         scenario = Scenario.from_dict(task.scenario)
-        result = run(scenario, seed=task.seed, progress=_Watchdog(task.time_limit_s, parent_pid))
+        result = run(
+            scenario,
+            seed=task.seed,
+            progress=_Watchdog(task.time_limit_s, parent_pid),
+            limits=task.limits,
+        )
         encode_t0 = time.monotonic()
         outcome = RunOutcome(
             run_id=task.run_id,

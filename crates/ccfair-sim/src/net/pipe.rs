@@ -18,7 +18,9 @@ impl<T> Pipe<T> {
     pub fn new(delay: Dur) -> Pipe<T> {
         Pipe {
             delay,
-            items: VecDeque::with_capacity(16),
+            // Grows to the flow's largest flight in its first round trips; nothing up front, as a run may
+            // have a million flows.
+            items: VecDeque::new(),
         }
     }
 
@@ -51,6 +53,11 @@ impl<T> Pipe<T> {
 
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// The items in the pipe, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().map(|(_, item)| item)
     }
 
     pub fn is_empty(&self) -> bool {

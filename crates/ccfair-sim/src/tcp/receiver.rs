@@ -129,6 +129,11 @@ impl Receiver {
         self.ofo.iter().map(|b| b.end - b.start).sum()
     }
 
+    /// Whether segment `seq` has arrived: delivered in order, or held out of order.
+    pub fn has(&self, seq: u32) -> bool {
+        seq < self.rcv_nxt || self.ofo.iter().any(|b| b.start <= seq && seq < b.end)
+    }
+
     /// Processes an arriving data segment; may produce an ACK. Returns what reached the application.
     pub fn on_segment(&mut self, now: Time, seg: &Segment, acks: &mut Vec<Ack>) -> Delivery {
         let mut delivery = Delivery::default();

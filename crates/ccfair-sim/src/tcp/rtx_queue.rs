@@ -50,10 +50,11 @@ pub struct RtxQueue {
 }
 
 impl RtxQueue {
-    pub fn new() -> RtxQueue {
+    /// A queue with room for `segments` entries before it grows (a sender's first flight: its initial window).
+    pub fn with_capacity(segments: usize) -> RtxQueue {
         RtxQueue {
             base: 0,
-            segs: VecDeque::with_capacity(64),
+            segs: VecDeque::with_capacity(segments),
             ts_head: NIL,
             ts_tail: NIL,
         }
@@ -208,7 +209,7 @@ mod tests {
 
     #[test]
     fn tsorted_list_follows_send_order() {
-        let mut q = RtxQueue::new();
+        let mut q = RtxQueue::with_capacity(4);
         q.reset_base(5);
         for seq in 5..10 {
             q.push_back(seq, Time::from_ns(seq as u64), TxSnapshot::default());

@@ -157,7 +157,7 @@ impl Sender {
             core,
             flow: cfg.flow,
             wire_len: cfg.mss + HEADER_BYTES,
-            q: RtxQueue::new(),
+            q: RtxQueue::with_capacity(cfg.initial_cwnd as usize),
             rtt: RttEstimator::new(),
             rack: Rack::default(),
             rate: RateState::default(),
