@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -220,6 +221,7 @@ KILL_IN_COMMIT = textwrap.dedent(
     writer.register_plan(plan, runs)
     for r in runs[:2]:
         writer.commit(plan.name, r, run_task(RunTask(r.run_id, r.scenario, r.seed)), "local")
+        writer._snapshot_interval_s = float("inf")  # the first commit published a snapshot, the next none
     insert = writer._insert_frame
 
     def insert_then_die(table, frame):
@@ -246,6 +248,12 @@ def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
     assert killed.returncode == -9, killed.stderr
     plan = plan_from_dict(plan_dict(repetitions=1), default_name="small")
     _, runs = plan_runs(plan)
+    # The killed writer left its last snapshot (one run old) and, say, a half-copied one; readers now
+    # open the catalog itself, which is free again, not the stale snapshot.
+    with duckdb.connect(str(root / layout.SNAPSHOT_FILE), read_only=True) as stale:
+        assert stale.execute("select run_id from runs").fetchall() == [(runs[0].run_id,)]
+    half_copied = root / f".{layout.SNAPSHOT_FILE}{layout.TMP_MARK}99999"
+    half_copied.write_bytes(b"DUCK")
     res = ccfair.load(root)
     assert sorted(res.runs["run_id"]) == sorted(r.run_id for r in runs[:2])
     assert len(res.flows) == 4 and len(res.classes) == 4
@@ -256,6 +264,7 @@ def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
     assert sorted(res.runs["run_id"]) == sorted(r.run_id for r in runs)
     assert len(res.flows) == 8
     assert len(list((root / layout.SERIES_DIR).glob("*/*"))) == 8
+    assert not (root / layout.SNAPSHOT_FILE).exists() and not half_copied.exists()
 
 
 def test_runs_finishing_together_share_a_commit_and_retries_replace_failures(tmp_path):

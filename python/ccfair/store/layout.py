@@ -17,7 +17,9 @@ it at the same time, not even to read. So a sweep publishes a snapshot: after a 
 ``catalog.snapshot.duckdb`` (a hidden temporary renamed into place), and removes it when it ends. A reader
 that finds the catalog held opens the snapshot instead: the runs committed up to a few seconds ago, each
 whole (their series files were written before their commit). Until the first snapshot exists a reader
-waits (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S`` seconds) for one, or for the catalog.
+waits (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S`` seconds) for one, or for the catalog. A reader
+opens the snapshot only while the catalog is held, so a snapshot a killed sweep left is never read; the next
+sweep removes it and any half-copied temporary.
 
 A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
 the catalog of one written before markers); see :data:`RESULTS_KIND`.
