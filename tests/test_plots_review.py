@@ -12,7 +12,18 @@ import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.plots import box, cdf, compare, compare_table, fness, heatmap, relgoodput, share, tput_delay
+from ccfair.plots import (
+    box,
+    cdf,
+    compare,
+    compare_table,
+    fness,
+    heatmap,
+    relgoodput,
+    share,
+    timeseries,
+    tput_delay,
+)
 from ccfair.plots.data import Sweep
 from ccfair.plots.style import CC_STYLES
 from conftest import run_cli
@@ -235,9 +246,19 @@ def test_figures_are_not_kept_by_pyplot(figs):  # noqa: F811
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    heatmap(figs, plan="figs")
-    relgoodput(figs, plan="figs")
-    tput_delay(figs, plan="figs")
+    run_id = _done(figs)["run_id"].iloc[0]
+    made = [
+        heatmap(figs, plan="figs"),
+        relgoodput(figs, plan="figs"),
+        share(figs, plan="figs", cc="cubic"),
+        fness(figs, plan="figs"),
+        tput_delay(figs, plan="figs"),
+        cdf(figs, plans=["figs"]),
+        box(figs),
+        compare(figs, figs, plan_a="figs", plan_b="figs"),
+        timeseries(figs.result(run_id)),
+    ]
+    assert all(isinstance(f, matplotlib.figure.Figure) and f.axes for f in made)
     assert plt.get_fignums() == []  # a notebook shows a returned figure once, not again from pyplot
 
 

@@ -6,6 +6,7 @@ plan with another build is refused unless allowed."""
 from __future__ import annotations
 
 import itertools
+from html.parser import HTMLParser
 
 import duckdb
 import numpy as np
@@ -103,10 +104,46 @@ def test_a_plan_as_an_xarray_grid(store):
         res.to_xarray("nope")
 
 
+def _html_tables(page: str) -> list[list[list[str]]]:
+    """The text of each table of ``page``, row by row."""
+
+    class Tables(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables: list[list[list[str]]] = []
+            self.in_cell = False
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "tr":
+                self.tables[-1].append([])
+            elif tag in ("td", "th"):
+                self.tables[-1][-1].append("")
+                self.in_cell = True
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("td", "th"):
+                self.in_cell = False
+
+        def handle_data(self, data: str) -> None:
+            if self.in_cell:
+                self.tables[-1][-1][-1] += data
+
+    parser = Tables()
+    parser.feed(page)
+    return parser.tables
+
+
 def test_results_and_runs_show_as_escaped_html(store):
     res = ccfair.load(store)
     page = res._repr_html_()
-    assert "<table" in page and "grid" in page and "link_buffer" in page
+    tables = _html_tables(page)
+    assert tables[0] == [["plan", "runs", "done", "failed", "not run"], ["grid", "12", "12", "0", "0"]]
+    runs = tables[1]
+    assert runs[0][:6] == ["run_id", "plan", "cell", "repetition", "link_buffer", "link_rate"]
+    assert len(runs) == 1 + 12 and {r[4] for r in runs[1:]} == set(BUFFERS)
+    assert "runs from" not in page  # one build made every run
     result = res.result(res.runs["run_id"].iloc[0])
     html = result._repr_html_()
     assert "&lt;b&gt;reno&lt;/b&gt; &amp; co" in html and "<b>reno</b>" not in html
