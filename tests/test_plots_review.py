@@ -10,6 +10,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import ccfair
 from ccfair.plots import (
@@ -168,6 +169,29 @@ def test_categories_keep_the_plans_order():
     sweep = Sweep(runs, None, None, ("link.aqm", "link.rate"), definition=definition)
     fig = heatmap(sweep, x="link.aqm", y="link.rate")
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["fq_codel", "fifo", "codel"]
+
+
+def test_intervals_of_counts_stop_at_zero():
+    """Drops in six runs per cell, one of them a burst: the t interval reaches below zero, the one shown
+    stops at 0 (in the figures' tables, the heatmap's cells and the report)."""
+    cells = [(rate, buffer) for rate in ("10Mbps", "20Mbps") for buffer in ("1bdp", "2bdp")]
+    runs = pd.DataFrame(
+        [
+            {"run_id": f"{rate}-{buffer}-{k}", "link_rate": rate, "link_buffer": buffer, "drops": drops}
+            for rate, buffer in cells
+            for k, drops in enumerate([0, 0, 0, 0, 0, 60])
+        ]
+    ).assign(status="done", flow_count=2)
+    sweep = Sweep(runs, None, None, ("link.rate", "link.buffer"))
+    t_low = 10.0 - stats.t.ppf(0.975, 5) * np.std([0, 0, 0, 0, 0, 60], ddof=1) / np.sqrt(6)
+    assert t_low < -10
+    table = compare_table(sweep, sweep, "drops")
+    assert (table["n_a"] == 6).all() and table["mean_a"].to_numpy() == pytest.approx(10.0)
+    assert (table["low_a"] == 0.0).all()
+    fig = heatmap(sweep, metric="drops", x="link.buffer", y="link.rate")
+    texts = [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "cell"]
+    high = 10.0 + (10.0 - t_low)
+    assert texts == [f"10\n0 to {high:.0f}"] * 4  # 10 with its interval clipped at 0, not from -16
 
 
 def test_tput_delay_points_are_the_run_means(figs):  # noqa: F811

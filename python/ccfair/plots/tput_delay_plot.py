@@ -80,7 +80,7 @@ def _draw_points(ax: Axes, frame: pd.DataFrame, by: str) -> list[str]:
         for group, color in zip(members, shades(style.color, len(members)), strict=True):
             rows = per_run[per_run["group"] == group]
             tput = summarize(rows["goodput_mbps"].to_numpy(), (0.0, np.inf))
-            delay = summarize(rows["delay_ms"].to_numpy())
+            delay = summarize(rows["delay_ms"].to_numpy(), (0.0, np.inf))
             kinds += [tput.kind, delay.kind]
             bars = ax.errorbar(
                 [delay.mean],
