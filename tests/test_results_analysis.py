@@ -6,6 +6,7 @@ plan with another build is refused unless allowed."""
 from __future__ import annotations
 
 import itertools
+import subprocess
 from html.parser import HTMLParser
 
 import duckdb
@@ -180,3 +181,49 @@ def test_each_run_records_the_build_and_another_build_must_be_allowed(store):
     assert (
         "2 different builds" in warning and "12 runs by ccfair" in warning and "4 runs by ccfair" in warning
     )
+
+
+def test_the_git_revision_follows_the_sources_only(tmp_path):
+    """A checkout's revision is its commit, marked dirty by changes to the package or the crates (each set of
+    changes its own digest), not by docs; a package git does not track has no revision."""
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(
+            ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return proc.stdout.strip()
+
+    package = tmp_path / "python" / "ccfair"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("x = 1\n")
+    (tmp_path / "crates").mkdir()
+    (tmp_path / "crates" / "lib.rs").write_text("fn f() {}\n")
+    (tmp_path / "README.md").write_text("docs\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "c")
+    commit = git("rev-parse", "HEAD")
+
+    def revision() -> str | None:
+        git_revision.cache_clear()
+        return git_revision(package)
+
+    assert revision() == commit
+    (tmp_path / "README.md").write_text("more docs\n")
+    assert revision() == commit
+    (tmp_path / "crates" / "lib.rs").write_text("fn g() {}\n")
+    crates = revision()
+    assert crates is not None and crates.startswith(commit + "+dirty.")
+    git("checkout", "-q", "--", "crates")
+    (package / "__init__.py").write_text("x = 2\n")
+    changed = revision()
+    assert changed is not None and changed.startswith(commit + "+dirty.") and changed != crates
+    other = tmp_path / "vendor" / "ccfair"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("x = 1\n")
+    git_revision.cache_clear()
+    assert git_revision(other) is None
+    git_revision.cache_clear()

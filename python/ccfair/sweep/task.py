@@ -70,29 +70,35 @@ class Orphaned(BaseException):
 BUILD_HEX_CHARS = 16
 
 
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the ccfair package: python/ccfair in a checkout
+
+
 @functools.cache
-def git_revision() -> str | None:
-    """The git commit of the ccfair sources; with local changes to tracked files ``+dirty.`` and 8 hex
-    digits of SHA-256 over the diff, so two different sets of changes are told apart. None outside a
-    checkout."""
-    where = str(Path(__file__).resolve().parent)
-    try:
-        head = subprocess.run(
-            ["git", "-C", where, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+def git_revision(package: Path = PACKAGE_DIR) -> str | None:
+    """The git commit of the checkout the ccfair ``package`` belongs to; with local changes to the sources
+    (the package, and the Rust crates beside it) ``+dirty.`` and 8 hex digits of SHA-256 over their diff,
+    so two different sets of changes are told apart while an edit to the docs or tests is not a new build.
+    None outside a checkout, and when git does not track the package (an installed copy that happens to
+    sit inside some other project's tree)."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            ["git", "-C", str(package), *args], capture_output=True, timeout=60, check=False
         )
+
+    try:
+        if git("ls-files", "--error-unmatch", "--", "__init__.py").returncode != 0:
+            return None
+        head = git("rev-parse", "HEAD")
         if head.returncode != 0:
             return None
-        diff = subprocess.run(
-            ["git", "-C", where, "diff", "HEAD", "--no-ext-diff", "--no-color"],
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        diff = git("diff", "HEAD", "--no-ext-diff", "--no-color", "--", ".", ":/crates")
     except (OSError, subprocess.SubprocessError):
         return None
+    commit = head.stdout.decode().strip()
     if diff.returncode != 0 or not diff.stdout:
-        return head.stdout.strip()
-    return head.stdout.strip() + "+dirty." + hashlib.sha256(diff.stdout).hexdigest()[:8]
+        return commit
+    return commit + "+dirty." + hashlib.sha256(diff.stdout).hexdigest()[:8]
 
 
 @functools.cache
