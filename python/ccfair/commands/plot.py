@@ -120,6 +120,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description="Aligns the cells of two results directories (or two plans of one) by the values of the "
         "axes both vary, and shows a run metric of each side per cell: a table on stdout (mean with its "
         "interval, and the difference B - A) and a figure with both.",
+        epilog=examples(
+            "ccfair compare-results before/ after/ -o before-after.png",
+            "ccfair compare-results results/ results/ --plan fifo --plan-b codel --metric utilization",
+        ),
     )
     p.add_argument("a", metavar="A", help="a results directory")
     p.add_argument("b", metavar="B", help="another results directory (or A again with --plan-b)")
