@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ class RunResult:
     - ``queue``: one row per interval for the bottleneck queue, native columns
     - ``summary``: run-level metrics, plain JSON types
     - ``scenario``: the scenario run, with ``seed`` set to the seed used
+    - ``name``: what the run is, for titles (its scenario file, saved directory, or plan and cell), if known
+
+    In Jupyter a result shows as HTML: the summary and its flows and classes tables.
     """
 
     scenario: Scenario
@@ -67,6 +70,12 @@ class RunResult:
     classes: pd.DataFrame
     timeseries: pd.DataFrame
     queue: pd.DataFrame
+    name: str | None = field(default=None, compare=False)
+
+    def _repr_html_(self) -> str:
+        from ccfair.notebook import run_html
+
+        return run_html(self)
 
     @classmethod
     def from_native(cls, output: Mapping[str, Any], scenario: Scenario, seed: int) -> RunResult:
@@ -127,7 +136,13 @@ class RunResult:
         document = json.loads((d / SUMMARY_FILE).read_text())
         frames = {name: pd.read_parquet(d / file_name) for name, file_name in TABLE_FILES.items()}
         seed = int(document["scenario"]["seed"])
-        return cls(scenario=scenario.with_seed(seed), seed=seed, summary=document["summary"], **frames)
+        return cls(
+            scenario=scenario.with_seed(seed),
+            seed=seed,
+            summary=document["summary"],
+            **frames,
+            name=d.resolve().name,
+        )
 
 
 def load_run(directory: str | Path) -> RunResult:
