@@ -146,7 +146,7 @@ def read_series(root: Path, table: str, run_id: str, size: int | None, sha256: s
 def parquet_table(data: bytes, name: str) -> pa.Table:
     """A series file's table; a SeriesDamage if Parquet cannot read it."""
     try:
-        return pq.read_table(pa.BufferReader(data))
+        return pq.read_table(pa.BufferReader(data), use_threads=False)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise SeriesDamage(f"{name} is not readable Parquet ({layout.first_line(e)})") from None
 

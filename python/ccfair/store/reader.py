@@ -319,7 +319,7 @@ class Results:
         try:
             data = integrity.read_series(self.directory, table, run_id, size, sha256)
             try:
-                return pd.read_parquet(io.BytesIO(data))
+                return pd.read_parquet(io.BytesIO(data), use_threads=False)
             except (pa.ArrowException, OSError, ValueError) as e:
                 name = layout.series_name(layout.series_path(self.directory, table, run_id))
                 problem = f"{name} is not readable Parquet ({layout.first_line(e)})"
