@@ -1,5 +1,7 @@
-"""Grid axes as figures read them (numbers with a unit, log scale when geometric, categories otherwise) and
-the statistics drawn (mean with a Student-t 95 % interval, kernel density)."""
+"""Grid axes as figures read them (numbers with a unit, log scale when geometric, categories in the plan's
+order otherwise) and the statistics drawn (:mod:`ccfair.plots.stats`: the runs and their range for few
+runs, a Student-t 95 % interval for more, clipped to a quantity's bounds; kernel densities, bounded for
+fness)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 
 from ccfair.plots.axes import is_geometric, make_axis
 from ccfair.plots.labels import path_label
-from ccfair.plots.stats import aggregate, gaussian_kde, mean_ci, t_quantile_975
+from ccfair.plots.stats import SMALL_N, aggregate, bounded_kde, gaussian_kde, summarize, t_quantile
 
 
 def test_buffers_in_bdp_are_numbers_in_bdp_on_a_log_scale():
@@ -44,6 +46,14 @@ def test_mixed_units_and_names_are_categories():
     assert aqms.values == ("fifo", "fq_codel", "pie") and not aqms.log and aqms.unit == ""
 
 
+def test_categories_keep_the_plans_order():
+    order = ["pie", "fq_codel", "codel", "fifo"]
+    aqms = make_axis("link.aqm", ["fifo", "pie", "fq_codel", "fifo"], order=order)
+    assert aqms.values == ("pie", "fq_codel", "fifo") and aqms.positions == (0.0, 1.0, 2.0)
+    extra = make_axis("link.aqm", ["red", "fifo"], order=["fifo"])  # a value the plan lacks comes after
+    assert extra.values == ("fifo", "red")
+
+
 @pytest.mark.parametrize(
     ("values", "geometric"),
     [
@@ -63,14 +73,40 @@ def test_path_labels_name_the_parameter():
     assert path_label("flows[1].cc_params.beta") == "flows[1].cc_params.beta"
 
 
-def test_mean_and_confidence_interval():
-    m = mean_ci([1.0, 2.0, 3.0, float("nan")])
-    assert m.n == 3 and m.mean == pytest.approx(2.0)
-    assert m.ci95 == pytest.approx(4.303 * 1.0 / math.sqrt(3))
-    one = mean_ci([5.0])
-    assert one.mean == 5.0 and math.isnan(one.ci95)
-    assert mean_ci([]).n == 0
-    assert t_quantile_975(1) == pytest.approx(12.706) and t_quantile_975(100) == pytest.approx(1.96)
+def test_t_quantiles_come_from_scipy_for_any_degrees_of_freedom():
+    assert t_quantile(1) == pytest.approx(12.706, abs=1e-3)
+    assert t_quantile(4) == pytest.approx(2.776, abs=1e-3)
+    assert t_quantile(40) == pytest.approx(2.021, abs=1e-3)  # not the normal 1.96 past a table's end
+    with pytest.raises(ValueError):
+        t_quantile(0)
+
+
+def test_few_runs_are_their_range_not_a_t_interval():
+    s = summarize([0.5, 0.9, float("nan")])
+    assert (s.n, s.kind, s.mean, s.low, s.high) == (2, "range", pytest.approx(0.7), 0.5, 0.9)
+    assert s.small and s.text(3) == "0.700 (2 runs: 0.500 to 0.900)"
+    one = summarize([5.0])
+    assert (one.kind, one.low, one.high, one.text(1)) == ("single", 5.0, 5.0, "5.0")
+    assert summarize([]).kind == "none" and summarize([]).text() == "-"
+
+
+def test_identical_runs_say_so_instead_of_a_rounding_error():
+    s = summarize([0.1 + 0.2, 0.3, 0.3])  # differ in the last bit
+    assert s.kind == "identical" and s.low == s.high == s.mean
+    assert s.text(3) == "0.300 ±0 (3 identical runs)" and s.short_text() == "0.3\n±0"
+
+
+def test_more_runs_get_a_t_interval_clipped_to_the_bounds():
+    values = np.array([0.2, 0.4, 0.5, 0.6, 0.7, 0.9])
+    s = summarize(values, (0.0, 1.0))
+    half = t_quantile(5) * values.std(ddof=1) / math.sqrt(6)
+    assert len(values) > SMALL_N and s.kind == "ci95"
+    assert s.low == pytest.approx(0.55 - half) and s.high == pytest.approx(0.55 + half)
+    assert s.ci95 == pytest.approx(half)
+    assert s.text(3) == f"0.550 ± {half:.3f}" and not s.clipped
+    near_one = summarize([1.0, 1.0, 0.99, 0.9, 1.0, 0.95, 1.0], (0.0, 1.0))
+    assert near_one.high == 1.0 and near_one.mean + near_one.ci95 > 1.0 and near_one.clipped
+    assert near_one.text(3).endswith("to 1.000)") and "95 % CI" in near_one.text(3)
 
 
 def test_aggregate_groups():
@@ -79,6 +115,7 @@ def test_aggregate_groups():
     frame = pd.DataFrame({"x": ["a", "a", "b"], "v": [1.0, 3.0, 5.0]})
     out = aggregate(frame, ["x"], "v").set_index("x")
     assert out.loc["a", "mean"] == 2.0 and out.loc["a", "n"] == 2 and out.loc["b", "n"] == 1
+    assert out.loc["a", "kind"] == "range" and list(out.loc["a", "values"]) == [1.0, 3.0]
 
 
 def test_kernel_density_integrates_to_one_and_needs_spread():
@@ -88,3 +125,15 @@ def test_kernel_density_integrates_to_one_and_needs_spread():
     assert np.trapezoid(density, grid) == pytest.approx(1.0, abs=1e-3)
     assert grid[np.argmax(density)] == pytest.approx(0.05, abs=0.2)
     assert gaussian_kde([0.3, 0.3], grid) is None and gaussian_kde([0.1], grid) is None
+
+
+def test_fness_density_stays_in_its_bounds():
+    grid = np.linspace(-1.0, 1.0, 4001)
+    values = [0.85, 0.9, 0.95, 0.97, 1.0, 1.0]  # piled up at the bound
+    bounded = bounded_kde(values, grid, -1.0, 1.0)
+    plain = gaussian_kde(values, grid)
+    assert bounded is not None and plain is not None
+    assert np.trapezoid(bounded, grid) == pytest.approx(1.0, abs=2e-3)  # all the mass inside [-1, 1]
+    assert np.trapezoid(plain, grid) < 0.8  # an unbounded density leaks past +1
+    assert bounded[-1] >= bounded[-200]  # no dip at the bound where the values are
+    assert bounded_kde([1.0, 1.0], grid, -1.0, 1.0) is None

@@ -50,11 +50,11 @@ def test_directory_that_is_neither_a_run_nor_results(tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
-@pytest.mark.parametrize("kind", ["heatmap", "relgoodput", "fness", "share"])
+@pytest.mark.parametrize("kind", ["heatmap", "relgoodput", "fness", "share", "cdf", "box"])
 def test_sweep_figures_need_a_results_directory(run_dir, tmp_path, kind):
     line = _fails(tmp_path, "plot", str(run_dir), "--kind", kind, "-o", str(tmp_path / "a.png"))
     assert line.startswith(f"error: --kind: {kind} needs a results directory")
-    assert line.endswith("which makes: timeseries")
+    assert line.endswith("which makes: timeseries, tput-delay")
 
 
 def test_unknown_figure_format(run_dir, tmp_path):

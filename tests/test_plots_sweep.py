@@ -121,12 +121,13 @@ def test_heatmap_from_a_runs_dataframe_matches(figs):
 
 
 def test_relgoodput_lines_hold_the_class_means_on_a_log_buffer_axis(figs):
-    fig = relgoodput(figs, x="link.buffer", facet="flows[1].cc", plan="figs")
+    fig = relgoodput(figs, x="link.buffer", facet="flows[1].cc", plan="figs", average=["link.rate"])
+    assert "mean over link.rate (2 values)" in fig._suptitle.get_text()
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert [ax.get_title() for ax in panels] == ["flows[1].cc = cubic", "flows[1].cc = reno"]
     assert panels[0].get_xscale() == "log"
     assert panels[0].get_xlabel() == "link.buffer: buffer (BDP)"
-    classes = figs.classes.merge(_done(figs)[["run_id", "link_buffer", "flows1_cc"]], on="run_id")
+    classes = figs.classes[figs.classes["plan"] == "figs"]  # the classes carry their run's coordinates
     lines = {
         line.get_gid(): line for line in panels[0].get_lines() if (line.get_gid() or "").startswith("relg")
     }
@@ -144,12 +145,12 @@ def test_relgoodput_lines_hold_the_class_means_on_a_log_buffer_axis(figs):
 
 
 def test_share_of_one_cca_and_its_equal_share(figs):
-    fig = share(figs, x="link.rate", cc="cubic", plan="figs")
+    fig = share(figs, x="link.rate", cc="cubic", plan="figs", average=["link.buffer", "flows[1].cc"])
     ax = fig.axes[0]
     line = next(x for x in ax.get_lines() if x.get_gid() == "share:cubic")
     fair = next(x for x in ax.get_lines() if x.get_gid() == "fair:cubic")
     done = _done(figs)
-    cubic = figs.classes[figs.classes["cc"] == "cubic"].merge(done[["run_id", "link_rate"]], on="run_id")
+    cubic = figs.classes[(figs.classes["cc"] == "cubic") & figs.classes["run_id"].isin(done["run_id"])]
     expected = cubic.groupby("link_rate")["share"].mean().loc[["10Mbps", "20Mbps"]]
     np.testing.assert_allclose(line.get_xdata(), [10.0, 20.0])
     np.testing.assert_allclose(line.get_ydata(), expected.to_numpy())
@@ -158,7 +159,7 @@ def test_share_of_one_cca_and_its_equal_share(figs):
 
 
 def test_fness_has_one_point_per_two_flow_run_per_pair_and_start_order(figs):
-    fig = fness(figs, plan="figs")
+    fig = fness(figs, plan="figs", average=["link.buffer", "link.rate", "flows[1].cc"])
     done = _done(figs)
     points = {c.get_gid(): c.get_offsets()[:, 0] for ax in fig.axes for c in ax.collections if c.get_gid()}
     assert sum(len(v) for v in points.values()) == len(done) == 48
@@ -192,7 +193,7 @@ def test_cli_heatmap_svg_writes_each_cell_value(results_dir, tmp_path):
     out = tmp_path / "hm.svg"
     proc = run_cli(
         "plot", str(results_dir), "--plan", "figs", "--kind", "heatmap", "--metric", "utilization",
-        "--x", "link.buffer", "--y", "link.rate", "-o", str(out),
+        "--x", "link.buffer", "--y", "link.rate", "--average", "flows[1].cc", "-o", str(out),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     svg = out.read_text()
@@ -266,7 +267,7 @@ def test_cca_axes_carry_the_registry_colours(figs):
 
     from ccfair.plots.style import cc_style
 
-    fig = relgoodput(figs, x="link.rate", facet="flows[1].cc", plan="figs")
+    fig = relgoodput(figs, x="link.rate", facet="flows[1].cc", plan="figs", average="link.buffer")
     titled = [ax for ax in fig.axes if ax.get_title()]
     assert [to_hex(ax.title.get_color()) for ax in titled] == [
         cc_style("cubic").color.lower(),

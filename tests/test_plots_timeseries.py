@@ -192,3 +192,35 @@ def test_labels_are_drawn_as_text_not_math(tmp_path):
         proc = run_cli(*args, "--quiet")
         assert proc.returncode == 0, proc.stderr
     assert LATEX_LIKE in (tmp_path / "r.html").read_text()
+
+
+def test_the_title_names_the_run(result, run_dir, tmp_path):
+    assert timeseries(ccfair.load_run(run_dir))._suptitle.get_text().startswith("run: time series")
+    path = tmp_path / "two-cubics.toml"
+    path.write_text(
+        'duration = "1s"\n[link]\nrate = "10Mbps"\nbuffer = "1bdp"\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n'
+    )
+    assert timeseries(ccfair.run(path))._suptitle.get_text().startswith("two-cubics.toml: time series")
+    assert timeseries(result, title="cell 3")._suptitle.get_text().startswith("cell 3: time series")
+
+
+def test_flows_of_one_cca_differ_in_shade_and_line_style(result):
+    fig = timeseries(result)
+    cubic = [_lines(fig, "goodput:")[f"goodput:{i}"] for i in (0, 1)]
+    assert cubic[0].get_color() != cubic[1].get_color()
+    assert cubic[0].get_linestyle() != cubic[1].get_linestyle()
+
+
+def test_queue_percentiles_are_neutral_and_marks_appear_only_where_there_are_some(result):
+    fig = timeseries(result)
+    registry = {s.color.lower() for s in CC_STYLES.values()}
+    sojourn = _lines(fig, "sojourn_")
+    assert sorted(sojourn) == ["sojourn_p50", "sojourn_p99"]
+    assert not {matplotlib.colors.to_hex(line.get_color()) for line in sojourn.values()} & registry
+    labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert result.queue["marks"].sum() == 0 and "CE marks" not in labels and "drops" in labels
+    marked = ccfair.run(Path(__file__).resolve().parents[1] / "scenarios" / "aqm-step-dctcp.toml")
+    assert marked.queue["marks"].sum() > 0
+    fig = timeseries(marked)
+    labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "CE marks" in labels

@@ -85,6 +85,9 @@ def test_the_readme_lists_what_it_should():
         "relgoodput",
         "fness",
         "share",
+        "tput-delay",
+        "cdf",
+        "box",
     }
     assert any("doctor" in line for line, _ in skipped)
 
@@ -116,7 +119,8 @@ def test_every_readme_command_runs_on_what_ships(tmp_path):
     # What the commands were meant to leave behind.
     for produced in ("my-study/scenario.toml", "runs/my/summary.json", "result.json", "report.html"):
         assert (tmp_path / produced).is_file(), produced
-    for figure in ("timeseries.png", "heatmap-jain_index.png", "relgoodput.png", "fness.png", "share.png"):
+    figures = ("timeseries.png", "heatmap-jain_index.png", "relgoodput.png", "fness.png", "share.png")
+    for figure in (*figures, "tput-delay.png", "cdf.png", "box.png"):
         assert (tmp_path / figure).stat().st_size > 10_000, figure
 
 

@@ -120,8 +120,9 @@ def test_the_page_is_self_contained(report):
     out, _ = report
     page = out.read_text()
     assert page.count('src="data:image/png;base64,') == 1
-    for outside in ("http://", "https://", "<script", "<link"):
+    for outside in ("http://", "https://", "<script src", "<link", "fetch(", "XMLHttpRequest", "import("):
         assert outside not in page.replace("http://www.w3.org", "")
+    assert page.count("<script>") == 1  # the inline table sorter, nothing loaded
 
 
 def test_report_opens_in_chromium_with_its_figure_and_tables(report):
@@ -153,6 +154,8 @@ FIGS_FIGURES = [
     "share-1-figs",
     "relgoodput-2-figs",
     "share-2-figs",
+    "tput-delay-figs",
+    "box-jain_index-figs",
     "fness-figs",
     "timeseries-figs",
 ]
@@ -167,10 +170,12 @@ def sweep_report(results_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
-def test_sweep_report_opens_in_chromium_with_every_figure_and_table(sweep_report, figs):  # noqa: F811
+def test_sweep_report_opens_in_chromium_with_every_figure_and_table(sweep_report, figs, results_dir):  # noqa: F811
     with open_page(sweep_report) as opened:
         shown = images(opened.page)
         assert [i["id"] for i in shown] == [
+            "tput-delay-broken",
+            "box-jain_index-broken",
             "fness-broken",
             "timeseries-broken",
             *FIGS_FIGURES,
@@ -186,8 +191,15 @@ def test_sweep_report_opens_in_chromium_with_every_figure_and_table(sweep_report
         jain = headers.index("jain")
         runs = figs.runs[figs.runs["plan"] == "figs"]
         first = runs[runs["cell"] == 0]["jain_index"]
-        assert cells[0][jain].split(" ± ")[0] == f"{first.mean():.3f}"
-        assert table_rows(opened.page, "failed-figs") == []
+        assert cells[0][jain].split(" ")[0] == f"{first.mean():.3f}"
+        # Four runs per cell: their range, or "±0" when all four agree, never a t interval.
+        assert all((" runs: " in r[jain] or "identical runs" in r[jain]) for r in cells), cells
+        shares = [h for h in headers if h.startswith("share ")]
+        assert shares == ["share cubic", "share reno"]
+        # Nothing failed in this plan: no failed-runs section at all.
+        assert opened.page.evaluate("document.getElementById('failures-figs')") is None
+        title = opened.page.title()
+        assert title == f"ccfair results: {results_dir.name}"
         broken = table_rows(opened.page, "cells-broken")
         assert [(r[0], r[2], r[3]) for r in broken] == [("0", "1", "0"), ("1", "0", "1")]
         (failed,) = table_rows(opened.page, "failed-broken")
@@ -210,5 +222,38 @@ def test_report_progress_reaches_the_end(results_dir):  # noqa: F811
 
     seen: list[float] = []
     page = build_report(ccfair.load(results_dir), "results", "broken", seen.append)
-    assert seen == [0.5, 1.0]  # two figures: fness and the example time series
-    assert page.count("data:image/png;base64,") == 2
+    assert seen == [0.25, 0.5, 0.75, 1.0]  # goodput against delay, box, fness, the example time series
+    assert page.count("data:image/png;base64,") == 4
+
+
+def _first_number(text: str) -> float:
+    return float(text.split(" ")[0])
+
+
+def test_clicking_a_column_header_sorts_the_table(sweep_report):
+    with open_page(sweep_report) as opened:
+        page = opened.page
+        headers = page.evaluate(
+            "Array.from(document.querySelectorAll('#cells-figs th')).map(h => h.textContent)"
+        )
+        jain = headers.index("jain")
+        before = table_rows(page, "cells-figs")
+        assert [r[0] for r in before] == [str(i) for i in range(12)]  # plan order to start with
+        header = page.locator("#cells-figs th").nth(jain)
+        header.click()
+        rows = table_rows(page, "cells-figs")
+        values = [_first_number(r[jain]) for r in rows]
+        assert values == sorted(values) and values != [_first_number(r[jain]) for r in before]
+        assert header.get_attribute("aria-sort") == "ascending"
+        header.click()
+        values = [_first_number(r[jain]) for r in table_rows(page, "cells-figs")]
+        assert values == sorted(values, reverse=True)
+        assert header.get_attribute("aria-sort") == "descending"
+        # A text column sorts as text, numbers within it by value ("0.5bdp" < "1bdp" < "2bdp").
+        page.locator("#cells-figs th").nth(headers.index("link.buffer")).click()
+        buffers = [r[headers.index("link.buffer")] for r in table_rows(page, "cells-figs")]
+        assert buffers == sorted(buffers, key=lambda b: float(b.removesuffix("bdp")))
+        # Sorting moves rows whole: each row still has its own cell's coordinates.
+        assert sorted(map(tuple, table_rows(page, "cells-figs"))) == sorted(map(tuple, before))
+        assert opened.console_errors == [] and opened.page_errors == []
+        screenshot(page, "report-sorted.png")

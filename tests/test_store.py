@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -220,6 +221,7 @@ KILL_IN_COMMIT = textwrap.dedent(
     writer.register_plan(plan, runs)
     for r in runs[:2]:
         writer.commit(plan.name, r, run_task(RunTask(r.run_id, r.scenario, r.seed)), "local")
+        writer._snapshot_interval_s = float("inf")  # the first commit published a snapshot, the next none
     insert = writer._insert_frame
 
     def insert_then_die(table, frame):
@@ -246,6 +248,12 @@ def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
     assert killed.returncode == -9, killed.stderr
     plan = plan_from_dict(plan_dict(repetitions=1), default_name="small")
     _, runs = plan_runs(plan)
+    # The killed writer left its last snapshot (one run old) and, say, a half-copied one; readers now
+    # open the catalog itself, which is free again, not the stale snapshot.
+    with duckdb.connect(str(root / layout.SNAPSHOT_FILE), read_only=True) as stale:
+        assert stale.execute("select run_id from runs").fetchall() == [(runs[0].run_id,)]
+    half_copied = root / f".{layout.SNAPSHOT_FILE}{layout.TMP_MARK}99999"
+    half_copied.write_bytes(b"DUCK")
     res = ccfair.load(root)
     assert sorted(res.runs["run_id"]) == sorted(r.run_id for r in runs[:2])
     assert len(res.flows) == 4 and len(res.classes) == 4
@@ -256,6 +264,7 @@ def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
     assert sorted(res.runs["run_id"]) == sorted(r.run_id for r in runs)
     assert len(res.flows) == 8
     assert len(list((root / layout.SERIES_DIR).glob("*/*"))) == 8
+    assert not (root / layout.SNAPSHOT_FILE).exists() and not half_copied.exists()
 
 
 def test_runs_finishing_together_share_a_commit_and_retries_replace_failures(tmp_path):
@@ -314,13 +323,20 @@ HOLD_WRITER = textwrap.dedent(
     writer = StoreWriter(sys.argv[1])
     writer.update_status({"plan": "p", "runs": 10, "done": 3, "failed": 1, "to_run": 6}, force=True)
     print("ready", flush=True)
-    sys.stdin.read()
+    if sys.stdin.readline() == "snapshot\\n":
+        writer.snapshot()
+        print("published", flush=True)
+        sys.stdin.read()
     writer.close()
     """
 )
 
 
-def test_a_store_held_by_a_sweep(tmp_path):
+def test_a_store_held_by_a_sweep(tmp_path, monkeypatch):
+    """While the writer holds the catalog and has published no snapshot, a reader waits (here at most 1 s)
+    and then says a sweep is writing; once it publishes one (as a sweep does every few seconds) readers
+    read the snapshot, and a second sweep is still kept out. The snapshot goes when the writer does."""
+    monkeypatch.setenv("CCFAIR_STORE_WAIT_S", "1")
     root = tmp_path / "results"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_WRITER, str(root)],
@@ -336,12 +352,22 @@ def test_a_store_held_by_a_sweep(tmp_path):
         assert (running["pid"], running["done"], running["to_run"]) == (holder.pid, 3, 6)
         query = run_cli("query", str(root), "select 1")
         assert query.returncode == 2 and "a sweep is writing to this store" in query.stderr
+        assert "has published no snapshot of it yet" in query.stderr
+        holder.stdin.write("snapshot\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline() == "published\n"
+        query = run_cli("query", str(root), "select count(*) AS n from runs", "--json")
+        assert query.returncode == 0, query.stderr
+        assert json.loads(query.stdout) == [{"n": 0}]
+        status = json.loads(run_cli("status", str(root), "--json").stdout)
+        assert status["running"]["pid"] == holder.pid and status["plans"] == []
         plan = write_plan(tmp_path / "p.toml")
         sweep = run_cli("sweep", str(plan), "--out", str(root), "--quiet")
         assert sweep.returncode == 2 and f"error: {root}: is in use by another process" in sweep.stderr
     finally:
         holder.communicate("", timeout=30)
     assert not (root / layout.STATUS_FILE).exists()
+    assert not (root / layout.SNAPSHOT_FILE).exists()
 
 
 def test_reading_something_that_is_not_a_results_directory(tmp_path):

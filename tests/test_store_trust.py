@@ -221,7 +221,11 @@ def test_run_ids_are_checked_before_they_become_paths(store, bad):
     for read in (results.timeseries, results.queue, results.result):
         with pytest.raises(ScenarioError) as err:
             read(bad)
-        assert err.value.field == "run_id" and "32 lowercase hex characters" in err.value.message
+        assert err.value.field == "run_id"
+        if bad == "a" * 31:  # a well-formed start of a run id that no done run has
+            assert err.value.message.startswith(f"no done run with id {bad!r}")
+        else:
+            assert "32 lowercase hex characters" in err.value.message
     with pytest.raises(ScenarioError):
         layout.series_path(store, "timeseries", bad)
 
@@ -392,8 +396,10 @@ def test_a_version_1_catalog_is_read_verified_and_upgraded(store):
 
 
 def truncate_half(path):
+    # DuckDB reads only the blocks a statement needs, and a catalog written in several sessions keeps
+    # free blocks at its end: cut to a third, into the blocks of the tables themselves.
     with open(path, "r+b") as f:
-        f.truncate(path.stat().st_size // 2)
+        f.truncate(path.stat().st_size // 3)
 
 
 @pytest.mark.parametrize(

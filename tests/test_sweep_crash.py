@@ -98,5 +98,5 @@ def test_sigkill_mid_sweep_keeps_done_runs_and_resume_runs_each_once(tmp_path):
     assert all(done.set_index("run_id").loc[r, "committed_at"] == t for r, t in committed.items())
     files = list((out / layout.SERIES_DIR).glob("*/*"))
     assert len(files) == 2 * len(expected) and not any(layout.TMP_MARK in f.name for f in files)
-    assert not (out / layout.STATUS_FILE).exists()
+    assert not (out / layout.STATUS_FILE).exists() and not (out / layout.SNAPSHOT_FILE).exists()
     assert os.path.exists(out / layout.CATALOG_FILE)

@@ -71,6 +71,9 @@ class RunResult:
     - ``queue``: one row per interval for the bottleneck queue, native columns
     - ``summary``: run-level metrics, plain JSON types
     - ``scenario``: the scenario run, with ``seed`` set to the seed used
+    - ``name``: what the run is, for titles (its scenario file, saved directory, or plan and cell), if known
+
+    In Jupyter a result shows as HTML: the summary and its flows and classes tables.
     """
 
     def __init__(
@@ -82,18 +85,25 @@ class RunResult:
         classes: pd.DataFrame | Columns,
         timeseries: pd.DataFrame | Columns,
         queue: pd.DataFrame | Columns,
+        name: str | None = None,
     ) -> None:
         """Tables are DataFrames or columns (:data:`ccfair.analysis.metrics.Columns`, made into DataFrames
         on first use)."""
         self.scenario = scenario
         self.seed = seed
         self.summary = summary
+        self.name = name
         self._tables: dict[str, pd.DataFrame | Columns] = {
             "flows": flows,
             "classes": classes,
             "timeseries": timeseries,
             "queue": queue,
         }
+
+    def _repr_html_(self) -> str:
+        from ccfair.notebook import run_html
+
+        return run_html(self)
 
     def _frame(self, name: str) -> pd.DataFrame:
         table = self._tables[name]
@@ -170,16 +180,22 @@ class RunResult:
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
         """Reads a directory written by :meth:`save`."""
+        import pandas as pd
+
         d = Path(directory)
         if not d.is_dir():
             raise ScenarioError(str(d), "no such run directory")
         scenario = Scenario.from_toml(d / SCENARIO_FILE)
         document = json.loads((d / SUMMARY_FILE).read_text())
-        import pandas as pd
-
         frames = {name: pd.read_parquet(d / file_name) for name, file_name in TABLE_FILES.items()}
         seed = int(document["scenario"]["seed"])
-        return cls(scenario=scenario.with_seed(seed), seed=seed, summary=document["summary"], **frames)
+        return cls(
+            scenario=scenario.with_seed(seed),
+            seed=seed,
+            summary=document["summary"],
+            **frames,
+            name=d.resolve().name,
+        )
 
 
 def load_run(directory: str | Path) -> RunResult:

@@ -35,11 +35,14 @@ def run(
         from ccfair.emu import run_kernel
 
         result: RunResult = run_kernel(scenario, seed=seed, progress=progress)
-        return result
-    if backend != "sim":
+    elif backend != "sim":
         raise ScenarioError("backend", f"must be sim or kernel, got {backend!r}")
-    sc, effective, output = simulate(scenario, seed, progress, limits)
-    return RunResult.from_native(output, sc, effective)
+    else:
+        sc, effective, output = simulate(scenario, seed, progress, limits)
+        result = RunResult.from_native(output, sc, effective)
+    if isinstance(scenario, str | Path):
+        result.name = Path(scenario).name  # figures' titles name the scenario file
+    return result
 
 
 def simulate(

@@ -1,8 +1,12 @@
 """Figures and the HTML report.
 
-- ``ccfair plot DIR --kind timeseries|heatmap|relgoodput|fness|share [--metric M] [--x PATH] [--y PATH]
-  [--facet PATH] [--cc CC] [--plan NAME] [--run RUN_ID] [-o FILE.png|svg|pdf]``: one figure of a saved
-  run (``timeseries``) or of a results directory (every kind; ``timeseries`` of the run ``--run``)
+- ``ccfair plot DIR --kind timeseries|heatmap|relgoodput|fness|share|tput-delay|cdf|box [--metric M]
+  [--x PATH] [--y PATH] [--facet PATH ...] [--average PATH ...] [--vmin V] [--vmax V] [--cc CC]
+  [--delay D] [--by B] [--plan NAME] [--run RUN_ID] [-o FILE.png|svg|pdf]``: one figure of a saved run
+  (``timeseries``, ``tput-delay``) or of a results directory (every kind; ``timeseries`` of the run
+  ``--run``)
+- ``ccfair compare-results A B [--metric M] [--plan NAME] [--plan-b NAME] [-o FILE]``: two result sets'
+  cells aligned by their coordinates, a table on stdout and a figure
 - ``ccfair report DIR [-o report.html] [--plan NAME]``: one self-contained HTML file
 """
 
@@ -23,22 +27,30 @@ if TYPE_CHECKING:
 
     from ccfair.store import Results
 
-KINDS = ("timeseries", "heatmap", "relgoodput", "fness", "share")
-SWEEP_KINDS = KINDS[1:]
+KINDS = ("timeseries", "heatmap", "relgoodput", "fness", "share", "tput-delay", "cdf", "box")
+RUN_KINDS = ("timeseries", "tput-delay")  # what a single saved run makes
 # The options each kind takes (besides DIR, --kind, -o, --quiet).
 KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     "timeseries": ("run", "plan"),
-    "heatmap": ("metric", "x", "y", "facet", "plan"),
-    "relgoodput": ("x", "facet", "plan"),
-    "fness": ("plan",),
-    "share": ("x", "cc", "facet", "plan"),
+    "heatmap": ("metric", "x", "y", "facet", "average", "vmin", "vmax", "plan"),
+    "relgoodput": ("x", "facet", "average", "plan"),
+    "fness": ("facet", "average", "plan"),
+    "share": ("x", "cc", "facet", "average", "plan"),
+    "tput-delay": ("delay", "by", "facet", "average", "plan"),
+    "cdf": ("metric", "by", "plan"),
+    "box": ("metric", "by", "plan"),
 }
 OPTION_FLAGS = {
     "metric": "--metric",
     "x": "--x",
     "y": "--y",
     "facet": "--facet",
+    "average": "--average",
+    "vmin": "--vmin",
+    "vmax": "--vmax",
     "cc": "--cc",
+    "delay": "--delay",
+    "by": "--by",
     "plan": "--plan",
     "run": "--run",
 }
@@ -56,23 +68,73 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=examples(
             "ccfair plot runs/first --kind timeseries -o first.pdf",
             "ccfair plot results/ --kind heatmap --metric utilization --x link.buffer --y flows[0].count",
-            "ccfair plot results/ --kind relgoodput --x link.buffer --facet link.aqm",
+            "ccfair plot results/ --kind relgoodput --x link.buffer --average link.rate",
             "ccfair plot results/ --kind share --x flows[1].count --cc cubic",
             "ccfair plot start-order/ --kind fness",
+            "ccfair plot results/ --kind tput-delay --delay rtt_p99",
+            "ccfair plot results/ --kind cdf --metric utilization --by link.aqm",
         ),
     )
     p.add_argument("dir", metavar="DIR", help="a saved run or a results directory")
     p.add_argument("--kind", required=True, choices=KINDS, help="the figure")
-    p.add_argument("--metric", help="heatmap: a run metric (below; default jain_index)")
+    p.add_argument("--metric", help="heatmap, cdf, box: a run metric (below; default jain_index)")
     p.add_argument("--x", metavar="PATH", help="grid axis on x (default: the plan's first varied axis)")
     p.add_argument("--y", metavar="PATH", help="heatmap: grid axis on y (default: the next varied axis)")
-    p.add_argument("--facet", metavar="PATH", help="one panel per value of this grid axis")
+    p.add_argument(
+        "--facet",
+        metavar="PATH",
+        action="append",
+        help="one panel per value of this grid axis (repeat for several; every other varied axis not "
+        "given to --average gets panels too)",
+    )
+    p.add_argument(
+        "--average",
+        metavar="PATH",
+        action="append",
+        help="pool the runs over this grid axis instead of drawing a panel per value (repeatable; by "
+        "default figures average only over repetitions)",
+    )
+    p.add_argument("--vmin", type=float, help="heatmap: lower end of the colour scale (default: the data's)")
+    p.add_argument("--vmax", type=float, help="heatmap: upper end of the colour scale (default: the data's)")
     p.add_argument("--cc", help="share: only this congestion control (default: each one)")
+    p.add_argument(
+        "--delay",
+        choices=("rtt_mean", "rtt_p99", "queueing"),
+        help="tput-delay: the delay on x (default: rtt_mean; queueing = mean RTT - base RTT)",
+    )
+    p.add_argument(
+        "--by",
+        metavar="GROUP",
+        help="tput-delay: cc (default), class or flow; cdf, box: a grid axis PATH, plan or cell (default: "
+        "plan when DIR holds several, else the first varied axis)",
+    )
     p.add_argument("--plan", metavar="NAME", help="the plan, when the results directory holds several")
     p.add_argument("--run", metavar="RUN_ID", help="timeseries of a results directory: the run to draw")
     p.add_argument("-o", "--out", metavar="FILE", help="output file, .png, .svg or .pdf (default: KIND.png)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
     p.set_defaults(handler=cmd_plot)
+
+    p = commands.add_parser(
+        "compare-results",
+        help="compare two result sets cell by cell: a table and a figure",
+        description="Aligns the cells of two results directories (or two plans of one) by the values of the "
+        "axes both vary, and shows a run metric of each side per cell: a table on stdout (mean with its "
+        "interval, and the difference B - A) and a figure with both.",
+        epilog=examples(
+            "ccfair compare-results before/ after/ -o before-after.png",
+            "ccfair compare-results results/ results/ --plan fifo --plan-b codel --metric utilization",
+        ),
+    )
+    p.add_argument("a", metavar="A", help="a results directory")
+    p.add_argument("b", metavar="B", help="another results directory (or A again with --plan-b)")
+    p.add_argument("--metric", default="jain_index", help="a run metric (default: jain_index)")
+    p.add_argument("--plan", metavar="NAME", help="the plan of A, when A holds several")
+    p.add_argument("--plan-b", metavar="NAME", help="the plan of B, when B holds several")
+    p.add_argument(
+        "-o", "--out", metavar="FILE", help="figure file, .png, .svg or .pdf (default: compare.png)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no notes on stderr")
+    p.set_defaults(handler=cmd_compare_results)
 
     p = commands.add_parser(
         "report",
@@ -115,36 +177,37 @@ def _out_path(args: argparse.Namespace) -> Path:
 def _sweep_run(results: Results, run_id: str | None, plan: str | None) -> RunResult:
     from ccfair.plots.data import load_sweep
 
-    sweep = load_sweep(results, plan)
-    done = sweep.done.sort_values(["cell", "repetition"])
-    listed = ", ".join(done["run_id"].head(LISTED_RUNS)) + (" ..." if len(done) > LISTED_RUNS else "")
     if run_id is None:
+        sweep = load_sweep(results, plan)
+        done = sweep.done.sort_values(["cell", "repetition"])
+        listed = ", ".join(done["run_id"].head(LISTED_RUNS)) + (" ..." if len(done) > LISTED_RUNS else "")
         raise ScenarioError(
             "--run", f"{results.directory} is a results directory; name one done run: {listed}"
         )
-    matches = [r for r in done["run_id"] if r.startswith(run_id)]
-    if len(matches) != 1:
-        what = "no done run" if not matches else f"{len(matches)} done runs"
-        raise ScenarioError(
-            "--run", f"{what} with id {run_id!r} in plan {sweep.plan}; done runs: {listed or 'none'}"
-        )
-    return results.result(matches[0])
+    full = results.run_id(run_id, "--run")
+    if plan is not None:
+        sweep = load_sweep(results, plan)
+        if full not in set(sweep.done["run_id"]):
+            raise ScenarioError("--run", f"run {full} is not a done run of plan {plan}")
+    return results.result(full)
 
 
 def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure:
     """The figure ``args`` ask for, from ``source``."""
+    from ccfair.plots.tput_delay_plot import tput_delay
+
     if isinstance(source, RunResult):
-        if args.kind != "timeseries":
+        if args.kind not in RUN_KINDS:
             raise ScenarioError(
                 "--kind",
                 f"{args.kind} needs a results directory (ccfair sweep --out); {args.dir} is a single saved "
-                "run, "
-                "which makes: timeseries",
+                f"run, which makes: {', '.join(RUN_KINDS)}",
             )
-        if args.run is not None or args.plan is not None:
-            raise ScenarioError(
-                "--run" if args.run is not None else "--plan", f"{args.dir} is a single saved run"
-            )
+        for name in ("run", "plan", "facet", "average"):
+            if getattr(args, name) is not None:
+                raise ScenarioError(OPTION_FLAGS[name], f"{args.dir} is a single saved run")
+        if args.kind == "tput-delay":
+            return tput_delay(source, args.delay or "rtt_mean", args.by or "flow")
         from ccfair.plots.timeseries_plot import timeseries
 
         return timeseries(source)
@@ -154,22 +217,32 @@ def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure
         from ccfair.plots.timeseries_plot import timeseries
 
         return timeseries(_sweep_run(source, args.run, args.plan))
+    if args.kind in ("cdf", "box"):
+        from ccfair.plots.distribution_plot import box, cdf
+
+        draw = cdf if args.kind == "cdf" else box
+        return draw(source, args.metric or "jain_index", args.by, [args.plan] if args.plan else None)
     sweep = load_sweep(source, args.plan)
     if args.kind == "heatmap":
         from ccfair.plots.heatmap_plot import heatmap
 
-        return heatmap(sweep, args.metric or "jain_index", args.x, args.y, args.facet)
+        return heatmap(
+            sweep, args.metric or "jain_index", args.x, args.y, args.facet, None, args.average, args.vmin,
+            args.vmax,
+        )  # fmt: skip
     if args.kind == "relgoodput":
         from ccfair.plots.relgoodput_plot import relgoodput
 
-        return relgoodput(sweep, args.x, args.facet)
+        return relgoodput(sweep, args.x, args.facet, average=args.average)
     if args.kind == "share":
         from ccfair.plots.share_plot import share
 
-        return share(sweep, args.x, args.cc, args.facet)
+        return share(sweep, args.x, args.cc, args.facet, average=args.average)
+    if args.kind == "tput-delay":
+        return tput_delay(sweep, args.delay or "rtt_mean", args.by or "cc", None, args.facet, args.average)
     from ccfair.plots.fness_plot import fness
 
-    return fness(sweep)
+    return fness(sweep, facet=args.facet, average=args.average)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -184,6 +257,44 @@ def cmd_plot(args: argparse.Namespace) -> int:
     save_figure(fig, out, "-o")
     note(f"wrote {out} ({time.perf_counter() - t0:.1f} s)", args.quiet)
     return EXIT_OK
+
+
+def cmd_compare_results(args: argparse.Namespace) -> int:
+    from ccfair.plots.compare_plot import compare, compare_table
+    from ccfair.plots.output import check_figure_path, save_figure
+    from ccfair.tables import Column, is_missing, render, text
+
+    out = Path(args.out if args.out is not None else "compare.png")
+    check_figure_path(out, "-o")
+    a = _results(args.a, "A")
+    b = _results(args.b, "B")
+    table = compare_table(a, b, args.metric, args.plan, args.plan_b)
+    labels = (f"A: {table.attrs['a']}", f"B: {table.attrs['b']}")
+    columns = [Column(p, p, text, "left") for p in table.attrs["axes"]]
+    columns += [
+        Column(labels[0], "text_a", text, "left"),
+        Column(labels[1], "text_b", text, "left"),
+        Column("B - A", "difference", lambda v: "-" if is_missing(v) else f"{v:+.4g}"),
+    ]
+    print(f"{table.attrs['metric']} per cell")
+    print(render(table.to_dict("records"), columns))
+    if table.attrs["pooled"]:
+        note(f"pooled on one side (varied by only one): {', '.join(table.attrs['pooled'])}", args.quiet)
+    fig = compare(a, b, args.metric, args.plan, args.plan_b)
+    save_figure(fig, out, "-o")
+    note(f"wrote {out}", args.quiet)
+    return EXIT_OK
+
+
+def _results(directory: str, argument: str) -> Results:
+    from ccfair.plots.source import open_source
+
+    source = open_source(directory, argument)
+    if isinstance(source, RunResult):
+        raise ScenarioError(
+            argument, f"{directory} is a single saved run; compare-results takes results directories"
+        )
+    return source
 
 
 # ---------------------------------------------------------------------------------------------------- report

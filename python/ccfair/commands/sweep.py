@@ -1,10 +1,10 @@
 """Sweeps and their results directory.
 
 - ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--cluster-timeout DURATION] [--tls-ca-file F
-  --tls-cert F [--tls-key F]]] [--time-limit DURATION] [--retry-failed] [--skip-invalid] [--verify]
-  [--dry-run] [--quiet] [--max-memory SIZE] [--max-events N]``: run every run of a plan that DIR does not
-  have yet (and those whose files are damaged); exit 0 when every run of the plan is done, 1 when some
-  failed (their errors are in the store); ``--dry-run`` also shows the runs' estimated memory and events
+  --tls-cert F [--tls-key F]]] [--time-limit DURATION] [--retry-failed] [--allow-mixed] [--skip-invalid]
+  [--verify] [--dry-run] [--quiet] [--max-memory SIZE] [--max-events N]``: run every run of a plan that DIR
+  does not have yet (and those whose files are damaged); exit 0 when every run of the plan is done, 1 when
+  some failed (their errors are in the store); ``--dry-run`` also shows the runs' estimated memory and events
 - ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
   the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
@@ -93,6 +93,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s or 10min")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
+    p.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="resume a plan whose done runs another build of ccfair made (default: refuse, naming both "
+        "builds, since the plan's results would mix them)",
+    )
     p.add_argument(
         "--skip-invalid",
         action="store_true",
@@ -201,6 +207,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             time_limit_s=time_limit_s,
             skip_invalid=args.skip_invalid,
             verify=args.verify,
+            allow_mixed=args.allow_mixed,
             quiet=args.quiet,
             connect_timeout_s=connect_timeout_s,
             limits=limits,
@@ -346,7 +353,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"(updated {running.get('updated_at')})"
             )
         print(line)
-        return EXIT_OK
+        if not status["plans"]:
+            return EXIT_OK
     if not status["plans"]:
         print(f"{args.dir}: no plans yet")
         return code

@@ -22,11 +22,26 @@ kernel density), :mod:`.output` (files and data URIs), :mod:`.html_report` and :
 
 from __future__ import annotations
 
+from ccfair.plots.compare_plot import compare, compare_table
+from ccfair.plots.distribution_plot import box, cdf
 from ccfair.plots.fness_plot import fness
 from ccfair.plots.heatmap_plot import heatmap
 from ccfair.plots.output import save_figure
 from ccfair.plots.relgoodput_plot import relgoodput
 from ccfair.plots.share_plot import share
 from ccfair.plots.timeseries_plot import timeseries
+from ccfair.plots.tput_delay_plot import tput_delay
 
-__all__ = ["fness", "heatmap", "relgoodput", "save_figure", "share", "timeseries"]
+__all__ = [
+    "box",
+    "cdf",
+    "compare",
+    "compare_table",
+    "fness",
+    "heatmap",
+    "relgoodput",
+    "save_figure",
+    "share",
+    "timeseries",
+    "tput_delay",
+]

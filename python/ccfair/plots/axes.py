@@ -1,6 +1,6 @@
 """Grid axes as figures draw them: the values of a scenario path read as numbers in one unit when they all
 can be (``"0.5bdp"`` -> 0.5 BDP, ``"10Mbps"`` -> 10 Mbit/s, ``"50ms"`` -> 50 ms, counts as they are), in
-increasing order, on a log scale when they are geometric; otherwise as categories in sorted order."""
+increasing order, on a log scale when they are geometric; otherwise as categories in the plan's order."""
 
 from __future__ import annotations
 
@@ -91,8 +91,9 @@ def is_geometric(numbers: Sequence[float]) -> bool:
     return low >= GEOMETRIC_MIN_RATIO and high / low <= 1 + GEOMETRIC_TOLERANCE
 
 
-def make_axis(path: str, stored: Sequence[Any]) -> Axis:
-    """The axis of ``path`` over the distinct non-missing values in ``stored``."""
+def make_axis(path: str, stored: Sequence[Any], order: Sequence[Any] = ()) -> Axis:
+    """The axis of ``path`` over the distinct non-missing values in ``stored``. Categories follow ``order``
+    (the plan's values, as stored); values it lacks come after, sorted."""
     distinct: list[Any] = []
     for v in stored:
         if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -101,7 +102,8 @@ def make_axis(path: str, stored: Sequence[Any]) -> Axis:
             distinct.append(v)
     parsed = _as_numbers(distinct)
     if parsed is None:
-        ordered = sorted(distinct, key=value_text)
+        ordered = [v for v in dict.fromkeys(order) if v in distinct]
+        ordered += sorted((v for v in distinct if v not in ordered), key=value_text)
         return Axis(path, tuple(ordered), tuple(float(i) for i in range(len(ordered))), "", False, False)
     numbers, unit = parsed
     order = sorted(range(len(distinct)), key=lambda i: numbers[i])

@@ -16,9 +16,13 @@ from typing import Any
 import pandas as pd
 
 from ccfair.errors import ScenarioError
+from ccfair.plots.axes import Axis, make_axis, value_text
 from ccfair.store import Results
 from ccfair.store.check import plan_definition
+from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.paths import column_name
+
+MAX_PANELS = 36  # more facet combinations than this ask the user to average or choose axes
 
 
 @dataclass
@@ -91,6 +95,38 @@ class Sweep:
     def axes_text(self) -> str:
         return f"its axes: {', '.join(self.axes)}" if self.axes else "the plan varies no axis"
 
+    def plan_order(self, path: str) -> list[Any]:
+        """The plan's values of ``path`` in the plan's order, as the ``runs`` column stores them (text
+        columns hold non-text values as JSON)."""
+        for axis in self.definition.get("axes", []):
+            if path in axis["paths"]:
+                k = axis["paths"].index(path)
+                values = [point[k] for point in axis["points"]]
+                if all(isinstance(v, str) for v in values):
+                    return values
+                col = self.runs.get(column_name(path))
+                if col is not None and pd.api.types.is_string_dtype(col) and col.notna().any():
+                    return [v if isinstance(v, str) else canonical_json(v) for v in values]
+                return values
+        return []
+
+    def axis(self, path: str, frame: pd.DataFrame | None = None) -> Axis:
+        """The display axis of ``path`` over the values in ``frame`` (default: the done runs)."""
+        frame = self.done if frame is None else frame
+        return make_axis(path, frame[column_name(path)].tolist(), self.plan_order(path))
+
+    def varied(self) -> list[str]:
+        """The axes that vary among the done runs, one path per dimension (the first of a zip group)."""
+        done = self.done
+        out: list[str] = []
+        seen: set[str] = set()
+        for p in self.axes:
+            col = column_name(p)
+            if col in done.columns and col not in seen and done[col].nunique() > 1:
+                out.append(p)
+                seen |= self.dimension(p)
+        return out
+
 
 def _plans(results: Results) -> pd.DataFrame:
     return results.query("SELECT plan, definition FROM plans ORDER BY plan")
@@ -142,12 +178,15 @@ def plan_names(results: Results) -> list[str]:
 def sweep_from_frame(runs: pd.DataFrame, axes: Sequence[str] | None = None) -> Sweep:
     """A :class:`Sweep` over a ``runs`` DataFrame alone (e.g. a filtered ``ccfair.load(dir).runs``); its
     axes are ``axes`` or else every column that is not a catalog column."""
+    from ccfair.store.coordinates import companion_columns
     from ccfair.store.schema import RESERVED_COLUMNS
 
     if "status" not in runs.columns:
         runs = runs.assign(status="done")
     if axes is None:
-        axes = [c for c in runs.columns if c not in RESERVED_COLUMNS]
+        candidates = [c for c in runs.columns if c not in RESERVED_COLUMNS]
+        companions = companion_columns(runs.columns, candidates)
+        axes = [c for c in candidates if c not in companions]
     return Sweep(runs=runs, flows=None, classes=None, axes=tuple(axes))
 
 
@@ -197,11 +236,14 @@ NOT_METRICS = frozenset(
 
 def run_metric(sweep: Sweep, metric: str, option: str = "--metric") -> str:
     """A metric of the ``runs`` table (a summary metric such as ``jain_index``); errors list them."""
+    from ccfair.store.coordinates import companion_columns
+
     axes = {column_name(a) for a in sweep.axes}
-    return metric_column(sweep.runs, metric, option, exclude=NOT_METRICS | axes)
+    companions = companion_columns(sweep.runs.columns, axes)
+    return metric_column(sweep.runs, metric, option, exclude=NOT_METRICS | axes | companions)
 
 
-def pooled_note(sweep: Sweep, used: Sequence[str]) -> str:
+def pooled_note(sweep: Sweep, used: Sequence[str], how: str = "mean over") -> str:
     """``"mean over link.rate (2 values)"`` for varied axes a figure does not show, else ``""``."""
     shown = set().union(*(sweep.dimension(p) for p in used)) if used else set()
     others = []
@@ -212,7 +254,7 @@ def pooled_note(sweep: Sweep, used: Sequence[str]) -> str:
         n = sweep.done[col].nunique()
         if n > 1:
             others.append(f"{path} ({n} values)")
-    return f"mean over {', '.join(others)}" if others else ""
+    return f"{how} {', '.join(others)}" if others else ""
 
 
 def default_axes(sweep: Sweep, options: Sequence[str], given: Sequence[str | None], figure: str) -> list[str]:
@@ -235,3 +277,93 @@ def default_axes(sweep: Sweep, options: Sequence[str], given: Sequence[str | Non
         out[i] = free[0]
         used |= sweep.dimension(free[0])
     return [str(p) for p in out]
+
+
+def as_paths(value: str | Sequence[str] | None) -> list[str]:
+    """``None``, one path or several, as a list."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def facet_axes(
+    sweep: Sweep,
+    shown: Sequence[str],
+    facet: str | Sequence[str] | None = None,
+    average: str | Sequence[str] | None = None,
+) -> list[str]:
+    """The axes a figure draws one panel per value (combination) of: the ``facet`` paths given, then every
+    other varied axis that is neither ``shown`` (on x, y) nor in ``average``. A figure thus averages only
+    over repetitions unless asked to pool an axis with ``average`` (``--average``). Errors name the option:
+    a path that is not varied, one used twice, or more than :data:`MAX_PANELS` panels."""
+    used: set[str] = set().union(*(sweep.dimension(p) for p in shown)) if shown else set()
+    pooled = as_paths(average)
+    for path in pooled:
+        col = sweep.column(path, "--average")
+        if col in used:
+            raise ScenarioError(
+                "--average", f"{path!r} is shown on an axis of the figure; it is not averaged"
+            )
+    pooled_cols = set().union(*(sweep.dimension(p) for p in pooled)) if pooled else set()
+    out: list[str] = []
+    for path in as_paths(facet):
+        col = sweep.varied_column(path, "--facet")
+        if col in used:
+            raise ScenarioError(
+                "--facet", f"{path!r} is already on an axis of the figure; facet by another axis"
+            )
+        if col in pooled_cols:
+            raise ScenarioError("--facet", f"{path!r} is also given to --average; choose one")
+        out.append(path)
+        used |= sweep.dimension(path)
+    for path in sweep.varied():
+        if not (sweep.dimension(path) & (used | pooled_cols)):
+            out.append(path)
+            used |= sweep.dimension(path)
+    panels = 1
+    for path in out:
+        panels *= sweep.done[column_name(path)].nunique()
+    if panels > MAX_PANELS:
+        raise ScenarioError(
+            "--facet",
+            f"one panel per value of {', '.join(out)} makes {panels} panels (at most {MAX_PANELS}); "
+            "pool axes with --average PATH",
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of a faceted figure: its facet values (path -> value) and its rows."""
+
+    values: tuple[tuple[str, Any], ...]
+    frame: pd.DataFrame
+
+    @property
+    def title(self) -> str:
+        return ", ".join(f"{p} = {value_text(v)}" for p, v in self.values)
+
+
+def split_panels(sweep: Sweep, frame: pd.DataFrame, facets: Sequence[str]) -> list[Panel]:
+    """``frame`` split by the facet axes, in the axes' display order; combinations without rows are left
+    out (excluded cells)."""
+    combos: list[tuple[tuple[str, Any], ...]] = [()]
+    for path in facets:
+        axis = sweep.axis(path, frame)
+        combos = [(*c, (path, v)) for c in combos for v in axis.values]
+    out = []
+    for combo in combos:
+        mask = pd.Series(True, index=frame.index)
+        for path, value in combo:
+            mask &= frame[column_name(path)] == value
+        if mask.any():
+            out.append(Panel(combo, frame[mask]))
+    return out
+
+
+def with_runs(frame: pd.DataFrame, runs: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` (keyed by ``run_id``) with the ``runs`` columns it lacks among ``columns``, for its runs."""
+    wanted = [c for c in dict.fromkeys(columns) if c not in frame.columns and c in runs.columns]
+    if not wanted:
+        return frame[frame["run_id"].isin(set(runs["run_id"]))]
+    return frame.merge(runs[["run_id", *wanted]], on="run_id", how="inner")

@@ -1,9 +1,12 @@
-"""The two-flow fairness measure fness of every two-flow run, per pair of congestion controls and start
-order: one point per run and a Gaussian kernel density of the points. fness is -1 when flow 0 takes the
-whole link, 0 when both get the same, +1 when flow 1 takes it all."""
+"""The two-flow fairness measure fness of every two-flow run, per pair of congestion controls, start order
+and cell: one point per run and a kernel density of the points, reflected at ±1 (fness cannot leave
+[-1, 1]). fness is -1 when flow 0 takes the whole link, 0 when both get the same, +1 when flow 1 takes it
+all. Runs of different cells are not pooled: one panel per combination of the varied axes, unless they are
+averaged with ``average``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from ccfair.errors import ScenarioError
-from ccfair.plots.data import Sweep, as_sweep
+from ccfair.plots.data import Panel, Sweep, as_sweep, facet_axes, pooled_note, split_panels, with_runs
 from ccfair.plots.labels import metric, plain
-from ccfair.plots.panels import panel_grid
-from ccfair.plots.stats import gaussian_kde
+from ccfair.plots.panels import panel_grid, set_panel_title
+from ccfair.plots.stats import bounded_kde
 from ccfair.plots.style import cc_style, paper_style
+from ccfair.sweep.paths import column_name
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -66,16 +70,28 @@ def fness_runs(sweep: Sweep) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fness(data: Sweep | Results | str | Path, plan: str | None = None) -> Figure:
-    """One panel per CC pair, in it one row per start order: the runs' fness as points, their density."""
+def fness(
+    data: Sweep | Results | str | Path,
+    plan: str | None = None,
+    facet: str | Sequence[str] | None = None,
+    average: str | Sequence[str] | None = None,
+) -> Figure:
+    """One panel per combination of the varied axes (``facet`` first, those in ``average`` pooled) and CC
+    pair, in it one row per start order: the runs' fness as points, their density reflected at ±1."""
     sweep = as_sweep(data, plan)
-    frame = fness_runs(sweep)
-    pairs = sorted(frame["pair"].unique())
+    facets = facet_axes(sweep, [], facet, average)
+    frame = with_runs(fness_runs(sweep), sweep.done, [column_name(p) for p in facets])
+    panels: list[tuple[Panel, str]] = [
+        (panel, pair)
+        for panel in split_panels(sweep, frame, facets)
+        for pair in sorted(panel.frame["pair"].unique())
+    ]
     rng = np.random.default_rng(0)  # the same jitter every time
     with paper_style():
-        fig, axes = panel_grid(len(pairs), (3.4, 0.9 + 0.9 * frame.groupby("pair")["order"].nunique().max()))
-        for ax, pair in zip(axes, pairs, strict=True):
-            part = frame[frame["pair"] == pair]
+        fig, axes = panel_grid(len(panels), (3.4, 0.9 + 0.9 * frame.groupby("pair")["order"].nunique().max()))
+        for ax, (panel, pair) in zip(axes, panels, strict=True):
+            part = panel.frame[panel.frame["pair"] == pair]
+            where = f"{panel.title}:" if panel.values else ""
             orders = sorted(part["order"].unique())
             cc0, cc1 = part["cc0"].iloc[0], part["cc1"].iloc[0]
             color = cc_style(cc1).color if cc0 != cc1 else cc_style(cc0).color
@@ -89,20 +105,28 @@ def fness(data: Sweep | Results | str | Path, plan: str | None = None) -> Figure
                     color=color,
                     alpha=0.7,
                     linewidths=0,
-                    gid=f"fness:{pair}:{order}",
+                    gid=f"fness:{where}{pair}:{order}",
                 )
-                density = gaussian_kde(values, GRID)
+                density = bounded_kde(values, GRID, -1.0, 1.0)
                 if density is not None:
                     height = KDE_HEIGHT * density / density.max()
                     ax.fill_between(GRID, row, row + height, color=color, alpha=0.25, linewidth=0)
-                    ax.plot(GRID, row + height, color=color, linewidth=1.0, gid=f"kde:{pair}:{order}")
+                    ax.plot(GRID, row + height, color=color, linewidth=1.0, gid=f"kde:{where}{pair}:{order}")
             ax.axvline(0.0, color="0.4", linestyle=":", linewidth=0.8)
             ax.set_yticks(
                 range(len(orders)), [plain(f"{o}\n(n = {(part['order'] == o).sum()})") for o in orders]
             )
             ax.set_ylim(-0.4, len(orders) - 0.2)
             ax.set_xlim(-1.05, 1.05)
-            ax.set_title(plain(f"flow 0: {cc0}, flow 1: {cc1}"))
+            set_panel_title(ax, panel.values)
+            title = ax.get_title()
+            ax.set_title(plain(f"flow 0: {cc0}, flow 1: {cc1}") + (f"\n{title}" if title else ""))
             ax.set_xlabel(plain(f"fness (-1: {cc0} takes all, +1: {cc1} takes all)"))
-        fig.suptitle(f"{metric('fness').label}: one point per run, kernel density")
+        note = pooled_note(sweep, facets, "runs pooled over")
+        fig.suptitle(
+            plain(
+                f"{metric('fness').label}: one point per run, density reflected at ±1"
+                + (f"; {note}" if note else "")
+            )
+        )
     return fig

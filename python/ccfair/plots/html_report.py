@@ -1,11 +1,13 @@
-"""``ccfair report``: one self-contained HTML file (figures embedded as PNG data URIs, styles inline, no
-scripts, nothing fetched) for a saved run or a results directory.
+"""``ccfair report``: one self-contained HTML file (figures embedded as PNG data URIs, styles and a small
+inline script that sorts tables by a clicked column; nothing fetched) for a saved run or a results
+directory.
 
 - a saved run: its scenario and provenance, the summary, flows and classes tables, the time-series figure
 - a results directory, per plan: the plan and provenance, a summary table per cell (mean and 95 %
   confidence half width over its done runs), every figure that applies (heatmaps over the first two varied
   axes faceted by the third, relative goodput and shares against each varied axis, fness for two-flow runs,
-  the time series of one example run) and the failed runs with their errors
+  the time series of one example run) and, when some failed, the failed runs with their errors; a plan
+  whose runs come from different builds of ccfair says so at the top of its section
 
 The page's head names ccfair as its generator (:data:`GENERATOR_TAG`); ``-o`` replaces an existing file
 only if it is such a report.
@@ -67,6 +69,7 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     figures: list[FigureItem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # shown first, prominently
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,8 @@ def table_from_columns(
 
 
 def draw(jobs: Sequence[FigureJob], progress: Progress | None) -> tuple[list[FigureItem], list[str]]:
-    """Draws each job into a data URI (closing the figure after); returns the figures and the notes about
+    """Draws each job into a data URI; returns the figures and the notes about
     those that did not apply."""
-    import matplotlib.pyplot as plt
-
     figures, notes = [], []
     for i, job in enumerate(jobs):
         try:
@@ -104,10 +105,7 @@ def draw(jobs: Sequence[FigureJob], progress: Progress | None) -> tuple[list[Fig
         except ScenarioError as e:
             notes.append(f"{job.title}: not drawn ({e.message})")
         else:
-            try:
-                figures.append(FigureItem(job.id, job.title, job.caption, data_uri(fig, "png")))
-            finally:
-                plt.close(fig)
+            figures.append(FigureItem(job.id, job.title, job.caption, data_uri(fig, "png")))
         if progress is not None:
             progress((i + 1) / len(jobs))
     return figures, notes
@@ -176,7 +174,7 @@ def render_page(title: str, sections: Sequence[Section]) -> str:
 def build_report(source: RunResult | Results, label: str, plan: str | None, progress: Progress | None) -> str:
     """The whole page for a saved run or a results directory (one section per plan, or only ``plan``)."""
     if isinstance(source, RunResult):
-        return render_page(f"ccfair run {label}", [run_section(source, label, progress)])
+        return render_page(f"ccfair run: {_name(label)}", [run_section(source, label, progress)])
     from ccfair.plots.data import load_sweep, plan_names
     from ccfair.plots.sweep_report import sweep_sections
 
@@ -192,7 +190,15 @@ def build_report(source: RunResult | Results, label: str, plan: str | None, prog
                 progress((i + fraction) / len(names))
 
         sections += sweep_sections(sweep, part)
-    return render_page(f"ccfair results {label}", sections)
+    from ccfair.studies.report import study_sections
+
+    sections += study_sections(source, names)  # harm studies and advise searches among the plans
+    return render_page(f"ccfair results: {_name(label)}", sections)
+
+
+def _name(label: str) -> str:
+    """The directory's own name (``results`` of ``runs/results/``), for the page title."""
+    return Path(label).name or label
 
 
 def is_ccfair_report(path: Path) -> bool:

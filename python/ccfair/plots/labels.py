@@ -9,31 +9,34 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Metric:
     """A run-level metric: axis label (with unit), factor from the stored value to the shown one, and the
-    range the colour scale should span when it is bounded."""
+    range its values cannot leave (intervals are clipped to it)."""
 
     label: str
     scale: float = 1.0
     bounds: tuple[float, float] | None = None
 
 
+# Counts, rates, delays and ratios cannot be negative: their intervals are clipped at zero, never drawn below.
+NON_NEGATIVE = (0.0, float("inf"))
+
 METRICS: dict[str, Metric] = {
     "jain_index": Metric("Jain's fairness index", bounds=(0.0, 1.0)),
     "utilization": Metric("link utilization", bounds=(0.0, 1.0)),
-    "total_goodput_bps": Metric("total goodput (Mbit/s)", 1e-6),
-    "queue_sojourn_p50_ns": Metric("median queue sojourn (ms)", 1e-6),
-    "queue_sojourn_p99_ns": Metric("p99 queue sojourn (ms)", 1e-6),
-    "queue_sojourn_l4s_p99_ns": Metric("p99 L4S queue sojourn (ms)", 1e-6),
-    "queue_sojourn_classic_p99_ns": Metric("p99 classic queue sojourn (ms)", 1e-6),
-    "drops": Metric("drops (packets)"),
-    "retransmissions": Metric("retransmissions (segments)"),
-    "marks": Metric("CE marks (packets)"),
-    "marking_ratio": Metric("CE marking ratio"),
+    "total_goodput_bps": Metric("total goodput (Mbit/s)", 1e-6, NON_NEGATIVE),
+    "queue_sojourn_p50_ns": Metric("median queue sojourn (ms)", 1e-6, NON_NEGATIVE),
+    "queue_sojourn_p99_ns": Metric("p99 queue sojourn (ms)", 1e-6, NON_NEGATIVE),
+    "queue_sojourn_l4s_p99_ns": Metric("p99 L4S queue sojourn (ms)", 1e-6, NON_NEGATIVE),
+    "queue_sojourn_classic_p99_ns": Metric("p99 classic queue sojourn (ms)", 1e-6, NON_NEGATIVE),
+    "drops": Metric("drops (packets)", bounds=NON_NEGATIVE),
+    "retransmissions": Metric("retransmissions (segments)", bounds=NON_NEGATIVE),
+    "marks": Metric("CE marks (packets)", bounds=NON_NEGATIVE),
+    "marking_ratio": Metric("CE marking ratio", bounds=(0.0, 1.0)),
     "fness": Metric("fness (flow 0 vs flow 1)", bounds=(-1.0, 1.0)),
-    "events": Metric("simulator events"),
-    "wall_seconds": Metric("simulation wall time (s)"),
-    "relative_goodput": Metric("relative goodput (class mean / fair share)"),
+    "events": Metric("simulator events", bounds=NON_NEGATIVE),
+    "wall_seconds": Metric("simulation wall time (s)", bounds=NON_NEGATIVE),
+    "relative_goodput": Metric("relative goodput (class mean / fair share)", bounds=NON_NEGATIVE),
     "share": Metric("share of total goodput", bounds=(0.0, 1.0)),
-    "goodput_bps": Metric("goodput (Mbit/s)", 1e-6),
+    "goodput_bps": Metric("goodput (Mbit/s)", 1e-6, NON_NEGATIVE),
 }
 
 

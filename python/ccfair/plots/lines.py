@@ -1,5 +1,6 @@
 """What the line figures (relative goodput, share) share: one line per group against a grid axis, the mean
-with 95 % confidence error bars, one panel per facet value."""
+with bars from :mod:`.stats` (a clipped 95 % t interval, or for a few runs their range with the runs drawn
+as dots), one panel per facet combination."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 
 DODGE = 0.08  # categorical axes: lines of different groups sit this far apart around a category
+RUN_DOT_SIZE = 10
 
 
 def dodge(index: int, count: int, x_axis: Axis) -> float:
@@ -32,16 +34,34 @@ def draw_line(
     style: dict[str, Any],
     gid: str,
     offset: float = 0.0,
+    bounds: tuple[float, float] | None = None,
 ) -> pd.DataFrame:
-    """Mean and 95 % CI of ``value`` per x value of ``frame``, drawn with error bars, joined by a line on a
-    numeric axis only (categories have no order to join); returns the points."""
-    points = aggregate(frame, [xcol], value)
+    """The mean of ``value`` per x value of ``frame`` with its bars (see the module docstring), joined by a
+    line on a numeric axis only (categories have no order to join); the runs of points with few runs as
+    dots (gid ``<gid>:runs``). Returns the points (:func:`ccfair.plots.stats.aggregate`'s columns and
+    ``x``)."""
+    points = aggregate(frame, [xcol], value, bounds)
     points["x"] = [x_axis.position(v) + offset for v in points[xcol]]
     points = points.sort_values("x")
-    yerr = np.nan_to_num(points["ci95"].to_numpy(dtype=float), nan=0.0)
     x, y = points["x"].to_numpy(dtype=float), points["mean"].to_numpy(dtype=float)
+    low = np.nan_to_num(y - points["low"].to_numpy(dtype=float), nan=0.0)
+    high = np.nan_to_num(points["high"].to_numpy(dtype=float) - y, nan=0.0)
     if not x_axis.numeric:
         style = {**style, "linestyle": "none"}
-    container = ax.errorbar(x, y, yerr=yerr, capsize=2, elinewidth=0.8, **style)
+    container = ax.errorbar(x, y, yerr=np.vstack([low, high]), capsize=2, elinewidth=0.8, **style)
     container.lines[0].set_gid(gid)
+    small = points[points["kind"].isin(("range", "identical"))]
+    if not small.empty:
+        xs = np.concatenate([np.full(len(v), px) for px, v in zip(small["x"], small["values"], strict=True)])
+        ys = np.concatenate(list(small["values"]))
+        ax.scatter(
+            xs,
+            ys,
+            s=RUN_DOT_SIZE,
+            color=style.get("color"),
+            alpha=0.6,
+            linewidths=0,
+            zorder=1,
+            gid=f"{gid}:runs",
+        )
     return points

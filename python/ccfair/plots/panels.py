@@ -1,4 +1,8 @@
-"""Facets: a grid of panels, one per value of the facet axis (or a single panel)."""
+"""Facets: a grid of panels, one per value (combination) of the facet axes, or a single panel.
+
+Figures are made as :class:`matplotlib.figure.Figure` objects, never through pyplot: a notebook shows a
+returned figure once (pyplot would register it and show it a second time), and nothing accumulates in
+pyplot's list of open figures."""
 
 from __future__ import annotations
 
@@ -15,25 +19,33 @@ if TYPE_CHECKING:
 MAX_COLUMNS = 3
 
 
+def new_figure(width_in: float, height_in: float) -> Figure:
+    """An empty figure with constrained layout, outside pyplot."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width_in, height_in), layout="constrained")
+
+
 def panel_grid(n: int, panel_size_in: tuple[float, float], **kwargs: Any) -> tuple[Figure, list[Axes]]:
     """``n`` panels in rows of at most :data:`MAX_COLUMNS`; unused cells of the last row are removed."""
-    import matplotlib.pyplot as plt
-
     cols = min(n, MAX_COLUMNS)
     rows = -(-n // cols)
     width, height = panel_size_in
-    fig, grid = plt.subplots(
-        rows,
-        cols,
-        figsize=(width * cols + 1.2, height * rows + 0.8),
-        squeeze=False,
-        layout="constrained",
-        **kwargs,
-    )
+    fig = new_figure(width * cols + 1.2, height * rows + 0.8)
+    grid = fig.subplots(rows, cols, squeeze=False, **kwargs)
     axes = [a for row in grid for a in row]
     for extra in axes[n:]:
         extra.remove()
     return fig, axes[:n]
+
+
+def set_panel_title(ax: Axes, values: tuple[tuple[str, Any], ...]) -> None:
+    """``path = value`` over a panel, one line per facet axis; one CCA or AQM value in its registry
+    colour."""
+    if len(values) == 1:
+        set_facet_title(ax, *values[0])
+    elif values:
+        ax.set_title(plain("\n".join(f"{p} = {value_text(v)}" for p, v in values)))
 
 
 def set_facet_title(ax: Axes, path: str | None, value: Any) -> None:
@@ -44,3 +56,14 @@ def set_facet_title(ax: Axes, path: str | None, value: Any) -> None:
     ax.set_title(plain(f"{path} = {value_text(value)}"))
     if style is not None:
         ax.title.set_color(style.color)
+
+
+def figure_legend(fig: Figure, axes: list[Axes], title: str | None = None) -> None:
+    """One legend for all panels, outside them on the right: every label once, first panel first."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        for handle, label in zip(handles, labels, strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen.keys()), title=title, loc="outside right center")

@@ -1,19 +1,34 @@
-"""Relative goodput per connection class (flows with the same CCA and RTT) against a grid axis: one line
-per class, mean and 95 % confidence interval over the runs of each point, one panel per facet value. A
-class at 1 gets its fair share of the link (goodput excludes headers, so perfect sharing reads ≈ 0.965)."""
+"""Relative goodput per connection class (flows with the same CCA and RTT) against a grid axis: one line per
+class, the mean over the runs of each point with its bars (:mod:`.stats`), one panel per combination of the
+other varied axes (unless they are averaged with ``average``).
+
+Goodput excludes headers, so perfect sharing gives the payload fraction of a full packet, MSS / MTU
+(1448 / 1500 ≈ 0.965), not 1: the fair-share line is drawn there, at each MTU of the panel's runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccfair.errors import ScenarioError
-from ccfair.plots.axes import apply_x, make_axis
-from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
+from ccfair.plots.axes import apply_x
+from ccfair.plots.data import (
+    Sweep,
+    as_sweep,
+    default_axes,
+    facet_axes,
+    pooled_note,
+    split_panels,
+    with_runs,
+)
 from ccfair.plots.labels import metric, plain
 from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import panel_grid, set_facet_title
+from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
+from ccfair.plots.stats import interval_note
 from ccfair.plots.style import cc_style, paper_style
+from ccfair.scenario import HEADER_BYTES
+from ccfair.sweep.paths import column_name
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -27,40 +42,46 @@ def class_label(cc: str, rtt_ns: int, multiple_rtts: bool) -> str:
     return f"{cc}, {rtt_ns / 1e6:g} ms" if multiple_rtts else cc
 
 
+def payload_fraction(mtu_bytes: int) -> float:
+    """The relative goodput of perfect sharing: payload bytes per wire byte of a full packet."""
+    return (mtu_bytes - HEADER_BYTES) / mtu_bytes
+
+
 def relgoodput(
     data: Sweep | Results | str | Path,
     x: str | None = None,
-    facet: str | None = None,
+    facet: str | Sequence[str] | None = None,
     plan: str | None = None,
+    average: str | Sequence[str] | None = None,
 ) -> Figure:
-    """Relative goodput of each class against grid axis ``x`` (default: the first varied axis)."""
+    """Relative goodput of each class against grid axis ``x`` (default: the first varied axis), one panel
+    per combination of ``facet`` and every other varied axis not in ``average``."""
     sweep = as_sweep(data, plan)
     classes = sweep.table("classes", "relgoodput")
     (x,) = default_axes(sweep, ("--x",), (x,), "relgoodput")
     xcol = sweep.varied_column(x, "--x")
-    fcol = sweep.varied_column(facet, "--facet") if facet is not None else None
-    if fcol == xcol:
-        raise ScenarioError("--facet", f"{facet!r} is already on --x; facet by another axis")
-    keep = ["run_id", xcol] + ([fcol] if fcol else [])
-    frame = classes.merge(sweep.done[keep], on="run_id", how="inner")
+    facets = facet_axes(sweep, [x], facet, average)
+    keep = [xcol, "mtu_bytes", *(column_name(p) for p in facets)]
+    frame = with_runs(classes, sweep.done, keep)
     if frame.empty:
         raise ScenarioError("DIR", "no done run has classes to plot")
-    x_axis = make_axis(x, frame[xcol].tolist())
-    f_values = list(make_axis(facet, frame[fcol].tolist()).values) if facet and fcol else [None]
+    x_axis = sweep.axis(x, frame)
+    panels = split_panels(sweep, frame, facets)
     multiple_rtts = frame["rtt_ns"].nunique() > 1
     keys = sorted({(str(c), int(r)) for c, r in zip(frame["cc"], frame["rtt_ns"], strict=True)})
     rtt_rank = {r: i for i, r in enumerate(sorted({r for _, r in keys}))}
+    kinds: list[str] = []
     with paper_style():
-        fig, axes = panel_grid(len(f_values), (3.2, 2.4), sharey=True)
-        for ax, value in zip(axes, f_values, strict=True):
-            part = frame if fcol is None else frame[frame[fcol] == value]
+        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharey=True)
+        for ax, panel in zip(axes, panels, strict=True):
+            part = panel.frame
             for k, (cc, rtt_ns) in enumerate(keys):
                 rows = part[(part["cc"] == cc) & (part["rtt_ns"] == rtt_ns)]
                 if rows.empty:
                     continue
                 style = cc_style(cc)
                 label = class_label(cc, rtt_ns, multiple_rtts)
-                draw_line(
+                points = draw_line(
                     ax,
                     rows,
                     x_axis,
@@ -74,12 +95,27 @@ def relgoodput(
                     },
                     gid=f"relgoodput:{label}",
                     offset=dodge(k, len(keys), x_axis),
+                    bounds=(0.0, float("inf")),
                 )
-            ax.axhline(1.0, color="0.4", linestyle=":", linewidth=0.8)
+                kinds += list(points["kind"])
+            for mtu in sorted({int(m) for m in part["mtu_bytes"].dropna()}):
+                fair = payload_fraction(mtu)
+                ax.axhline(
+                    fair,
+                    color="0.4",
+                    linestyle=":",
+                    linewidth=0.8,
+                    gid=f"fair:{mtu}",
+                    label=f"fair share ({mtu - HEADER_BYTES}/{mtu} = {fair:.3f}: goodput excludes headers)",
+                )
             apply_x(ax, x_axis)
-            set_facet_title(ax, facet, value)
+            set_panel_title(ax, panel.values)
         axes[0].set_ylabel(metric("relative_goodput").label)
-        axes[0].legend(title="class", loc="best")
-        note = pooled_note(sweep, [p for p in (x, facet) if p is not None])
-        fig.suptitle(plain("relative goodput per class (mean, 95 % CI)" + (f"; {note}" if note else "")))
+        figure_legend(fig, axes, "class")
+        note = pooled_note(sweep, [x, *facets])
+        fig.suptitle(
+            plain(
+                f"relative goodput per class (mean; {interval_note(kinds)})" + (f"; {note}" if note else "")
+            )
+        )
     return fig

@@ -1,22 +1,33 @@
-"""Share of the total goodput taken by each congestion control (or one, ``cc``) against a grid axis: mean
-and 95 % confidence interval over the runs of each point; dashed, the share its flows would get with equal
-sharing (its flows / all active flows)."""
+"""Share of the total goodput taken by each congestion control (or one, ``cc``) against a grid axis: the
+mean over the runs of each point with its bars (:mod:`.stats`, clipped to [0, 1]); dashed, the share its
+flows would get with equal sharing (its flows / all active flows). One panel per combination of the other
+varied axes, unless they are averaged with ``average``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ccfair.errors import ScenarioError
-from ccfair.plots.axes import apply_x, make_axis
-from ccfair.plots.data import Sweep, as_sweep, default_axes, pooled_note
+from ccfair.plots.axes import apply_x
+from ccfair.plots.data import (
+    Sweep,
+    as_sweep,
+    default_axes,
+    facet_axes,
+    pooled_note,
+    split_panels,
+    with_runs,
+)
 from ccfair.plots.labels import plain
 from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import panel_grid, set_facet_title
-from ccfair.plots.stats import aggregate
+from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
+from ccfair.plots.stats import aggregate, interval_note
 from ccfair.plots.style import cc_style, paper_style
+from ccfair.sweep.paths import column_name
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -35,19 +46,18 @@ def share(
     data: Sweep | Results | str | Path,
     x: str | None = None,
     cc: str | None = None,
-    facet: str | None = None,
+    facet: str | Sequence[str] | None = None,
     plan: str | None = None,
+    average: str | Sequence[str] | None = None,
 ) -> Figure:
-    """The goodput share of each CCA (or only ``cc``) against grid axis ``x`` (default: the first varied)."""
+    """The goodput share of each CCA (or only ``cc``) against grid axis ``x`` (default: the first varied),
+    one panel per combination of ``facet`` and every other varied axis not in ``average``."""
     sweep = as_sweep(data, plan)
     classes = sweep.table("classes", "share")
     (x,) = default_axes(sweep, ("--x",), (x,), "share")
     xcol = sweep.varied_column(x, "--x")
-    fcol = sweep.varied_column(facet, "--facet") if facet is not None else None
-    if fcol == xcol:
-        raise ScenarioError("--facet", f"{facet!r} is already on --x; facet by another axis")
-    keep = ["run_id", xcol] + ([fcol] if fcol else [])
-    frame = cc_shares(classes).merge(sweep.done[keep], on="run_id", how="inner")
+    facets = facet_axes(sweep, [x], facet, average)
+    frame = with_runs(cc_shares(classes), sweep.done, [xcol, *(column_name(p) for p in facets)])
     present = sorted(frame["cc"].unique())
     if cc is not None and cc not in present:
         raise ScenarioError(
@@ -56,19 +66,20 @@ def share(
     ccs = [cc] if cc is not None else present
     if not ccs:
         raise ScenarioError("DIR", "no done run has classes to plot")
-    x_axis = make_axis(x, frame[xcol].tolist())
-    f_values = list(make_axis(facet, frame[fcol].tolist()).values) if facet and fcol else [None]
+    x_axis = sweep.axis(x, frame)
+    panels = split_panels(sweep, frame, facets)
+    kinds: list[str] = []
     with paper_style():
-        fig, axes = panel_grid(len(f_values), (3.2, 2.4), sharey=True)
-        for ax, value in zip(axes, f_values, strict=True):
-            part = frame if fcol is None else frame[frame[fcol] == value]
+        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharey=True)
+        for ax, panel in zip(axes, panels, strict=True):
+            part = panel.frame
             for k, name in enumerate(ccs):
                 rows = part[part["cc"] == name]
                 if rows.empty:
                     continue
                 style = cc_style(name)
                 offset = dodge(k, len(ccs), x_axis)
-                draw_line(
+                points = draw_line(
                     ax,
                     rows,
                     x_axis,
@@ -77,7 +88,9 @@ def share(
                     {"color": style.color, "marker": style.marker, "label": plain(name)},
                     gid=f"share:{name}",
                     offset=offset,
+                    bounds=(0.0, 1.0),
                 )
+                kinds += list(points["kind"])
                 fair = aggregate(rows, [xcol], "fair_share")
                 fair["x"] = [x_axis.position(v) + offset for v in fair[xcol]]
                 fair = fair.sort_values("x")
@@ -97,11 +110,13 @@ def share(
                 )
             apply_x(ax, x_axis)
             ax.set_ylim(0, 1.05)
-            set_facet_title(ax, facet, value)
+            set_panel_title(ax, panel.values)
         axes[0].set_ylabel("share of total goodput")
         mark = "dashed" if x_axis.numeric else "bar"
-        axes[0].legend(title=f"CCA ({mark}: equal sharing)", loc="best")
-        note = pooled_note(sweep, [p for p in (x, facet) if p is not None])
+        figure_legend(fig, axes, f"CCA ({mark}: equal sharing)")
+        note = pooled_note(sweep, [x, *facets])
         who = f"{cc}'s" if cc else "each CCA's"
-        fig.suptitle(plain(f"{who} share of goodput (mean, 95 % CI)" + (f"; {note}" if note else "")))
+        fig.suptitle(
+            plain(f"{who} share of goodput (mean; {interval_note(kinds)})" + (f"; {note}" if note else ""))
+        )
     return fig

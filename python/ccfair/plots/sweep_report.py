@@ -10,8 +10,9 @@ import pandas as pd
 
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import Sweep, default_axes
+from ccfair.plots.heatmap_plot import metric_bounds
 from ccfair.plots.html_report import FigureJob, Section, Table, draw
-from ccfair.plots.stats import mean_ci
+from ccfair.plots.stats import SMALL_N, summarize
 from ccfair.sweep.paths import column_name
 from ccfair.tables import MISSING
 from ccfair.toml_text import dumps
@@ -31,14 +32,11 @@ CELL_METRICS: tuple[tuple[str, str, float, int], ...] = (
 HEATMAP_METRICS = ("jain_index", "utilization")
 MAX_LINE_AXES = 3
 ERROR_CHARS = 600
+PROVENANCE_COLUMNS = ("ccfair_version", "git_revision", "native_build")
 
 
-def _mean_text(values: pd.Series, scale: float, digits: int) -> str:
-    m = mean_ci(values.to_numpy(dtype=float))
-    if m.n == 0:
-        return MISSING
-    text = f"{m.mean * scale:.{digits}f}"
-    return text + (f" ± {m.ci95 * scale:.{digits}f}" if m.n > 1 else "")
+def _mean_text(values: pd.Series, scale: float, digits: int, bounds: tuple[float, float] | None) -> str:
+    return summarize(values.to_numpy(dtype=float), bounds).text(digits, scale)
 
 
 def _distinct(values: pd.Series) -> str:
@@ -48,15 +46,18 @@ def _distinct(values: pd.Series) -> str:
 
 def varied_axes(sweep: Sweep) -> list[str]:
     """The axes that vary among the done runs, one path per dimension (the first of a zip group)."""
-    done = sweep.done
-    out: list[str] = []
-    seen: set[str] = set()
-    for p in sweep.axes:
-        col = column_name(p)
-        if col in done.columns and col not in seen and done[col].nunique() > 1:
-            out.append(p)
-            seen |= sweep.dimension(p)
-    return out
+    return sweep.varied()
+
+
+def builds(runs: pd.DataFrame) -> pd.DataFrame:
+    """The distinct builds (ccfair version, git revision, native build) that made ``runs``, with how many
+    runs each made, most first."""
+    present = [c for c in PROVENANCE_COLUMNS if c in runs.columns]
+    if not present or runs.empty:
+        return pd.DataFrame(columns=[*PROVENANCE_COLUMNS, "runs"])
+    frame = runs[present].astype("object").where(runs[present].notna(), MISSING)
+    counted = frame.value_counts(dropna=False).rename("runs").reset_index()
+    return counted.sort_values("runs", ascending=False, kind="stable")
 
 
 def plan_section(sweep: Sweep) -> Section:
@@ -78,6 +79,7 @@ def plan_section(sweep: Sweep) -> Section:
         ("runs", f"{planned} planned: {done} done, {failed} failed, {planned - done - failed} not run"),
         ("ccfair version", _distinct(runs.get("ccfair_version", pd.Series(dtype=str)))),
         ("git revision", _distinct(runs.get("git_revision", pd.Series(dtype=str)))),
+        ("native build", _distinct(runs.get("native_build", pd.Series(dtype=str)))),
         ("backend", _distinct(runs.get("backend", pd.Series(dtype=str)))),
         ("executor", _distinct(runs.get("executor", pd.Series(dtype=str)))),
         ("hosts", _distinct(runs.get("host", pd.Series(dtype=str)))),
@@ -89,11 +91,35 @@ def plan_section(sweep: Sweep) -> Section:
     if "task_wall_seconds" in runs:
         facts.append(("run time, sum", f"{runs['task_wall_seconds'].sum():.1f} s"))
     code = dumps(d["scenario"]) if isinstance(d.get("scenario"), dict) else None
-    return Section(f"plan-{sweep.plan}", f"Plan {sweep.plan}", facts, code)
+    section = Section(f"plan-{sweep.plan}", f"Plan {sweep.plan}", facts, code)
+    made = builds(sweep.done)
+    if len(made) > 1:
+        listed = "; ".join(
+            f"{r['runs']} runs by ccfair {r['ccfair_version']}, git {r['git_revision']}, native "
+            f"{r.get('native_build', MISSING)}"
+            for r in made.to_dict("records")
+        )
+        section.warnings.append(
+            f"The done runs of this plan come from {len(made)} different builds of ccfair, so the figures "
+            f"and tables mix their results: {listed}."
+        )
+    return section
+
+
+def cc_share_columns(sweep: Sweep) -> tuple[list[str], pd.DataFrame]:
+    """The congestion controls of the plan's done runs and each run's share per CCA (``run_id`` x cc,
+    summed over its classes; 0 where a run has no flow of that CCA)."""
+    classes = sweep.classes
+    if classes is None or classes.empty or "share" not in classes:
+        return [], pd.DataFrame()
+    own = classes[classes["run_id"].isin(set(sweep.done["run_id"]))]
+    wide = own.pivot_table(index="run_id", columns="cc", values="share", aggfunc="sum", fill_value=0.0)
+    return [str(c) for c in wide.columns], wide
 
 
 def cells_table(sweep: Sweep) -> Table:
-    """One row per cell: its coordinates, done and failed runs, mean ± 95 % CI of the summary metrics."""
+    """One row per cell in plan order: its coordinates, done and failed runs, the summary metrics and each
+    CCA's share of the goodput, as mean with the interval of :func:`ccfair.plots.stats.summarize`."""
     runs = sweep.runs
     axis_cols = [(p, column_name(p)) for p in sweep.axes if column_name(p) in runs.columns]
     metrics = [
@@ -101,18 +127,36 @@ def cells_table(sweep: Sweep) -> Table:
         for m in CELL_METRICS
         if m[1] in runs.columns and runs.loc[runs["status"] == "done", m[1]].notna().any()
     ]
+    ccs, shares = cc_share_columns(sweep)
     rows = []
     for cell, group in runs.groupby("cell", sort=True):
         done = group[group["status"] == "done"]
         first = group.iloc[0]
         row = [str(cell), *(value_text(first[c]) for _, c in axis_cols)]
         row += [str(len(done)), str(len(group) - len(done))]
-        row += [_mean_text(done[col], scale, digits) for _, col, scale, digits in metrics]
+        row += [
+            _mean_text(done[col], scale, digits, metric_bounds(col, done))
+            for _, col, scale, digits in metrics
+        ]
+        for cc in ccs:
+            own = shares.reindex(done["run_id"])[cc] if not done.empty else pd.Series(dtype=float)
+            row.append(_mean_text(own, 1.0, 3, (0.0, 1.0)))
         rows.append(row)
-    headers = ["cell", *(p for p, _ in axis_cols), "done", "failed", *(m[0] for m in metrics)]
-    numeric = [True] + [False] * len(axis_cols) + [True] * (2 + len(metrics))
+    headers = [
+        "cell",
+        *(p for p, _ in axis_cols),
+        "done",
+        "failed",
+        *(m[0] for m in metrics),
+        *(f"share {cc}" for cc in ccs),
+    ]
+    numeric = [True] + [False] * len(axis_cols) + [True] * (2 + len(metrics) + len(ccs))
     return Table(
-        f"cells-{sweep.plan}", "Summary per cell (mean ± 95 % CI over done runs)", headers, rows, numeric
+        f"cells-{sweep.plan}",
+        f"Summary per cell (mean over done runs; ± 95 % CI, or min-max for up to {SMALL_N} runs)",
+        headers,
+        rows,
+        numeric,
     )
 
 
@@ -140,78 +184,95 @@ def failed_table(sweep: Sweep) -> Table:
 
 
 def figure_jobs(sweep: Sweep) -> list[FigureJob]:
-    """Every figure that applies to this plan's done runs."""
+    """Every figure that applies to this plan's done runs. Every varied axis a figure does not draw on x
+    or y gets its own panels: nothing is averaged but repetitions."""
+    from ccfair.plots.distribution_plot import box
     from ccfair.plots.fness_plot import fness
     from ccfair.plots.heatmap_plot import heatmap
     from ccfair.plots.relgoodput_plot import relgoodput
     from ccfair.plots.share_plot import share
-    from ccfair.plots.timeseries_plot import timeseries
+    from ccfair.plots.timeseries_plot import run_title, timeseries
+    from ccfair.plots.tput_delay_plot import tput_delay
 
     if sweep.done.empty:
         return []
     axes = varied_axes(sweep)
     jobs: list[FigureJob] = []
     key = sweep.plan
+    others = lambda *shown: [a for a in axes if a not in shown]  # noqa: E731
+    per = lambda rest: f", one panel per {' x '.join(rest)}" if rest else ""  # noqa: E731
     if len(axes) >= 2:
         hx, hy = default_axes(sweep, ("--x", "--y"), (None, None), "heatmap")
-        hfacet = axes[2] if len(axes) > 2 else None
-        by = f" over {hx} x {hy}" + (f", one panel per {hfacet}" if hfacet else "")
         for name in HEATMAP_METRICS:
             jobs.append(
                 FigureJob(
                     f"heatmap-{name}-{key}",
-                    f"Heatmap of {name}{by}",
-                    "Each cell: the mean over its done runs, with the 95 % confidence half width when "
-                    "there are several.",
-                    lambda name=name: heatmap(sweep, name, hx, hy, hfacet),
+                    f"Heatmap of {name} over {hx} x {hy}{per(others(hx, hy))}",
+                    "Each cell: the mean over its done runs, with the 95 % confidence half width (or the "
+                    f"min-max range for up to {SMALL_N} runs). The colour scale spans the data's range.",
+                    lambda name=name: heatmap(sweep, name, hx, hy),
                 )
             )
     for i, x in enumerate(axes[:MAX_LINE_AXES]):
-        others = [a for a in axes if a != x]
-        facet = others[0] if others else None
-        per = f", one panel per {facet}" if facet else ""
         jobs.append(
             FigureJob(
                 f"relgoodput-{i}-{key}",
-                f"Relative goodput per class against {x}{per}",
-                "Class mean goodput over the fair share (link rate / active flows); mean and 95 % CI over "
-                "runs.",
-                lambda x=x, facet=facet: relgoodput(sweep, x, facet),
+                f"Relative goodput per class against {x}{per(others(x))}",
+                "Class mean goodput over the fair share (link rate / active flows); mean over runs with "
+                "the 95 % CI, or the runs (dots) and their range when there are few. Dotted: perfect "
+                "sharing, the payload fraction of a packet (goodput excludes headers).",
+                lambda x=x: relgoodput(sweep, x),
             )
         )
         jobs.append(
             FigureJob(
                 f"share-{i}-{key}",
-                f"Share of goodput per CCA against {x}{per}",
-                "Solid: each congestion control's share of the total goodput (mean and 95 % CI); dashed: "
-                "its share with equal sharing.",
-                lambda x=x, facet=facet: share(sweep, x, None, facet),
+                f"Share of goodput per CCA against {x}{per(others(x))}",
+                "Solid: each congestion control's share of the total goodput (mean; 95 % CI, or the runs "
+                "and their range when there are few); dashed: its share with equal sharing.",
+                lambda x=x: share(sweep, x),
             )
         )
+    jobs.append(
+        FigureJob(
+            f"tput-delay-{key}",
+            "Goodput against delay per class",
+            "Each congestion control's mean goodput per flow against its flows' mean RTT, one point per "
+            "cell (mean over runs, crosses: the spread over runs). The delay axis is reversed: better is up "
+            "and to the right.",
+            lambda: tput_delay(sweep),
+        )
+    )
+    jobs.append(
+        FigureJob(
+            f"box-jain_index-{key}",
+            "Jain's index across runs, per cell",
+            "Box: quartiles over the runs of each cell, whiskers to 1.5 IQR; dots: the runs.",
+            lambda: box(sweep, "jain_index"),
+        )
+    )
     if "fness" in sweep.done and sweep.done["fness"].notna().any():
         jobs.append(
             FigureJob(
                 f"fness-{key}",
-                "fness per CC pair and start order",
-                "One point per two-flow run and their kernel density; -1: flow 0 takes the link, +1: flow 1 "
-                "does.",
+                f"fness per CC pair and start order{per(axes)}",
+                "One point per two-flow run and their density (reflected at ±1); -1: flow 0 takes the "
+                "link, +1: flow 1 does.",
                 lambda: fness(sweep),
             )
         )
     if sweep.results is not None:
         example = sweep.done.sort_values(["cell", "repetition"]).iloc[0]
-        where = ", ".join(f"{p} = {value_text(example[column_name(p)])}" for p in sweep.axes)
+        title = run_title(sweep, example)
         results = sweep.results
 
         def example_figure() -> Figure:
-            return timeseries(
-                results.result(str(example["run_id"])), title=f"time series of run {example['run_id'][:12]}"
-            )
+            return timeseries(results.result(str(example["run_id"])), title=title)
 
         jobs.append(
             FigureJob(
                 f"timeseries-{key}",
-                f"Time series of one run (cell {example['cell']}: {where})",
+                f"Time series of one run ({title})",
                 "Per-flow goodput, congestion window, smoothed RTT, queue, drops and marks of the first done "
                 "run.",
                 example_figure,
@@ -221,13 +282,14 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
 
 
 def sweep_sections(sweep: Sweep, progress: Callable[[float], None] | None = None) -> list[Section]:
+    """The plan (with provenance and the cell table), its figures, and its failed runs if any failed."""
     plan = plan_section(sweep)
     plan.tables.append(cells_table(sweep))
     figures, notes = draw(figure_jobs(sweep), progress)
     shown = Section(f"figures-{sweep.plan}", f"Figures: {sweep.plan}", figures=figures, notes=notes)
     if not figures and sweep.done.empty:
         shown.notes.append("no done runs: nothing to draw")
-    failed = Section(f"failures-{sweep.plan}", f"Failed runs: {sweep.plan}", tables=[failed_table(sweep)])
     if sweep.failed.empty:
-        failed.notes.append("none")
+        return [plan, shown]
+    failed = Section(f"failures-{sweep.plan}", f"Failed runs: {sweep.plan}", tables=[failed_table(sweep)])
     return [plan, shown, failed]

@@ -3,7 +3,10 @@ bottleneck queue's length and sojourn time, drops and CE marks per interval, and
 machine over time as a band.
 
 With more than :data:`MAX_FLOW_LINES` flows, the per-flow panels show one line per connection class (the
-class mean; the stacked panel its total) so the figure stays readable.
+class mean; the stacked panel its total) so the figure stays readable. Flows of one congestion control
+share its registry colour in shades and differ in line style; the queue's percentiles use neutral greys
+that no congestion control has. The title names the run (its directory or scenario file, or its plan and
+cell).
 """
 
 from __future__ import annotations
@@ -23,8 +26,14 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from ccfair.plots.data import Sweep
+
 MAX_FLOW_LINES = 12
 NS_PER_S = 1e9
+# Flows of one CCA: shades of its colour and these line styles in turn.
+FLOW_LINESTYLES = ("-", "--", "-.", ":")
+# The queue's sojourn percentiles: neutral, and not a colour of the CCA registry.
+SOJOURN_STYLES = {"p50": {"color": "0.55", "linestyle": "-"}, "p99": {"color": "0.1", "linestyle": "--"}}
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,7 @@ class Series:
     cc: str
     color: str
     flow_ids: tuple[int, ...]
+    linestyle: str = "-"
 
 
 def _class_label(cc: str, rtt_ns: int, multiple_rtts: bool) -> str:
@@ -52,15 +62,18 @@ def series_of(result: RunResult) -> list[Series]:
             label = _class_label(str(cc), int(rtt_ns), multiple_rtts) + f" ({len(group)} flows)"
             out.append(Series(label, label, str(cc), cc_style(str(cc)).color, tuple(group["flow_id"])))
         return out
-    colors: dict[int, str] = {}
+    colors: dict[int, tuple[str, str]] = {}
     for cc, group in flows.groupby("cc", sort=False):
-        for flow_id, color in zip(group["flow_id"], shades(cc_style(str(cc)).color, len(group)), strict=True):
-            colors[int(flow_id)] = color
+        for k, (flow_id, color) in enumerate(
+            zip(group["flow_id"], shades(cc_style(str(cc)).color, len(group)), strict=True)
+        ):
+            colors[int(flow_id)] = (color, FLOW_LINESTYLES[k % len(FLOW_LINESTYLES)])
     out = []
     for row in flows.itertuples(index=False):
         label = row.label if isinstance(row.label, str) and row.label else None
         name = f"{row.flow_id}: {label or _class_label(row.cc, row.rtt_ns, multiple_rtts)}"
-        out.append(Series(str(row.flow_id), name, row.cc, colors[int(row.flow_id)], (int(row.flow_id),)))
+        color, linestyle = colors[int(row.flow_id)]
+        out.append(Series(str(row.flow_id), name, row.cc, color, (int(row.flow_id),), linestyle))
     return out
 
 
@@ -114,9 +127,23 @@ def _window(ax: Axes, start_s: float, end_s: float) -> None:
         ax.axvline(x, color="0.5", linestyle=":", linewidth=0.8)
 
 
+def run_title(sweep: Sweep, run: pd.Series) -> str:
+    """``plan figs, cell 3: link.buffer = 1bdp, flows[1].cc = reno, repetition 0 (flipped)``: which run of a
+    sweep a figure shows."""
+    from ccfair.plots.axes import value_text
+    from ccfair.sweep.paths import column_name
+
+    where = ", ".join(
+        f"{p} = {value_text(run[column_name(p)])}" for p in sweep.axes if column_name(p) in run.index
+    )
+    flipped = " (flipped)" if bool(run.get("flipped", False)) else ""
+    return f"plan {sweep.plan}, cell {run['cell']}: {where}, repetition {run['repetition']}{flipped}"
+
+
 def timeseries(result: RunResult, title: str | None = None) -> Figure:
-    """The time-series figure of one run (``ccfair.load_run(dir)`` or ``ccfair.run(...)``)."""
-    import matplotlib.pyplot as plt
+    """The time-series figure of one run (``ccfair.load_run(dir)``, ``ccfair.run(...)`` or
+    ``Results.result(run_id)``); the title names the run (``title``, else ``result.name``)."""
+    from ccfair.plots.panels import new_figure
 
     series = series_of(result)
     ts, queue = result.timeseries, result.queue
@@ -128,20 +155,19 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
     panels = ["goodput", "stacked", "cwnd", "srtt", "backlog", "sojourn", "drops"] + (["bbr"] if bbr else [])
     heights = [1.0] * 7 + ([0.25 + 0.18 * len(bbr)] if bbr else [])
     with paper_style():
-        fig, axes = plt.subplots(
-            len(panels),
-            1,
-            sharex=True,
-            figsize=(7.0, 1.55 * sum(heights) + 0.9),
-            gridspec_kw={"height_ratios": heights},
-            layout="constrained",
-        )
+        fig = new_figure(7.0, 1.55 * sum(heights) + 0.9)
+        axes = fig.subplots(len(panels), 1, sharex=True, gridspec_kw={"height_ratios": heights})
         ax = dict(zip(panels, axes, strict=True))
         per = "class mean" if aggregated else "per flow"
         goodput = _pivot(ts, "goodput_bps", series, "mean") / 1e6
         for s in series:
             ax["goodput"].plot(
-                goodput.index, goodput[s.key], color=s.color, label=plain(s.label), gid=f"goodput:{s.key}"
+                goodput.index,
+                goodput[s.key],
+                color=s.color,
+                linestyle=s.linestyle,
+                label=plain(s.label),
+                gid=f"goodput:{s.key}",
             )
         ax["goodput"].set_ylabel(f"goodput, {per}\n(Mbit/s)")
         ax["goodput"].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
@@ -156,16 +182,22 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
         cwnd = _pivot(ts, "cwnd", series, "mean")
         srtt = _pivot(ts.assign(srtt_ms=ts["srtt_ns"] / 1e6), "srtt_ms", series, "mean")
         for s in series:
-            ax["cwnd"].plot(cwnd.index, cwnd[s.key], color=s.color, gid=f"cwnd:{s.key}")
-            ax["srtt"].plot(srtt.index, srtt[s.key], color=s.color, gid=f"srtt:{s.key}")
+            ax["cwnd"].plot(
+                cwnd.index, cwnd[s.key], color=s.color, linestyle=s.linestyle, gid=f"cwnd:{s.key}"
+            )
+            ax["srtt"].plot(
+                srtt.index, srtt[s.key], color=s.color, linestyle=s.linestyle, gid=f"srtt:{s.key}"
+            )
         ax["cwnd"].set_ylabel("cwnd\n(packets)")
         ax["srtt"].set_ylabel("smoothed RTT\n(ms)")
 
         tq = queue["t_ns"] / NS_PER_S
         ax["backlog"].plot(tq, queue["backlog_packets"], color="0.25", gid="backlog")
         ax["backlog"].set_ylabel("queue length\n(packets)")
-        ax["sojourn"].plot(tq, queue["sojourn_p50_ns"] / 1e6, color="#0072B2", label="p50", gid="sojourn_p50")
-        ax["sojourn"].plot(tq, queue["sojourn_p99_ns"] / 1e6, color="#D55E00", label="p99", gid="sojourn_p99")
+        for q in ("p50", "p99"):
+            ax["sojourn"].plot(
+                tq, queue[f"sojourn_{q}_ns"] / 1e6, label=q, gid=f"sojourn_{q}", **SOJOURN_STYLES[q]
+            )
         ax["sojourn"].set_ylabel("queue sojourn\n(ms)")
         ax["sojourn"].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         width = 0.9 * interval_s
@@ -173,16 +205,17 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
         ax["drops"].bar(
             tq_start, queue["drops"], width=width, align="edge", color="#CC3311", label="drops", gid="drops"
         )
-        ax["drops"].bar(
-            tq_start,
-            queue["marks"],
-            width=width,
-            align="edge",
-            bottom=queue["drops"],
-            color="#EE7733",
-            label="CE marks",
-            gid="marks",
-        )
+        if (queue["marks"] > 0).any():  # a "CE marks" entry only where there are marks
+            ax["drops"].bar(
+                tq_start,
+                queue["marks"],
+                width=width,
+                align="edge",
+                bottom=queue["drops"],
+                color="#EE7733",
+                label="CE marks",
+                gid="marks",
+            )
         ax["drops"].set_ylabel("per interval\n(packets)")
         ax["drops"].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         if bbr:
@@ -192,7 +225,10 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
             _window(a, start_s, end_s)
         axes[-1].set_xlabel("time (s)")
         axes[-1].set_xlim(0, scenario.duration_ns / NS_PER_S)
-        fig.suptitle(plain(title or "time series (dotted: measurement window)"))
+        name = title or result.name
+        fig.suptitle(
+            plain(f"{name}: time series" if name else "time series") + " (dotted: measurement window)"
+        )
     return fig
 
 

@@ -6,14 +6,20 @@ Reading::
     results = ccfair.load("results/")
     results.runs                  # DataFrame, one row per run (done or failed), read on first use
     results.flows, results.classes, results.cells
-    results.timeseries(run_id)    # one run's per-flow time series; results.queue(run_id) its queue
-    results.result(run_id)        # the RunResult that ccfair.run returned for that run
+    results.timeseries(run_id)    # one run's per-flow time series (a unique prefix of the id is enough)
+    results.queue(run_id), results.result(run_id)   # its queue; the RunResult ccfair.run returned for it
     results.query("select link_buffer, avg(jain_index) from runs group by 1")
+    results.to_xarray("jain_index")  # a plan's grid as an xarray DataArray (xarray is optional)
 
-Every read opens the catalog read-only and closes it again. While a sweep writes to the directory DuckDB
-admits no other process: reads fail with a message saying so, and ``ccfair status`` reports the sweep's
-progress from ``status.json``. A run is visible in ``flows``, ``classes`` and the time series only once its
-``runs`` row says ``done``; a failed run has a ``runs`` row only.
+``flows`` and ``classes`` as loaded carry each run's ``plan``, ``cell``, ``repetition``, ``flipped`` and
+the plan's axis columns, and axes written with units get numeric companions (``link_buffer_bdp``) in all
+three tables (:mod:`.coordinates`); the catalog itself stores neither.
+
+Every read opens the catalog read-only and closes it again. DuckDB admits no other process while one writes,
+so a sweep publishes a snapshot of the catalog every few seconds (:mod:`.layout`): during a sweep, reads
+open it and see the runs committed up to then, and ``ccfair status`` adds the sweep's progress from
+``status.json``. A run is visible in ``flows``, ``classes`` and the time series only once its ``runs``
+row says ``done``; a failed run has a ``runs`` row only.
 
 A results directory is untrusted input (they are exchanged): reading one reads no other file, reaches no
 network and runs no code from it. The catalog is opened with DuckDB's external access off and its
@@ -53,11 +59,12 @@ Units are in column names: ``_ns`` nanoseconds, ``_bps`` bits per second, ``_byt
   and the metrics newer versions add); null when failed or undefined. ``summary_json``: the summary as JSON
 - ``scenario_json``: the scenario with every default written out and the seed (``Scenario.from_dict``
   reads it)
-- provenance: ``ccfair_version``, ``git_revision`` (commit of the sources, ``+dirty`` with local changes;
-  null outside a git checkout), ``backend`` (``sim``), ``executor`` (``local``, ``dask ADDRESS``, or ``plan``
-  for an invalid cell recorded without running), ``host``, ``worker`` (``pid N``), ``started_at``,
-  ``task_wall_seconds`` (the whole run on the worker), ``encode_seconds`` (encoding its tables for the
-  store), ``committed_at``
+- provenance: ``ccfair_version``, ``git_revision`` (commit of the sources, ``+dirty.`` and 8 hex digits of
+  SHA-256 over the diff with local changes; null outside a git checkout), ``native_build`` (16 hex digits of
+  SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend`` (``sim``),
+  ``executor`` (``local``, ``dask ADDRESS``, or ``plan`` for an invalid cell recorded without running),
+  ``host``, ``worker`` (``pid N``), ``started_at``, ``task_wall_seconds`` (the whole run on the worker),
+  ``encode_seconds`` (encoding its tables for the store), ``committed_at``
 - the series files as committed (null when failed, and for runs committed by catalog schema 1):
   ``timeseries_bytes``, ``timeseries_sha256``, ``queue_bytes``, ``queue_sha256`` (SHA-256 in hex)
 
@@ -70,11 +77,13 @@ base), ``repetitions``, ``seed``, ``flip_start_order``, ``axes`` as ``[{"paths":
 ``exclude``), ``cells``, ``runs``, ``registered_at``.
 ``timeseries``, ``queue`` (views in queries; one Parquet file per done run): ``run_id`` and the columns of
 ``RunResult.timeseries`` and ``RunResult.queue``.
-``meta``: ``key``, ``value``; ``schema_version`` is 2 (1: before the file columns; a sweep adds them to a
-version-1 catalog, readers accept both, a newer version asks for a newer ccfair).
+``meta``: ``key``, ``value``; ``schema_version`` is 3 (1: before the file columns, 2: before
+``native_build``; a sweep adds the missing columns to an older catalog, readers accept every version, a
+newer version asks for a newer ccfair).
 
-Modules: :mod:`.layout` (files of a results directory, opening the catalog), :mod:`.schema` (tables and
-column types), :mod:`.check` (the catalog's shape and the JSON stored in it), :mod:`.integrity` (damage to
+Modules: :mod:`.layout` (files of a results directory, opening the catalog, sharing it with a running sweep),
+:mod:`.schema` (tables and column types), :mod:`.coordinates` (plan coordinates for analysis), :mod:`.grid`
+(``to_xarray``), :mod:`.check` (the catalog's shape and the JSON stored in it), :mod:`.integrity` (damage to
 the series files), :mod:`.writer` (the single writer and its atomic commit), :mod:`.reader` (:func:`load`,
 :func:`query`), :mod:`.status`, :mod:`.export`.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.errors import ScenarioError
-from ccfair.store.schema import FILE_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, TABLE_COLUMNS
+from ccfair.store.schema import ADDED_IN, RUN_COLUMNS, SCHEMA_VERSION, TABLE_COLUMNS
 
 REQUIRED_TABLES = ("meta", "plans", "cells", "runs")
 RESULT_TABLES = ("flows", "classes")  # created from the first done run's frames
@@ -118,9 +118,8 @@ def _columns_text(columns: dict[str, str]) -> str:
 
 
 def _runs(root: Path, have: dict[str, str], version: int) -> None:
-    file_columns = {n for n, _ in FILE_COLUMNS}
     for name, declared in RUN_COLUMNS:
-        if version < 2 and name in file_columns:
+        if version < ADDED_IN.get(name, 1) and name not in have:
             continue
         sql_type = declared.split()[0]
         if have.get(name) != sql_type:

@@ -7,7 +7,19 @@
       series/<first 2 hex of run_id>/<run_id>.timeseries.parquet   per-flow time series of one run
       series/<first 2 hex of run_id>/<run_id>.queue.parquet        bottleneck queue time series of one run
       status.json                             progress of the sweep writing right now (see ``ccfair status``)
+      catalog.snapshot.duckdb                 the catalog as of its last snapshot, while a sweep writes
       .ccfair.json                            the marker: a ccfair results directory (``ccfair.fsio``)
+
+**Reading during a sweep.** DuckDB lets one process open a catalog for writing and no other process open
+it at the same time, not even to read. So a sweep publishes a snapshot: after a commit, at most every
+:data:`SNAPSHOT_INTERVAL_S` (and less often when copying takes longer than
+:data:`SNAPSHOT_MAX_SHARE` of the time), it checkpoints the catalog and copies it to
+``catalog.snapshot.duckdb`` (a hidden temporary renamed into place), and removes it when it ends. A reader
+that finds the catalog held opens the snapshot instead: the runs committed up to a few seconds ago, each
+whole (their series files were written before their commit). Until the first snapshot exists a reader
+waits (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S`` seconds) for one, or for the catalog. A reader
+opens the snapshot only while the catalog is held, so a snapshot a killed sweep left is never read; the next
+sweep removes it and any half-copied temporary.
 
 A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
 the catalog of one written before markers); see :data:`RESULTS_KIND`.
@@ -20,10 +32,12 @@ are opened without following symbolic links.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import duckdb
 
@@ -32,6 +46,11 @@ from ccfair.errors import ScenarioError
 
 CATALOG_FILE = "catalog.duckdb"
 STATUS_FILE = "status.json"
+SNAPSHOT_FILE = "catalog.snapshot.duckdb"
+SNAPSHOT_INTERVAL_S = 2.0  # a sweep publishes a snapshot after a commit at most this often ...
+SNAPSHOT_MAX_SHARE = 0.02  # ... and spends at most this share of its time on snapshots
+READ_WAIT_S = 30.0  # a reader waits this long for a snapshot or the catalog while a sweep starts
+LOCK_RETRY_S = 0.05
 SERIES_DIR = "series"
 SERIES_TABLES = ("timeseries", "queue")
 TMP_MARK = ".tmp-"  # temporary files are hidden and carry this mark (``ccfair.fsio.temporary_name``)
@@ -117,33 +136,80 @@ def first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+def read_wait_s() -> float:
+    """How long a reader waits for a sweep's first snapshot (or the catalog): ``$CCFAIR_STORE_WAIT_S`` or
+    :data:`READ_WAIT_S`."""
+    text = os.environ.get("CCFAIR_STORE_WAIT_S")
+    try:
+        return max(0.0, float(text)) if text else READ_WAIT_S
+    except ValueError:
+        return READ_WAIT_S
+
+
+def _is_lock_conflict(error: duckdb.Error) -> bool:
+    return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
+
+
 def connect(root: Path, *, read_only: bool) -> Any:
-    """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. A store held by a running sweep
-    (DuckDB allows one writing process and no reader beside it) is a ScenarioError naming the directory
-    and the process; a catalog that does not open is damaged. The caller checks its contents
+    """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. A catalog held by another process is a
+    :class:`StoreBusy` naming the directory and the process (readers use :func:`open_for_reading`); a
+    catalog that does not open is damaged. The caller checks its contents
     (:func:`ccfair.store.check.check_catalog`) before use."""
-    path = catalog_path(root)
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise ScenarioError(str(root), f"{CATALOG_FILE} is not a regular file")
+    path = _regular(root, CATALOG_FILE)
     if read_only and not path.is_file():
         raise ScenarioError(str(root), f"not a results directory (no {CATALOG_FILE})")
     try:
         return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
-    except duckdb.IOException as e:
-        text = str(e)
-        if "permission denied" in text.lower():
-            raise ScenarioError(str(root), f"cannot open the catalog: {first_line(e)}") from None
-        if "lock" not in text.lower():
-            raise damaged(root, first_line(e)) from None
-        pid = re.search(r"PID (\d+)", text)
-        who = f" (PID {pid.group(1)})" if pid else ""
-        if read_only:
-            message = (
-                f"a sweep is writing to this store{who}; `ccfair status` shows its progress, queries and "
-                "exports work once it ends"
-            )
-        else:
-            message = f"is in use by another process{who}: one sweep writes to a results directory at a time"
-        raise StoreBusy(str(root), message) from None
     except duckdb.Error as e:
-        raise damaged(root, first_line(e)) from None
+        if not _is_lock_conflict(e):
+            _refuse(root, e)
+        _busy(root, e, read_only)
+
+
+def open_for_reading(root: Path) -> tuple[Any, Path]:
+    """A read-only connection (:data:`SAFE_CONFIG`) to the catalog, or while a sweep holds it to its last
+    snapshot; and the file opened. Before a sweep's first snapshot, waits for one (or for the catalog) up
+    to :func:`read_wait_s`, then raises :class:`StoreBusy`."""
+    started = time.monotonic()
+    while True:
+        try:
+            return connect(root, read_only=True), catalog_path(root)
+        except StoreBusy as busy:
+            snapshot = _regular(root, SNAPSHOT_FILE)
+            if snapshot.is_file():
+                try:
+                    return duckdb.connect(str(snapshot), read_only=True, config=SAFE_CONFIG), snapshot
+                except duckdb.Error as e:
+                    if not _is_lock_conflict(e) and snapshot.is_file():
+                        _refuse(root, e)
+            if time.monotonic() - started >= read_wait_s():
+                raise busy from None
+        time.sleep(LOCK_RETRY_S)
+
+
+def _regular(root: Path, name: str) -> Path:
+    """``root/name``, refused unless it is a regular file or absent (a link or a directory there is not a
+    file ccfair wrote)."""
+    path = root / name
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ScenarioError(str(root), f"{name} is not a regular file")
+    return path
+
+
+def _refuse(root: Path, e: duckdb.Error) -> NoReturn:
+    if isinstance(e, duckdb.IOException) and "permission denied" in str(e).lower():
+        raise ScenarioError(str(root), f"cannot open the catalog: {first_line(e)}") from None
+    raise damaged(root, first_line(e)) from None
+
+
+def _busy(root: Path, e: duckdb.Error, read_only: bool) -> NoReturn:
+    pid = re.search(r"PID (\d+)", str(e))
+    who = f" (PID {pid.group(1)})" if pid else ""
+    if read_only:
+        message = (
+            f"a sweep is writing to this store{who} and has published no snapshot of it yet; `ccfair status` "
+            "shows its progress (set CCFAIR_STORE_WAIT_S to wait longer)"
+        )
+    else:
+        message = f"is in use by another process{who}: one sweep writes to a results directory at a time"
+    raise StoreBusy(str(root), message) from None

@@ -1,7 +1,9 @@
 """Reading a results directory: :func:`load` and SQL queries over the catalog and the time series.
 
-Every read opens the catalog read-only and closes it at once, so a notebook holding a :class:`Results`
-never blocks the next sweep. Only ``done`` runs are visible in ``flows``, ``classes`` and the time series.
+Every read opens the catalog read-only and closes it at once, so a notebook holding a :class:`Results` never
+blocks the next sweep; during a sweep a read opens the sweep's last snapshot of the catalog (see
+:mod:`.layout`) and sees the runs committed up to a few seconds before. Only ``done`` runs are visible in
+``flows``, ``classes`` and the time series.
 
 A results directory is untrusted input: the catalog is opened with no access to files or the network
 (:data:`ccfair.store.layout.SAFE_CONFIG`) and its shape checked (:mod:`.check`) before anything in it is
@@ -32,8 +34,10 @@ from ccfair.errors import ScenarioError
 from ccfair.result import RunResult
 from ccfair.scenario import Scenario
 from ccfair.store import integrity, layout
-from ccfair.store.check import check_catalog, parse_json
+from ccfair.store.check import check_catalog, parse_json, plan_definition
+from ccfair.store.coordinates import join_coordinates, with_companions
 from ccfair.store.schema import quote
+from ccfair.sweep.paths import column_name
 
 CATALOG_TABLES = ("runs", "flows", "classes", "cells", "plans")
 
@@ -56,12 +60,12 @@ _CHECKED: dict[tuple[Any, ...], int] = {}
 CHECKED_KEPT = 64
 
 
-def _identity(root: Path) -> tuple[Any, ...]:
-    """What changes when the catalog does: the file's and its write-ahead log's inode, size and mtime."""
-    identity: list[Any] = [str(layout.catalog_path(root).resolve())]
-    for path in (layout.catalog_path(root), root / (layout.CATALOG_FILE + ".wal")):
+def _identity(path: Path) -> tuple[Any, ...]:
+    """What changes when a catalog file does: its and its write-ahead log's inode, size and mtime."""
+    identity: list[Any] = [str(path.resolve())]
+    for part in (path, path.with_name(path.name + ".wal")):
         try:
-            info = os.lstat(path)
+            info = os.lstat(part)
         except FileNotFoundError:
             identity.append(None)
             continue
@@ -70,11 +74,17 @@ def _identity(root: Path) -> tuple[Any, ...]:
 
 
 def open_checked(root: Path) -> tuple[Any, int]:
-    """A read-only connection to the catalog, checked (once per state of the file in this process), and
-    its schema version."""
-    identity = _identity(root)
-    con = layout.connect(root, read_only=True)
+    """A read-only connection to the catalog (while a sweep writes it: to its last snapshot), checked
+    (once per state of the file in this process), and its schema version."""
+    con, version, _ = open_checked_file(root)
+    return con, version
+
+
+def open_checked_file(root: Path) -> tuple[Any, int, Path]:
+    """:func:`open_checked`, and the file it opened (the catalog or the sweep's snapshot of it)."""
+    con, path = layout.open_for_reading(root)
     try:
+        identity = _identity(path)
         version = _CHECKED.get(identity)
         if version is None:
             with catalog_errors(root):
@@ -85,7 +95,7 @@ def open_checked(root: Path) -> tuple[Any, int]:
     except BaseException:
         con.close()
         raise
-    return con, version
+    return con, version, path
 
 
 def open_catalog(root: Path, series: Sequence[str] = layout.SERIES_TABLES) -> Any:
@@ -204,11 +214,18 @@ def _recorded(row: pd.Series, column: str) -> Any:
     return int(value) if column.endswith("_bytes") else str(value)
 
 
+LISTED_RUNS = 5
+
+
 class Results:
     """A results directory as DataFrames (see :mod:`ccfair.store` for every column).
 
     ``runs``, ``flows`` and ``classes`` are read on first use and kept; :meth:`timeseries`, :meth:`queue`
-    and :meth:`result` read one run on demand."""
+    and :meth:`result` read one run on demand, named by its run id or a unique prefix of it. ``flows`` and
+    ``classes`` carry each run's place in its plan (``plan``, ``cell``, ``repetition``, ``flipped``) and
+    the plan's coordinates; axes written with units have numeric companions (``link_buffer`` ``"0.5bdp"``
+    -> ``link_buffer_bdp`` 0.5, see :mod:`.coordinates`) in all three tables. :meth:`to_xarray` gives a
+    metric over a plan's grid. In Jupyter a ``Results`` shows as a short HTML summary."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
@@ -221,20 +238,44 @@ class Results:
     def __repr__(self) -> str:
         return f"Results({str(self.directory)!r})"
 
+    def _repr_html_(self) -> str:
+        from ccfair.notebook import results_html
+
+        return results_html(self)
+
+    @functools.cached_property
+    def plans(self) -> dict[str, dict[str, Any]]:
+        """Each plan's definition (``ccfair.sweep.plan.Plan.to_json``), by name."""
+        frame = _table(self.directory, "plans", "ORDER BY plan")
+        return {
+            str(r["plan"]): plan_definition(
+                r["definition"], f"{self.directory}: plans.definition of {r['plan']!r}"
+            )
+            for r in frame.to_dict("records")
+            if "definition" in r
+        }
+
+    @functools.cached_property
+    def axis_columns(self) -> list[str]:
+        """The ``runs`` columns of every plan's varied paths, in plan order."""
+        paths = [p for d in self.plans.values() for axis in d.get("axes", []) for p in axis["paths"]]
+        return list(dict.fromkeys(column_name(p) for p in paths))
+
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         """One row per run attempted: done and failed (``status``), in commit order."""
-        return _table(self.directory, "runs", "ORDER BY committed_at, run_id")
+        runs = _table(self.directory, "runs", "ORDER BY committed_at, run_id")
+        return with_companions(runs, self.axis_columns)
 
     @functools.cached_property
     def flows(self) -> pd.DataFrame:
-        """One row per flow of every done run."""
-        return _table(self.directory, "flows")
+        """One row per flow of every done run, with its run's coordinates."""
+        return join_coordinates(_table(self.directory, "flows"), self.runs, self.axis_columns)
 
     @functools.cached_property
     def classes(self) -> pd.DataFrame:
-        """One row per connection class of every done run."""
-        return _table(self.directory, "classes")
+        """One row per connection class of every done run, with its run's coordinates."""
+        return join_coordinates(_table(self.directory, "classes"), self.runs, self.axis_columns)
 
     @functools.cached_property
     def cells(self) -> pd.DataFrame:
@@ -242,18 +283,38 @@ class Results:
         ``repetition``, ``flipped``, ``run_id``)."""
         return _table(self.directory, "cells", "ORDER BY plan, run_index")
 
+    def run_id(self, prefix: str, field: str = "run_id") -> str:
+        """The done run whose id starts with ``prefix`` (the whole id, or any unique start of it, as the
+        command line accepts); a ScenarioError on ``field`` if it is not hex or matches none or several."""
+        if not isinstance(prefix, str) or not re.fullmatch(r"[0-9a-f]{1,32}", prefix):
+            shown = repr(prefix) if len(repr(prefix)) <= 80 else repr(prefix)[:77] + "..."
+            raise ScenarioError(
+                field, f"expected a run id (32 lowercase hex characters) or a unique start of it, got {shown}"
+            )
+        done = self.runs.loc[self.runs["status"] == "done", "run_id"]
+        matches = [r for r in done if r.startswith(prefix)]
+        if len(matches) == 1:
+            return str(matches[0])
+        if not matches:
+            listed = ", ".join(done.head(LISTED_RUNS)) + (" ..." if len(done) > LISTED_RUNS else "")
+            raise ScenarioError(
+                field, f"no done run with id {prefix!r} in {self.directory}; done runs: {listed or 'none'}"
+            )
+        listed = ", ".join(matches[:LISTED_RUNS]) + (" ..." if len(matches) > LISTED_RUNS else "")
+        raise ScenarioError(
+            field, f"{len(matches)} done runs start with {prefix!r}: {listed}; give more of it"
+        )
+
     def _done(self, run_id: str) -> pd.Series:
-        """The ``runs`` row of a done run; a ScenarioError if ``run_id`` is not a run id, a KeyError if no
-        done run has it."""
-        layout.check_run_id(run_id)
-        rows = self.runs[(self.runs["run_id"] == run_id) & (self.runs["status"] == "done")]
-        if rows.empty:
-            raise KeyError(f"no done run {run_id!r} in {self.directory}")
-        return rows.iloc[0]
+        """The ``runs`` row of the done run ``run_id`` (or a unique prefix of it)."""
+        full = self.run_id(run_id)
+        layout.check_run_id(full)
+        return self.runs[(self.runs["run_id"] == full) & (self.runs["status"] == "done")].iloc[0]
 
     def _series(self, table: str, run_id: str) -> pd.DataFrame:
         """One done run's series file, checked against its recorded size and checksum."""
         row = self._done(run_id)
+        run_id = str(row["run_id"])
         size, sha256 = _recorded(row, f"{table}_bytes"), _recorded(row, f"{table}_sha256")
         try:
             data = integrity.read_series(self.directory, table, run_id, size, sha256)
@@ -267,7 +328,8 @@ class Results:
             raise series_damaged(self.directory, {run_id: str(e)}) from None
 
     def timeseries(self, run_id: str) -> pd.DataFrame:
-        """The per-flow time series of a done run (the columns of ``RunResult.timeseries``, run_id first)."""
+        """The per-flow time series of a done run (the columns of ``RunResult.timeseries``, run_id first);
+        ``run_id`` may be a unique prefix."""
         return self._series("timeseries", run_id)
 
     def queue(self, run_id: str) -> pd.DataFrame:
@@ -275,8 +337,10 @@ class Results:
         return self._series("queue", run_id)
 
     def result(self, run_id: str) -> RunResult:
-        """A done run as the :class:`~ccfair.result.RunResult` that ``ccfair.run`` returned for it."""
+        """A done run as the :class:`~ccfair.result.RunResult` that ``ccfair.run`` returned for it, named
+        by its plan and cell."""
         row = self._done(run_id)
+        run_id = str(row["run_id"])
         seed = int(row["seed"])
         where = f"{self.directory}: run {run_id}"
         spec = parse_json(row["scenario_json"], f"{where}: scenario_json")
@@ -294,7 +358,28 @@ class Results:
             classes=own("classes"),
             timeseries=self.timeseries(run_id).drop(columns="run_id"),
             queue=self.queue(run_id).drop(columns="run_id"),
+            name=self._run_name(row),
         )
+
+    def _run_name(self, row: pd.Series) -> str:
+        """``plan figs, cell 3 (link.buffer = 1bdp, flows[1].cc = reno), repetition 0``."""
+        definition = self.plans.get(str(row.get("plan")), {})
+        paths = [p for axis in definition.get("axes", []) for p in axis["paths"]]
+        where = ", ".join(f"{p} = {row[column_name(p)]}" for p in paths if column_name(p) in row.index)
+        flipped = ", flipped" if bool(row.get("flipped")) else ""
+        coordinates = f" ({where})" if where else ""
+        cell = f"cell {row.get('cell')}{coordinates}"
+        return f"plan {row.get('plan')}, {cell}, repetition {row.get('repetition')}{flipped}"
+
+    def to_xarray(self, metric: str = "jain_index", plan: str | None = None) -> Any:
+        """A run metric of one plan (the only one, or ``plan``) as an ``xarray.DataArray`` over the plan's
+        dimensions (a zipped group is one dimension, named by its first path's column, the others
+        coordinates along it), ``repetition``, and ``flipped`` when the plan mirrors start orders. Values
+        are as stored (``"0.5bdp"``), with numeric companions as coordinates (``link_buffer_bdp``); runs
+        not done and excluded cells are NaN. Needs xarray (``pip install xarray``)."""
+        from ccfair.store.grid import metric_grid
+
+        return metric_grid(self, metric, plan)
 
     def query(self, sql: str) -> pd.DataFrame:
         """One SQL statement over the catalog and the time series (see :func:`query`)."""

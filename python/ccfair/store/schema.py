@@ -8,9 +8,10 @@ from typing import Any
 from ccfair.analysis.metrics import SUMMARY_KEYS
 from ccfair.sweep.identity import canonical_json
 
-# 1: the first catalog. 2: ``runs`` records each series file's size and SHA-256 (FILE_COLUMNS); the writer
-# adds those columns to a version-1 catalog (null for the runs committed before) and readers accept both.
-SCHEMA_VERSION = 2
+# 1: the first catalog. 2: ``runs`` records each series file's size and SHA-256 (FILE_COLUMNS). 3: ``runs``
+# records the build of the native module that made each run (BUILD_COLUMNS). The writer adds the missing
+# columns to an older catalog (null for the runs committed before) and readers accept every version.
+SCHEMA_VERSION = 3
 
 # Size and SHA-256 (hex) of a done run's two Parquet files, recorded at commit and checked on reading.
 FILE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -19,6 +20,11 @@ FILE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("queue_bytes", "BIGINT"),
     ("queue_sha256", "VARCHAR"),
 )
+
+# The native module's build (SHA-256 of the extension file, 16 hex digits) beside the git revision.
+BUILD_COLUMNS: tuple[tuple[str, str], ...] = (("native_build", "VARCHAR"),)
+# The schema version that introduced each group of columns.
+ADDED_IN: dict[str, int] = {**{n: 2 for n, _ in FILE_COLUMNS}, **{n: 3 for n, _ in BUILD_COLUMNS}}
 
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_id", "VARCHAR PRIMARY KEY"),
@@ -42,6 +48,7 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("summary_json", "VARCHAR"),
     ("ccfair_version", "VARCHAR"),
     ("git_revision", "VARCHAR"),
+    *BUILD_COLUMNS,
     ("backend", "VARCHAR"),
     ("executor", "VARCHAR"),
     ("host", "VARCHAR"),

@@ -1,6 +1,7 @@
-"""``ccfair status``: done / failed / missing runs per plan, from the catalog, or from the running sweep's
-``status.json`` while a sweep holds the catalog. With ``verify``, also every table of the catalog read in
-full (DuckDB checks each block's checksum) and every done run's files checked (:mod:`.integrity`)."""
+"""``ccfair status``: done / failed / missing runs per plan from the catalog (during a sweep: from its last
+snapshot, a few seconds old), and the running sweep's own progress from its ``status.json``. With ``verify``,
+also every table of the catalog read in full (DuckDB checks each block's checksum) and every done run's files
+checked (:mod:`.integrity`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.store import integrity, layout
-from ccfair.store.reader import CATALOG_TABLES, catalog_errors, open_checked
+from ccfair.store.reader import CATALOG_TABLES, catalog_errors, open_checked_file
 from ccfair.store.schema import quote
 
 _PER_PLAN = """
@@ -42,14 +43,16 @@ def store_status(
     root: str | Path, verify: bool = False, progress: Callable[[float], None] | None = None
 ) -> dict[str, Any]:
     """``{"directory", "plans": [{plan, runs, done, failed, missing, failures: {kind: n}}], "running"}``;
-    ``running`` is the running sweep's own report (then ``plans`` is empty: the catalog is locked). With
+    ``running`` is the running sweep's own report, or None when no sweep is writing (``plans`` is empty
+    only if the sweep has published no snapshot yet). With
     ``verify``, ``"verified": {"runs": done runs checked, "damaged": [{run_id, plans, problems}]}``;
     ``progress(fraction)`` follows the file checks."""
     directory = Path(root)
     try:
-        con, version = open_checked(directory)
+        con, version, path = open_checked_file(directory)
     except layout.StoreBusy:
         return {"directory": str(directory), "plans": [], "running": _running(directory)}
+    running = _running(directory) if path.name == layout.SNAPSHOT_FILE else None
     try:
         with catalog_errors(directory):
             plans = [
@@ -67,7 +70,7 @@ def store_status(
         con.close()
     for p in plans:
         p["failures"] = failures.get(p["plan"], {})
-    status: dict[str, Any] = {"directory": str(directory), "plans": plans, "running": None}
+    status: dict[str, Any] = {"directory": str(directory), "plans": plans, "running": running}
     if verify:
         damaged = []
         for i, run in enumerate(done_runs):

@@ -7,6 +7,9 @@ see a run only through a ``done`` row, so a kill at any moment leaves either the
 visible: a kill before the commit leaves at most unreferenced files, which the next writer removes (and a
 rerun replaces).
 
+While it writes, no other process can open the catalog (DuckDB's rule), so the writer publishes a snapshot
+of it every few seconds (:meth:`StoreWriter.snapshot`, see :mod:`.layout`) that readers open instead.
+
 Opening a directory checks its catalog (:mod:`.check`; a version-1 catalog gets the file columns) and
 every done run's files (:mod:`.integrity`: existence and size, or with ``verify`` their checksums): a
 damaged run becomes a failed run of kind ``damaged`` (its ``flows`` and ``classes`` rows removed), which
@@ -37,9 +40,11 @@ from ccfair.errors import OutputError, ScenarioError
 from ccfair.store import integrity, layout
 from ccfair.store.check import check_catalog
 from ccfair.store.schema import (
+    ADDED_IN,
     DDL,
     FILE_COLUMNS,
     RESERVED_COLUMNS,
+    RUN_COLUMNS,
     SCHEMA_VERSION,
     column_value,
     fits,
@@ -103,13 +108,22 @@ class StoreWriter:
     written (a ScenarioError on ``option``), and a write that fails (a full disk) is an OutputError saying
     that the runs committed so far are kept. Use as a context manager; ``commit_seconds`` and
     ``commit_cpu_seconds`` accumulate the wall and CPU time (of this process, DuckDB's threads included)
-    spent committing runs. ``damaged`` maps the done runs whose files were found damaged on opening
-    (checksums too with ``verify``) to their problems."""
+    spent committing runs, snapshots included. ``damaged`` maps the done runs whose files were found
+    damaged on opening (checksums too with ``verify``) to their problems."""
 
     def __init__(self, root: str | Path, verify: bool = False, option: str = "--out") -> None:
         self.option = option
         self.root = fsio.prepare_dir(root, layout.RESULTS_KIND, option)
         self._con = layout.connect(self.root, read_only=False)
+        # DuckDB holds the catalog with a POSIX lock, which a process loses when it closes any descriptor
+        # of the file: snapshots read through this one, closed only after the connection.
+        try:
+            self._catalog_fd = os.open(layout.catalog_path(self.root), os.O_RDONLY | os.O_CLOEXEC)
+        except BaseException:
+            self._con.close()
+            raise
+        self._snapshot_at = 0.0  # monotonic time of the last snapshot
+        self._snapshot_interval_s = layout.SNAPSHOT_INTERVAL_S
         self._coordinate_types: dict[str, str] = {}
         self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
         self._failed: set[str] = set()  # runs whose failed row a new attempt replaces
@@ -124,14 +138,15 @@ class StoreWriter:
                 with _interrupt_after():
                     self._mark_damaged(verify)
                 self._remove_leftovers()
+                self._remove_snapshot()
             self._failed = self.run_ids("failed")
         except duckdb.Error as e:
-            self._con.close()
+            self._close_catalog()
             if layout.is_damage(e):
                 raise layout.damaged(self.root, layout.first_line(e)) from None
             raise
         except BaseException:
-            self._con.close()
+            self._close_catalog()
             raise
 
     def __enter__(self) -> StoreWriter:
@@ -142,13 +157,47 @@ class StoreWriter:
 
     def close(self) -> None:
         (self.root / layout.STATUS_FILE).unlink(missing_ok=True)
+        self._close_catalog()
+        self._remove_snapshot()  # readers open the catalog itself again
+
+    def _close_catalog(self) -> None:
         self._con.close()
+        os.close(self._catalog_fd)
+
+    def snapshot(self) -> None:
+        """Publishes the catalog as it is now for readers (:data:`.layout.SNAPSHOT_FILE`): a checkpoint (so
+        the file holds every commit), a copy to a hidden temporary, renamed into place. Its cost sets the
+        interval to the next one (see :meth:`commit_many`)."""
+        t0 = time.monotonic()
+        self._con.execute("CHECKPOINT")
+        tmp = self.root / f".{layout.SNAPSHOT_FILE}{layout.TMP_MARK}{os.getpid()}"
+        size = os.fstat(self._catalog_fd).st_size
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            offset = 0
+            while offset < size:
+                sent = os.sendfile(out, self._catalog_fd, offset, size - offset)
+                if sent == 0:
+                    break
+                offset += sent
+        finally:
+            os.close(out)
+        os.replace(tmp, self.root / layout.SNAPSHOT_FILE)
+        self._snapshot_at = time.monotonic()
+        cost_s = self._snapshot_at - t0
+        self._snapshot_interval_s = max(layout.SNAPSHOT_INTERVAL_S, cost_s / layout.SNAPSHOT_MAX_SHARE)
+
+    def _remove_snapshot(self) -> None:
+        """Removes a snapshot and its temporaries (this writer's, or those a killed sweep left)."""
+        (self.root / layout.SNAPSHOT_FILE).unlink(missing_ok=True)
+        for stale in self.root.glob(f".{layout.SNAPSHOT_FILE}{layout.TMP_MARK}*"):
+            stale.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------------------------------------ setup
 
     def _open_schema(self) -> None:
-        """Creates the tables in a new (empty) catalog; checks an existing one and brings a version-1
-        catalog to the current schema (file columns null for the runs committed before)."""
+        """Creates the tables in a new (empty) catalog; checks an existing one and brings an older catalog to
+        the current schema (the columns it lacks, null for the runs committed before)."""
         con = self._con
         version = check_catalog(con, self.root, allow_empty=True)
         if version == SCHEMA_VERSION:
@@ -160,8 +209,10 @@ class StoreWriter:
                     con.execute(statement)
                 con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             else:
-                for name, sql_type in FILE_COLUMNS:
-                    con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} {sql_type}")
+                have = self._columns("runs")
+                for name, sql_type in RUN_COLUMNS:
+                    if name in ADDED_IN and name not in have:
+                        con.execute(f"ALTER TABLE runs ADD COLUMN {quote(name)} {sql_type}")
                 con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
             con.execute("COMMIT")
         except BaseException:
@@ -242,6 +293,17 @@ class StoreWriter:
             params.append(error_kind)
         return {r[0] for r in self._con.execute(sql, params).fetchall()}
 
+    def builds(self, run_ids: Sequence[str]) -> list[tuple[Any, Any, Any, int]]:
+        """The builds that made ``run_ids``: (ccfair_version, git_revision, native_build, runs)."""
+        if not run_ids:
+            return []
+        rows = self._con.execute(
+            "SELECT ccfair_version, git_revision, native_build, count(*) FROM runs "
+            "WHERE list_contains(?, run_id) GROUP BY ALL ORDER BY 4 DESC",
+            [list(run_ids)],
+        ).fetchall()
+        return [(v, g, n, int(c)) for v, g, n, c in rows]
+
     def register_plan(self, plan: Plan, runs: list[PlannedRun]) -> None:
         """Records the plan and its runs (replacing an earlier version of a plan with the same name) and
         adds a ``runs`` column per varied path. Checked before anything is written."""
@@ -314,8 +376,13 @@ class StoreWriter:
         transaction: runs that finish while the writer is busy share one commit, so a writer behind many
         workers catches up. Each run is stored whole or not at all. Returns once they are durable; Ctrl-C
         during a commit takes effect right after it."""
+        t0, cpu0 = time.perf_counter(), time.process_time()
         with _interrupt_after(), self._write_failures():
             self._commit(plan, finished, executor)
+            if time.monotonic() - self._snapshot_at >= self._snapshot_interval_s:
+                self.snapshot()
+        self.commit_seconds += time.perf_counter() - t0
+        self.commit_cpu_seconds += time.process_time() - cpu0
 
     @contextlib.contextmanager
     def _write_failures(self) -> Iterator[None]:
@@ -331,7 +398,6 @@ class StoreWriter:
             ) from None
 
     def _commit(self, plan: str, finished: Sequence[tuple[PlannedRun, RunOutcome]], executor: str) -> None:
-        t0, cpu0 = time.perf_counter(), time.process_time()
         done = [(run, outcome) for run, outcome in finished if outcome.status == "done"]
         files = {run.run_id: self._write_series(run.run_id, outcome) for run, outcome in done}
         rows = [self._run_row(plan, run, outcome, executor) for run, outcome in finished]
@@ -360,8 +426,6 @@ class StoreWriter:
                 self._failed.discard(run.run_id)
             else:
                 self._failed.add(run.run_id)
-        self.commit_seconds += time.perf_counter() - t0
-        self.commit_cpu_seconds += time.process_time() - cpu0
 
     def _write_series(self, run_id: str, outcome: RunOutcome) -> dict[str, Any]:
         """Both Parquet files durable under their final names (the catalog row comes after); returns the
@@ -394,7 +458,15 @@ class StoreWriter:
             "executor": executor,
             "committed_at": _utc_now(),
         }
-        for key in ("backend", "ccfair_version", "git_revision", "host", "worker", "started_at"):
+        for key in (
+            "backend",
+            "ccfair_version",
+            "git_revision",
+            "native_build",
+            "host",
+            "worker",
+            "started_at",
+        ):
             row[key] = outcome.provenance.get(key)
         for key in ("task_wall_seconds", "encode_seconds"):
             row[key] = outcome.provenance.get(key)

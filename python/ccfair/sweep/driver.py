@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.cli_support import progress_bar
+from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
 from ccfair.resources import limits as resource_limits
 from ccfair.store.writer import DAMAGED, StoreWriter
@@ -19,7 +20,15 @@ from ccfair.sweep.execute_local import TaskFn, default_jobs, execute_local
 from ccfair.sweep.expand import PlannedRun, expand
 from ccfair.sweep.plan import Plan, load_plan
 from ccfair.sweep.progress import sweep_display
-from ccfair.sweep.task import RunOutcome, RunTask, failure, run_task
+from ccfair.sweep.task import (
+    RunOutcome,
+    RunTask,
+    build_label,
+    failure,
+    git_revision,
+    native_build,
+    run_task,
+)
 
 EXPANSION_PROGRESS_MIN_RUNS = 2000  # below this, checking the cells takes under a second
 
@@ -114,6 +123,7 @@ def run_sweep(
     time_limit_s: float | None = None,
     skip_invalid: bool = False,
     verify: bool = False,
+    allow_mixed: bool = False,
     quiet: bool = True,
     task_fn: TaskFn = run_task,
     connect_timeout_s: float = CONNECT_TIMEOUT_S,
@@ -133,7 +143,11 @@ def run_sweep(
     events (default: :func:`sweep_limits`). With ``skip_invalid``, cells whose scenario is invalid or
     exceeds the limits are recorded as failed runs instead of refusing the plan. ``task_fn`` replaces the
     work done per run (local workers only; tests use it to inject failures). Ctrl-C stops at once; every
-    run committed so far stays, and running the same sweep again resumes."""
+    run committed so far stays, and running the same sweep again resumes.
+
+    Resuming a plan whose done runs another build made (another git revision or native module) is refused
+    before anything runs, naming both builds, since the plan's results would mix two versions of the
+    simulator; ``allow_mixed`` resumes anyway (the report then flags the mix)."""
     started = time.monotonic()
     jobs = jobs or default_jobs()
     if limits is None:
@@ -153,6 +167,8 @@ def run_sweep(
         if not retry_failed:
             report.skipped_failed = sum(r.run_id in failed for r in unique)
         todo = [r for r in unique if r.run_id not in done and (retry_failed or r.run_id not in failed)]
+        if todo and not allow_mixed:
+            check_same_build(store, plan.name, [r.run_id for r in unique if r.run_id in done])
         report.to_run = len(todo)
         display = sweep_display(f"sweep {plan.name}", len(todo), quiet)
         executor = "local" if cluster is None else f"dask {cluster}"
@@ -180,6 +196,7 @@ def run_sweep(
             # Local workers keep to the limits checked here; Dask workers apply their own machine's defaults.
             task_limits = limits if cluster is None else None
             tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s, task_limits) for r in by_id.values()]
+            store.snapshot()  # readers see the plan while the first runs compute
             outcomes = (
                 execute_dask(tasks, client) if client is not None else execute_local(tasks, jobs, task_fn)
             )
@@ -192,6 +209,30 @@ def run_sweep(
             report.commit_seconds = store.commit_seconds
             report.commit_cpu_seconds = store.commit_cpu_seconds
     return report
+
+
+def check_same_build(store: StoreWriter, plan: str, done_ids: list[str]) -> None:
+    """Refuses (a ScenarioError on ``--allow-mixed``) to add runs of this build to a plan whose done runs
+    another build made: a different git revision, or a different native module where both are known."""
+    here_git, here_native = git_revision(), native_build()
+    others: dict[str, int] = {}
+    for version, git, native, n in store.builds(done_ids):
+        if git == here_git and (native is None or here_native is None or native == here_native):
+            continue
+        label = build_label(version, git, native)
+        others[label] = others.get(label, 0) + n
+    if not others:
+        return
+    from ccfair import __version__
+
+    made = "; ".join(f"{n} by {label}" for label, n in others.items())
+    raise ScenarioError(
+        "--allow-mixed",
+        f"plan {plan} in {store.root} has done runs made by another build ({made}) than this one "
+        f"({build_label(__version__, here_git, here_native)}); resuming would mix the results of two "
+        "builds in one plan. Sweep into a new --out directory, or pass --allow-mixed to resume anyway "
+        "(the report then names both builds)",
+    )
 
 
 def _status(report: SweepReport) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
 import os
 import socket
 import subprocess
@@ -66,26 +67,72 @@ class Orphaned(BaseException):
     """The sweep that started this worker is gone; stop at once (nobody would store the result)."""
 
 
+BUILD_HEX_CHARS = 16
+
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the ccfair package: python/ccfair in a checkout
+
+
 @functools.cache
-def git_revision() -> str | None:
-    """The git commit of the ccfair sources, ``+dirty`` if tracked files changed; None outside a checkout."""
-    where = str(Path(__file__).resolve().parent)
-    try:
-        head = subprocess.run(
-            ["git", "-C", where, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+def git_revision(package: Path = PACKAGE_DIR) -> str | None:
+    """The git commit of the checkout the ccfair ``package`` belongs to; with local changes to the sources
+    (the package, and the Rust crates beside it) ``+dirty.`` and 8 hex digits of SHA-256 over their diff,
+    so two different sets of changes are told apart while an edit to the docs or tests is not a new build.
+    None outside a checkout, and when git does not track the package (an installed copy that happens to
+    sit inside some other project's tree)."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            ["git", "-C", str(package), *args], capture_output=True, timeout=60, check=False
         )
+
+    try:
+        if git("ls-files", "--error-unmatch", "--", "__init__.py").returncode != 0:
+            return None
+        head = git("rev-parse", "HEAD")
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(
-            ["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        diff = git("diff", "HEAD", "--no-ext-diff", "--no-color", "--", ".", ":/crates")
     except (OSError, subprocess.SubprocessError):
         return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    commit = head.stdout.decode().strip()
+    if diff.returncode != 0 or not diff.stdout:
+        return commit
+    return commit + "+dirty." + hashlib.sha256(diff.stdout).hexdigest()[:8]
+
+
+@functools.cache
+def native_build() -> str | None:
+    """Which build of the native module this process runs: 16 hex digits of SHA-256 over the extension
+    file, so a rebuilt simulator core is told apart even outside a git checkout (an installed wheel)."""
+    from ccfair import _native
+
+    path = getattr(_native, "__file__", None)
+    if not path:
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()[:BUILD_HEX_CHARS]
+
+
+def build_label(version: object, git: object, native: object) -> str:
+    """``ccfair 0.1.0, git 1a2b3c4d5e6f+dirty.0badf00d, native 0123456789abcdef``: a build, as messages
+    name it (``unknown`` for what was not recorded)."""
+
+    def known(value: object) -> str | None:
+        return None if value is None or (isinstance(value, float) and value != value) else str(value)
+
+    git_text = known(git)
+    if git_text is not None:
+        commit, _, dirty = git_text.partition("+")
+        git_text = commit[:12] + (f"+{dirty}" if dirty else "")
+    native_text = known(native) or "unknown"
+    return f"ccfair {known(version) or 'unknown'}, git {git_text or 'unknown'}, native {native_text}"
 
 
 def provenance(started_at: datetime.datetime, wall_s: float, worker: str | None = None) -> dict[str, Any]:
@@ -94,6 +141,7 @@ def provenance(started_at: datetime.datetime, wall_s: float, worker: str | None 
         "backend": BACKEND,
         "ccfair_version": __version__,
         "git_revision": git_revision(),
+        "native_build": native_build(),
         "host": socket.gethostname(),
         "worker": worker or f"pid {os.getpid()}",
         "started_at": started_at,

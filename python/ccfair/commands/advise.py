@@ -1,0 +1,203 @@
+"""``ccfair advise``: which queue discipline and buffer size give acceptable fairness for a traffic mix?
+
+- ``ccfair advise --rate RATE --rtt RTT[,RTT...] --mix CC:N[,CC:N...] [--min-jain J] [--max-delay D]
+  [--min-utilization U] [--aqms A,...] [--buffers B,...] [--duration D] [--out DIR] [--jobs N | --cluster
+  ADDRESS] [--figure FILE] [--json] [--dry-run] [--quiet] [--time-limit D] [limits]``
+
+The search and its analysis are :mod:`ccfair.studies.advise`; the runs go into the results directory as one
+plan, so a second call reuses every run it shares with the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from ccfair.cli_support import EXIT_OK, check_out_dir, examples, note, print_json
+from ccfair.commands.harm import add_figure_option, add_sweep_options, check_figure
+from ccfair.errors import ScenarioError
+from ccfair.tables import Column, fixed, render, text
+from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    from ccfair.studies.advise import DEFAULT_AQMS, DEFAULT_BUFFERS, SPACE
+
+    searched = "; ".join(
+        f"{name}: "
+        + (", ".join(" ".join(f"{k}={v}" for k, v in p.items()) for p in params) if params[0] else "-")
+        for name, params in SPACE.items()
+    )
+    p = commands.add_parser(
+        "advise",
+        help="search queue disciplines and buffer sizes for fairness and delay on a link and traffic mix",
+        description="Run the traffic mix on the link with every queue discipline variant and buffer size "
+        f"(variants searched: {searched}), at each RTT, and report the Pareto front of fairness "
+        "(Jain's index and the worst class's relative goodput) against queueing delay (p99) and "
+        "utilization, each the worst over the RTTs; the recommended configuration with the margin it "
+        "keeps to the constraints, or, when none meets them, the closest; and a figure of the front. "
+        "The runs go into the results directory like a sweep's (resumable, reused by later calls).",
+        epilog=examples(
+            "ccfair advise --rate 1Gbps --rtt 10ms,100ms --mix cubic:5,bbr2:5 --min-jain 0.9 "
+            "--max-delay 20ms",
+            "ccfair advise --rate 10Mbps --rtt 20ms --mix cubic:1,bbr:1 --aqms fifo,fq_codel --buffers 1bdp "
+            "--duration 10s",
+            "ccfair advise --rate 100Mbps --rtt 50ms --mix reno:2,cubic:2 --dry-run",
+        ),
+    )
+    p.add_argument("--rate", required=True, help="bottleneck rate, e.g. 1Gbps")
+    p.add_argument("--rtt", required=True, help="base RTTs, comma separated; each is a separate condition")
+    p.add_argument(
+        "--mix", required=True, metavar="CC:N,...", help="the traffic: flows per congestion control"
+    )
+    p.add_argument("--min-jain", type=float, metavar="J", help="constraint: Jain's index at least J (0..1]")
+    p.add_argument("--max-delay", metavar="D", help="constraint: queueing delay p99 at most D, e.g. 20ms")
+    p.add_argument(
+        "--min-utilization", type=float, metavar="U", help="constraint: utilization at least U (0..1]"
+    )
+    p.add_argument("--aqms", help=f"queue disciplines to search (default: {','.join(DEFAULT_AQMS)})")
+    p.add_argument("--buffers", help=f"buffer sizes to search (default: {','.join(DEFAULT_BUFFERS)})")
+    p.add_argument("--duration", default="30s", help="each run's length (default 30s)")
+    add_figure_option(p, "advise.png", "the figure of the front")
+    add_sweep_options(p)
+    p.set_defaults(handler=cmd_advise)
+
+
+def _items(value: str, option: str) -> list[str]:
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    if not items:
+        raise ScenarioError(option, "give at least one value")
+    if len(set(items)) < len(items):
+        raise ScenarioError(option, "a value appears twice")
+    return items
+
+
+def _mix(value: str) -> list[dict[str, Any]]:
+    from ccfair.studies.harm_plan import group_from_cc
+
+    groups = []
+    for item in _items(value, "--mix"):
+        cc, sep, count = item.partition(":")
+        if not sep or not count.strip().isdigit() or int(count) < 1:
+            raise ScenarioError("--mix", f"expected CC:N with N a positive integer, got {item!r}")
+        group = group_from_cc(cc.strip(), "--mix")
+        groups.append({**group, "count": int(count), "label": cc.strip()})
+    return groups
+
+
+def _fraction(value: float | None, option: str) -> float | None:
+    if value is not None and not (math.isfinite(value) and 0.0 < value <= 1.0):
+        raise ScenarioError(option, f"must be in (0, 1], got {value}")
+    return value
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    from ccfair.store.layout import RESULTS_KIND
+    from ccfair.studies.advise import (
+        DEFAULT_AQMS,
+        DEFAULT_BUFFERS,
+        advise,
+        advise_plan,
+        configurations,
+        variants,
+    )
+    from ccfair.studies.run import dry_run, run_plans
+
+    parse_rate_bps(args.rate, "--rate")
+    rtts = _items(args.rtt, "--rtt")
+    for r in rtts:
+        parse_duration_ns(r, "--rtt")
+    mix = _mix(args.mix)
+    min_jain = _fraction(args.min_jain, "--min-jain")
+    min_util = _fraction(args.min_utilization, "--min-utilization")
+    max_delay_ms = None if args.max_delay is None else parse_duration_ns(args.max_delay, "--max-delay") / 1e6
+    duration = format_duration(parse_duration_ns(args.duration, "--duration"))
+    aqms = variants(_items(args.aqms, "--aqms") if args.aqms else DEFAULT_AQMS)
+    buffers = _items(args.buffers, "--buffers") if args.buffers else list(DEFAULT_BUFFERS)
+    for b in buffers:
+        parse_buffer(b, "--buffers")
+    plan = advise_plan(args.rate, rtts, mix, duration, aqms, buffers)
+    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
+    figure = check_figure(args.figure)
+    if args.dry_run:
+        return dry_run([plan], out, args)
+    run_plans([plan], out, args)
+    result = advise(
+        configurations(out, plan.name, aqms, buffers, len(rtts)), min_jain, max_delay_ms, min_util
+    )
+    title = f"{args.mix} on {args.rate}, RTT {', '.join(rtts)}"
+    if figure is not None:
+        from ccfair.plots.output import save_figure
+        from ccfair.studies.figures import front_figure
+
+        save_figure(front_figure(result, title), figure, "--figure")
+        note(f"figure: {figure}", args.quiet)
+    if args.json:
+        from ccfair.studies.advise import config_json
+
+        print_json(
+            {
+                "plan": plan.name,
+                "meets": result.recommended is not None,
+                "recommended": config_json(result.recommended),
+                "margins": result.margins,
+                "closest": config_json(result.closest),
+                "shortfalls": result.shortfalls,
+                "front": [config_json(c) for c in result.front],
+                "configurations": [config_json(c) for c in result.configs],
+            }
+        )
+        return EXIT_OK
+    sys.stdout.write(advice_text(result, title))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+FRONT_COLUMNS = [
+    Column("configuration", "name", text, "left"),
+    Column("jain", "jain", fixed(3)),
+    Column("worst rel goodput", "worst_relative", fixed(3)),
+    Column("delay p99 ms", "delay_p99_ms", fixed(2)),
+    Column("utilization", "utilization", fixed(3)),
+]
+
+
+def advice_text(result: Any, title: str) -> str:
+    lines = [
+        f"{title}: {len(result.configs)} configurations searched (worst over the RTTs); Pareto front:",
+        "",
+        render([vars(c) for c in sorted(result.front, key=lambda c: -c.jain)], FRONT_COLUMNS, indent="  "),
+        "",
+    ]
+    if result.recommended is not None:
+        r = result.recommended
+        margins = ", ".join(_margin_text(k, v) for k, v in result.margins.items()) or "no constraints given"
+        lines.append(
+            f"recommended: {r.name} (Jain {r.jain:.3f}, worst class {r.worst_relative:.3f} of its fair "
+            f"share, delay p99 {r.delay_p99_ms:.2f} ms, utilization {r.utilization:.3f}); margin: {margins}"
+        )
+    elif result.closest is not None:
+        c = result.closest
+        missed = []
+        if result.min_jain is not None and c.jain < result.min_jain:
+            missed.append(f"Jain {result.min_jain - c.jain:.3f} below --min-jain")
+        if result.max_delay_ms is not None and c.delay_p99_ms > result.max_delay_ms:
+            missed.append(f"delay p99 {c.delay_p99_ms - result.max_delay_ms:.2f} ms over --max-delay")
+        if result.min_utilization is not None and c.utilization < result.min_utilization:
+            missed.append(f"utilization {result.min_utilization - c.utilization:.3f} below --min-utilization")
+        lines.append(
+            f"no configuration meets the constraints; closest: {c.name} (Jain {c.jain:.3f}, delay p99 "
+            f"{c.delay_p99_ms:.2f} ms, utilization {c.utilization:.3f}; {', '.join(missed)})"
+        )
+    else:
+        lines.append("no configuration has a done run (ccfair status)")
+    return "\n".join(lines) + "\n"
+
+
+def _margin_text(key: str, value: float) -> str:
+    if key == "delay_p99_ms":
+        return f"{value:.2f} ms under --max-delay"
+    option = "--min-jain" if key == "jain" else "--min-utilization"
+    return f"{value:.3f} above {option}"

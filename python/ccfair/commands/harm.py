@@ -1,0 +1,234 @@
+"""``ccfair harm``: is a newcomer congestion control safe to deploy next to an incumbent?
+
+- ``ccfair harm NEWCOMER --against INCUMBENT [--suite quick|standard|FILE] [--out DIR] [--jobs N | --cluster
+  ADDRESS] [--tolerance H] [--figure FILE] [--json] [--dry-run] [--quiet] [--time-limit D] [limits]``
+- ``ccfair harm SCENARIO.toml --new "flows[1]" --against "flows[0]" ...``: the two groups of a scenario file
+
+The runs go into the results directory as three plans (:mod:`ccfair.studies.harm_plan`); the analysis is
+:mod:`ccfair.studies.harm`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from ccfair.cli_support import (
+    EXIT_OK,
+    add_limit_options,
+    check_out_dir,
+    examples,
+    note,
+    print_json,
+)
+from ccfair.errors import ScenarioError
+from ccfair.tables import Column, render, text
+
+
+def _tolerance(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not 0.0 <= x < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {value}")
+    return x
+
+
+def add_sweep_options(p: argparse.ArgumentParser) -> None:
+    """The options that say where and how the runs go, as for ``ccfair sweep``."""
+    from ccfair.commands.sweep import _positive_int
+
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default="results",
+        help="results directory (default: results); runs already there are reused",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
+    )
+    where.add_argument(
+        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (see ccfair sweep)"
+    )
+    p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s")
+    p.add_argument(
+        "--dry-run", action="store_true", help="show the plan's size and what the store has; run nothing"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
+    add_limit_options(p)
+
+
+def add_figure_option(p: argparse.ArgumentParser, default: str, what: str) -> None:
+    p.add_argument(
+        "--figure",
+        metavar="FILE",
+        default=default,
+        help=f"{what}, .png, .svg or .pdf (default {default}; - for none)",
+    )
+
+
+def check_figure(path: str) -> Path | None:
+    """The ``--figure`` path, checked before any run (None for ``-``)."""
+    if path == "-":
+        return None
+    from ccfair.plots.output import check_figure_path
+
+    check_figure_path(path, "--figure")
+    return Path(path)
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    p = commands.add_parser(
+        "harm",
+        help="is a new congestion control safe to deploy next to an incumbent (harm, Ware et al. 2019)",
+        description="Run, for every scenario of a suite, the incumbent alone, against itself and against the "
+        "newcomer (both start orders, several start jitters), and compare the harm the newcomer does to the "
+        "incumbent's throughput, queueing delay (p50, p99) and loss with the harm the incumbent does to "
+        "itself (Ware et al., HotNets 2019). Verdict per scenario: passes the bar, fails it, or cannot tell "
+        "at this number of repetitions; a figure of newcomer harm against self harm. Runs go into the "
+        "results directory and are reused by later calls (a second newcomer against the same incumbent "
+        "adds only its own runs); Ctrl-C keeps them and the same command resumes.",
+        epilog=examples(
+            "ccfair harm bbr3 --against cubic                        # the standard suite",
+            "ccfair harm reno --against cubic --suite quick          # seconds",
+            'ccfair harm my.toml --new "flows[1]" --against "flows[0]" --suite quick',
+            "ccfair harm bbr --against reno --dry-run                # how many runs, how many stored",
+        ),
+    )
+    p.add_argument(
+        "newcomer", metavar="NEWCOMER", help="a congestion control (ccfair list) or a scenario file"
+    )
+    p.add_argument(
+        "--against",
+        required=True,
+        metavar="INCUMBENT",
+        help="the incumbent: a congestion control, or flows[N] of the scenario file",
+    )
+    p.add_argument("--new", metavar="flows[N]", help="with a scenario file: the newcomer's flow group")
+    p.add_argument("--suite", default="standard", help="quick, standard (default) or a suite TOML file")
+    p.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        default=None,
+        help="harm the newcomer may do beyond the incumbent's own before it fails the bar (default 0.05)",
+    )
+    add_figure_option(p, "harm.png", "the summary figure")
+    add_sweep_options(p)
+    p.set_defaults(handler=cmd_harm)
+
+
+def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    from ccfair.studies.harm_plan import group_from_cc, group_from_file
+
+    source = args.newcomer
+    if source.endswith(".toml") or Path(source).is_file():
+        if args.new is None:
+            raise ScenarioError(
+                "--new", 'with a scenario file give the newcomer\'s group, e.g. --new "flows[1]"'
+            )
+        return group_from_file(source, args.against, "--against"), group_from_file(source, args.new, "--new")
+    if args.new is not None:
+        raise ScenarioError("--new", "applies to a scenario file; NEWCOMER here is a congestion control")
+    return group_from_cc(args.against, "--against"), group_from_cc(source, "NEWCOMER")
+
+
+def cmd_harm(args: argparse.Namespace) -> int:
+    from ccfair.store.layout import RESULTS_KIND
+    from ccfair.studies.harm import DEFAULT_TOLERANCE, analyse, to_json
+    from ccfair.studies.harm_plan import harm_plans, suite_scenarios
+    from ccfair.studies.run import dry_run, run_plans
+    from ccfair.studies.suites import load_suite
+
+    incumbent, newcomer = _groups(args)
+    suite = load_suite(args.suite)
+    tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+    plans = harm_plans(suite, incumbent, newcomer)
+    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
+    figure = check_figure(args.figure)
+    ordered = [plans.solo, plans.self_, plans.vs]
+    if args.dry_run:
+        return dry_run(ordered, out, args)
+    run_plans(ordered, out, args)
+    result = analyse(
+        out,
+        {role: plan.name for role, plan in plans.by_role().items()},
+        suite_scenarios(suite),
+        suite.repetitions,
+        suite.measure_start,
+        tolerance,
+    )
+    title = f"harm of {newcomer['cc']} to {incumbent['cc']}, suite {suite.name}"
+    if figure is not None:
+        from ccfair.plots.output import save_figure
+        from ccfair.studies.figures import harm_figure
+
+        save_figure(harm_figure(result, title), figure, "--figure")
+        note(f"figure: {figure}", args.quiet)
+    if args.json:
+        print_json({"newcomer": newcomer, "incumbent": incumbent, "suite": suite.name, **to_json(result)})
+        return EXIT_OK
+    sys.stdout.write(harm_text(result, title, suite.repetitions))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def _pm(mean: float, half: float) -> str:
+    if not math.isfinite(mean):
+        return "-"
+    return f"{mean:.3f}" + (f" ± {half:.3f}" if math.isfinite(half) else "")
+
+
+def harm_text(result: Any, title: str, repetitions: int) -> str:
+    """The verdict table and the overall verdict."""
+    from ccfair.studies.harm import METRICS, UNDEFINED
+
+    rows = []
+    identical = 0
+    for s in result.scenarios:
+        c = s.coordinates
+        row: dict[str, Any] = {
+            "scenario": f"{c['aqm']} {c['buffer']} {c['rtt']} x{c['flows']}",
+            "verdict": s.verdict,
+        }
+        for metric, _ in METRICS:
+            m = s.metrics[metric]
+            row[metric] = (
+                "-"
+                if m.verdict == UNDEFINED
+                else f"{_pm(m.new_harm, m.new_ci95)} vs {_pm(m.self_harm, m.self_ci95)}"
+            )
+        identical += any(m.identical for m in s.metrics.values())
+        rows.append(row)
+    columns = [
+        Column("scenario (aqm buffer rtt flows/side)", "scenario", text, "left"),
+        *(Column(f"{metric} harm: new vs self", metric, text, "left") for metric, _ in METRICS),
+        Column("verdict", "verdict", text, "left"),
+    ]
+    counts = result.counts()
+    lines = [
+        title,
+        "",
+        render(rows, columns, indent=""),
+        "",
+        f"overall: {result.verdict()} ({counts['passes']} scenarios pass, {counts['fails']} fail, "
+        f"{counts['cannot tell']} cannot tell; tolerance {result.tolerance:g}, "
+        f"{repetitions} start jitters x 2 start orders per scenario; ± is a 95 % interval)",
+    ]
+    if identical:
+        lines.append(
+            f"note: in {identical} scenarios a metric's paired difference was the same in every repetition: "
+            "the simulator is deterministic and only the start jitter and order vary, so a 0-wide interval "
+            "there means the repetitions did not differ, not that the estimate is certain"
+        )
+    missing = sum(s.missing_runs for s in result.scenarios)
+    if missing:
+        lines.append(
+            f"note: {missing} runs are missing or failed (ccfair status); their scenarios use fewer samples"
+        )
+    return "\n".join(lines) + "\n"

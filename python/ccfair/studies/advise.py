@@ -1,0 +1,216 @@
+"""Which queue discipline and buffer give acceptable fairness for a traffic mix (``ccfair advise``)?
+
+The search is one sweep plan: every queue-discipline variant (a discipline with values of its main
+parameter, :data:`SPACE`) x every buffer size x every RTT of the link, with the mix's flow groups all at
+that RTT and starting together. A *configuration* is (variant, buffer); it has to work at every RTT, so its
+numbers are the worst over the RTTs: Jain's index (lowest), the worst class's relative goodput (lowest,
+:func:`~ccfair.analysis.fairness.relative_goodput`), the bottleneck's queueing delay p99 (highest) and the
+utilization (lowest).
+
+The Pareto front keeps the configurations no other one beats on all four at once. The recommendation is
+the front's configuration that meets the constraints with the highest Jain's index (ties within
+:data:`JAIN_TIE` go to the lower delay); its margin is how far it stays from each constraint. When none
+meets them, the closest is the one with the smallest sum of relative shortfalls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccfair.errors import ScenarioError
+from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.plan import Plan, plan_from_dict
+
+# Each discipline's variants: its main parameter at the RFC/kernel default and at one alternative.
+SPACE: dict[str, tuple[dict[str, Any], ...]] = {
+    "fifo": ({},),
+    "red": ({},),
+    "codel": ({"target_ns": "5ms"}, {"target_ns": "15ms"}),
+    "pie": ({"target_ns": "15ms"}, {"target_ns": "5ms"}),
+    "fq_codel": ({"target_ns": "5ms"}, {"target_ns": "15ms"}),
+}
+DEFAULT_AQMS = ("fifo", "red", "codel", "pie", "fq_codel")
+DEFAULT_BUFFERS = ("0.5bdp", "1bdp", "2bdp", "4bdp", "8bdp")
+JAIN_TIE = 0.005
+PLAN_PREFIX = "advise-"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str  # "fq_codel target_ns=5ms, 2bdp"
+    aqm: dict[str, Any]
+    buffer: str
+    jain: float
+    worst_relative: float
+    delay_p99_ms: float
+    utilization: float
+    runs: int
+
+
+@dataclass
+class AdviceResult:
+    configs: list[Config]
+    front: list[Config]
+    recommended: Config | None
+    closest: Config | None
+    min_jain: float | None
+    max_delay_ms: float | None
+    min_utilization: float | None
+    margins: dict[str, float] = field(default_factory=dict)
+    shortfalls: dict[str, float] = field(default_factory=dict)
+
+
+def variant_name(aqm: Mapping[str, Any]) -> str:
+    params = " ".join(f"{k}={v}" for k, v in aqm.items() if k != "name")
+    return f"{aqm['name']} {params}".strip()
+
+
+def variants(aqms: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for name in aqms:
+        if name not in SPACE:
+            raise ScenarioError("--aqms", f"{name!r} is not searched; choose from {', '.join(SPACE)}")
+        out += [{"name": name, **params} for params in SPACE[name]]
+    return out
+
+
+def advise_plan(
+    rate: str,
+    rtts: Sequence[str],
+    mix: Sequence[dict[str, Any]],
+    duration: str,
+    aqms: Sequence[dict[str, Any]],
+    buffers: Sequence[str],
+) -> Plan:
+    """The search as one plan; cell = (variant x len(buffers) + buffer) x len(rtts) + rtt."""
+    key = canonical_json([rate, list(rtts), list(mix), duration, list(aqms), list(buffers)])
+    name = f"{PLAN_PREFIX}{rate}-" + "-".join(f"{g['cc']}{g['count']}" for g in mix)
+    name += "-" + hashlib.sha256(key.encode()).hexdigest()[:8]
+    groups = [{**g, "rtt": rtts[0]} for g in mix]
+    document = {
+        "name": name,
+        "scenario": {"duration": duration, "link": {"rate": rate, "buffer": buffers[0]}, "flows": groups},
+        "grid": {"link.aqm": list(aqms), "link.buffer": list(buffers)},
+        "zip": [{f"flows[{i}].rtt": list(rtts) for i in range(len(groups))}],
+    }
+    try:
+        return plan_from_dict(document, default_name=name)
+    except ScenarioError as e:
+        raise ScenarioError(f"search: {e.field}", e.message) from None
+
+
+def configurations(
+    root: str | Path, plan: str, aqms: Sequence[dict[str, Any]], buffers: Sequence[str], rtts: int
+) -> list[Config]:
+    """Each (variant, buffer)'s worst values over the RTTs, from the store (done runs only)."""
+    from ccfair.store.reader import query  # DuckDB only when reading, not when the CLI starts
+
+    name = plan.replace("'", "''")
+    frame = query(
+        root,
+        f"""SELECT c.cell, r.jain_index, r.queue_sojourn_p99_ns, r.utilization,
+              (SELECT min(k.relative_goodput) FROM classes k WHERE k.run_id = c.run_id) AS worst_relative
+           FROM cells c JOIN runs r ON r.run_id = c.run_id AND r.status = 'done'
+           WHERE c.plan = '{name}'""",
+    )
+    out = []
+    for a, aqm in enumerate(aqms):
+        for b, buffer in enumerate(buffers):
+            first = (a * len(buffers) + b) * rtts
+            rows = frame[(frame["cell"] >= first) & (frame["cell"] < first + rtts)]
+            if rows.empty:
+                continue
+            out.append(
+                Config(
+                    name=f"{variant_name(aqm)}, {buffer}",
+                    aqm=aqm,
+                    buffer=buffer,
+                    jain=_worst(rows["jain_index"], min),
+                    worst_relative=_worst(rows["worst_relative"], min),
+                    delay_p99_ms=_worst(rows["queue_sojourn_p99_ns"], max) / 1e6,
+                    utilization=_worst(rows["utilization"], min),
+                    runs=len(rows),
+                )
+            )
+    return out
+
+
+def _worst(values: Any, pick: Any) -> float:
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return pick(xs) if xs else math.nan
+
+
+def _key(c: Config) -> tuple[float, float, float, float]:
+    """Bigger is better in every entry; NaN counts as the worst."""
+
+    def good(x: float) -> float:
+        return x if math.isfinite(x) else -math.inf
+
+    return (good(c.jain), good(c.worst_relative), good(-c.delay_p99_ms), good(c.utilization))
+
+
+def pareto_front(configs: Sequence[Config]) -> list[Config]:
+    keys = [_key(c) for c in configs]
+
+    def dominated(i: int) -> bool:
+        return any(
+            all(o >= s for o, s in zip(keys[j], keys[i], strict=True)) and keys[j] != keys[i]
+            for j in range(len(configs))
+        )
+
+    return [c for i, c in enumerate(configs) if not dominated(i)]
+
+
+def shortfalls(
+    c: Config, min_jain: float | None, max_delay_ms: float | None, min_util: float | None
+) -> dict[str, float]:
+    """How far ``c`` misses each constraint, relative to the constraint (0 where it meets it)."""
+    out = {}
+    if min_jain is not None:
+        out["jain"] = max(0.0, min_jain - c.jain) / min_jain if math.isfinite(c.jain) else 1.0
+    if max_delay_ms is not None:
+        over = c.delay_p99_ms - max_delay_ms
+        out["delay_p99"] = max(0.0, over) / max_delay_ms if math.isfinite(over) else math.inf
+    if min_util is not None:
+        out["utilization"] = (
+            max(0.0, min_util - c.utilization) / min_util if math.isfinite(c.utilization) else 1.0
+        )
+    return out
+
+
+def advise(
+    configs: Sequence[Config],
+    min_jain: float | None,
+    max_delay_ms: float | None,
+    min_util: float | None,
+) -> AdviceResult:
+    front = pareto_front(configs)
+    feasible = [c for c in front if sum(shortfalls(c, min_jain, max_delay_ms, min_util).values()) == 0.0]
+    result = AdviceResult(list(configs), front, None, None, min_jain, max_delay_ms, min_util)
+    if feasible:
+        best_jain = max(c.jain for c in feasible)
+        near = [c for c in feasible if c.jain >= best_jain - JAIN_TIE]
+        chosen = min(near, key=lambda c: c.delay_p99_ms)
+        result.recommended = chosen
+        if min_jain is not None:
+            result.margins["jain"] = chosen.jain - min_jain
+        if max_delay_ms is not None:
+            result.margins["delay_p99_ms"] = max_delay_ms - chosen.delay_p99_ms
+        if min_util is not None:
+            result.margins["utilization"] = chosen.utilization - min_util
+    elif configs:
+        closest = min(configs, key=lambda c: sum(shortfalls(c, min_jain, max_delay_ms, min_util).values()))
+        result.closest = closest
+        result.shortfalls = shortfalls(closest, min_jain, max_delay_ms, min_util)
+    return result
+
+
+def config_json(c: Config | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in vars(c).items()}

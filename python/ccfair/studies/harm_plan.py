@@ -1,0 +1,168 @@
+"""The runs harm needs, as three sweep plans over a suite's scenarios (see :mod:`ccfair.studies.harm`).
+
+- ``solo``: the incumbent group alone (its baseline): ``count`` incumbent flows
+- ``self``: the incumbent against another incumbent group of the same size
+- ``vs``: the incumbent against a newcomer group of the same size
+
+Every plan has the same axes in the same order (aqm, buffer, rtt, flow count, start offset), so cell k is
+the same scenario and repetition in all three. The ``self`` and ``vs`` plans start the later group at
+``stagger + r x start_jitter / repetitions`` and flip the start order; ``solo`` starts at
+``r x start_jitter / repetitions``. The ``solo`` and ``self`` plans depend only on the suite and the
+incumbent, and their names say so: a second newcomer against the same incumbent finds their runs in the
+store (run ids are content hashes of scenario and seed, and the seeds derive from the plan seed and the
+cell's coordinates, equal in both studies) and adds only its own ``vs`` runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Scenario
+from ccfair.studies.suites import Suite
+from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.plan import Plan, plan_from_dict
+from ccfair.toml_text import read_toml
+
+# Keys of a flow group that describe the algorithm and the host, kept from a scenario file; the suite sets
+# count, rtt, start and stop, and the study sets the label.
+GROUP_KEYS = ("cc", "initial_window", "pacing", "loss", "ecn", "cc_params")
+ROLES = ("solo", "self", "vs")
+_SELECTOR = re.compile(r"^flows\[(\d+)\]$")
+PLAN_PREFIX = "harm-"
+
+
+@dataclass(frozen=True)
+class HarmPlans:
+    """The three plans of one (suite, incumbent, newcomer) study, by role."""
+
+    solo: Plan
+    self_: Plan
+    vs: Plan
+    suite: Suite
+
+    def by_role(self) -> dict[str, Plan]:
+        return {"solo": self.solo, "self": self.self_, "vs": self.vs}
+
+
+def group_from_cc(cc: str, option: str) -> dict[str, Any]:
+    """A flow group of just a congestion control name (checked against the catalog)."""
+    group = {"cc": cc}
+    check_group(group, option)
+    return group
+
+
+def group_from_file(path: str, selector: str, option: str) -> dict[str, Any]:
+    """The flow group ``flows[N]`` of a scenario file, without the keys the suite sets."""
+    m = _SELECTOR.match(selector.strip())
+    if m is None:
+        raise ScenarioError(option, f"expected a flow group of the scenario as flows[N], got {selector!r}")
+    doc = read_toml(path)
+    flows = doc.get("flows")
+    index = int(m.group(1))
+    if not isinstance(flows, list) or index >= len(flows):
+        count = len(flows) if isinstance(flows, list) else 0
+        raise ScenarioError(option, f"{path} has {count} flow groups; flows[{index}] does not exist")
+    Scenario.from_dict(doc)  # the file itself must be valid
+    group = {k: copy.deepcopy(v) for k, v in flows[index].items() if k in GROUP_KEYS}
+    check_group(group, option)
+    return group
+
+
+def check_group(group: Mapping[str, Any], option: str) -> None:
+    """Validates a group on a small link, reporting problems under ``option``."""
+    doc = {
+        "duration": "1s",
+        "link": {"rate": "10Mbps", "buffer": "1bdp"},
+        "flows": [{**group, "rtt": "10ms"}],
+    }
+    try:
+        Scenario.from_dict(doc).resolve()
+    except ScenarioError as e:
+        raise ScenarioError(option, f"{e.field.removeprefix('flows[0].')}: {e.message}") from None
+
+
+def _label(group: Mapping[str, Any]) -> str:
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", str(group.get("cc", "cc")))
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(canonical_json(list(parts)).encode()).hexdigest()[:8]
+
+
+def _base(suite: Suite, groups: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "duration": suite.duration,
+        "measure": {"start": suite.measure_start},
+        "link": {"rate": suite.rate, "buffer": suite.buffers[0]},
+        "flows": groups,
+    }
+
+
+def _plan(name: str, suite: Suite, groups: list[dict[str, Any]], starts: list[str]) -> Plan:
+    n = len(groups)
+    later = n - 1  # the group whose start varies: the second one, or the only one when alone
+    zips = [
+        {f"flows[{i}].rtt": list(suite.rtts) for i in range(n)},
+        {f"flows[{i}].count": list(suite.flow_counts) for i in range(n)},
+        {f"flows[{later}].start": starts},
+    ]
+    document = {
+        "name": name,
+        "seed": suite.seed,
+        "repetitions": 1,
+        "flip_start_order": n > 1,
+        "scenario": _base(suite, groups),
+        "grid": {"link.aqm": list(suite.aqms), "link.buffer": list(suite.buffers)},
+        "zip": zips,
+    }
+    return plan_from_dict(document, default_name=name)
+
+
+def harm_plans(suite: Suite, incumbent: dict[str, Any], newcomer: dict[str, Any]) -> HarmPlans:
+    """The three plans; raises ScenarioError naming the suite field for a scenario that does not validate."""
+    suite_key = asdict(suite)
+    inc = {**incumbent, "label": "incumbent"}
+    inc2 = {**incumbent, "label": "incumbent"}
+    new = {**newcomer, "label": "newcomer"}
+    prefix = f"{PLAN_PREFIX}{suite.name}-{_label(incumbent)}-{_digest(suite_key, incumbent)}"
+    vs_name = f"{prefix}-vs-{_label(newcomer)}-{_digest(suite_key, incumbent, newcomer)}"
+    staggered = suite.start_offsets()
+    solo_starts = [f"{r * suite.start_jitter_ns // suite.repetitions}ns" for r in range(suite.repetitions)]
+    try:
+        return HarmPlans(
+            solo=_plan(f"{prefix}-solo", suite, [copy.deepcopy(inc)], solo_starts),
+            self_=_plan(f"{prefix}-self", suite, [copy.deepcopy(inc), inc2], staggered),
+            vs=_plan(vs_name, suite, [copy.deepcopy(inc), new], staggered),
+            suite=suite,
+        )
+    except ScenarioError as e:
+        raise ScenarioError(f"suite: {e.field}", e.message) from None
+
+
+def study_plan_names(vs_plan: str) -> dict[str, str] | None:
+    """The three plan names of the study whose ``vs`` plan is ``vs_plan``; None if it is not one."""
+    if not vs_plan.startswith(PLAN_PREFIX) or "-vs-" not in vs_plan:
+        return None
+    prefix = vs_plan[: vs_plan.rindex("-vs-")]
+    return {"solo": f"{prefix}-solo", "self": f"{prefix}-self", "vs": vs_plan}
+
+
+def suite_scenarios(suite: Suite) -> list[dict[str, Any]]:
+    """The suite's scenarios in the plans' cell order (aqm, buffer, rtt, flows per side; the last fastest)."""
+    return [
+        {
+            "aqm": aqm if isinstance(aqm, str) else canonical_json(aqm),
+            "buffer": buffer,
+            "rtt": rtt,
+            "flows": count,
+        }
+        for aqm in suite.aqms
+        for buffer in suite.buffers
+        for rtt, count in ((r, c) for r in suite.rtts for c in suite.flow_counts)
+    ]

@@ -1,0 +1,139 @@
+"""The sections ``ccfair report`` adds for the harm studies and advise searches of a results directory.
+
+Both are recognised by their plan names (:mod:`.harm_plan`, :mod:`.advise`) and rebuilt from the plan
+definitions the store keeps, so a report needs nothing but the results directory. A harm study's section
+holds its verdict table and figure (default tolerance); an advise search's its Pareto front and figure (the
+constraints are the command line's, so the report shows the front with the fairest configuration).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ccfair.plots.html_report import FigureItem, Section, Table, table_from_columns
+from ccfair.plots.output import data_uri
+from ccfair.sweep.identity import canonical_json
+
+if TYPE_CHECKING:
+    from ccfair.store import Results
+
+
+def _definitions(results: Results) -> dict[str, dict[str, Any]]:
+    frame = results.query("SELECT plan, definition FROM plans")
+    return {str(p): json.loads(d) for p, d in zip(frame["plan"], frame["definition"], strict=True)}
+
+
+def _axis(definition: dict[str, Any], path: str) -> list[Any]:
+    for axis in definition["axes"]:
+        if path in axis["paths"]:
+            k = axis["paths"].index(path)
+            return [point[k] for point in axis["points"]]
+    raise KeyError(path)
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else canonical_json(value)
+
+
+def _figure(fig: Any, id: str, title: str, caption: str) -> FigureItem:
+    import matplotlib.pyplot as plt
+
+    try:
+        return FigureItem(id, title, caption, data_uri(fig, "png"))
+    finally:
+        plt.close(fig)
+
+
+def harm_section(results: Results, names: dict[str, str], vs: dict[str, Any]) -> Section:
+    from ccfair.commands.harm import harm_text
+    from ccfair.studies.figures import harm_figure
+    from ccfair.studies.harm import METRICS, analyse
+
+    starts = _axis(vs, "flows[1].start")
+    scenarios = [
+        {"aqm": _shown(a), "buffer": b, "rtt": r, "flows": c}
+        for a, b, (r, c) in itertools.product(
+            _axis(vs, "link.aqm"),
+            _axis(vs, "link.buffer"),
+            itertools.product(_axis(vs, "flows[0].rtt"), _axis(vs, "flows[0].count")),
+        )
+    ]
+    base = vs["scenario"]
+    result = analyse(results.directory, names, scenarios, len(starts), base["measure"]["start"])
+    title = f"harm of {base['flows'][1]['cc']} to {base['flows'][0]['cc']}"
+    rows = []
+    for s in result.scenarios:
+        row = {**s.coordinates, "verdict": s.verdict}
+        for metric, _ in METRICS:
+            m = s.metrics[metric]
+            row[metric] = f"{m.new_harm:.3f} vs {m.self_harm:.3f}"
+        rows.append(row)
+    from ccfair.tables import Column, text
+
+    columns = [
+        Column("aqm", "aqm", text, "left"),
+        Column("buffer", "buffer", text, "left"),
+        Column("rtt", "rtt", text, "left"),
+        Column("flows/side", "flows", text),
+        *(Column(f"{metric} harm new vs self", metric, text, "left") for metric, _ in METRICS),
+        Column("verdict", "verdict", text, "left"),
+    ]
+    summary = harm_text(result, title, len(starts)).strip().splitlines()
+    return Section(
+        id=f"harm-{names['vs']}",
+        title=f"Harm: {title} ({names['vs']})",
+        facts=[("verdict", result.verdict()), ("plans", ", ".join(names.values()))],
+        tables=[table_from_columns(f"harm-table-{names['vs']}", "harm per scenario", rows, columns)],
+        figures=[
+            _figure(
+                harm_figure(result, title),
+                f"harm-figure-{names['vs']}",
+                "newcomer harm against self harm",
+                "one point per scenario; below the diagonal (plus the tolerance band) passes the bar",
+            )
+        ],
+        notes=[line for line in summary if line.startswith(("overall", "note"))],
+    )
+
+
+def advise_section(results: Results, name: str, definition: dict[str, Any]) -> Section:
+    from ccfair.commands.advise import FRONT_COLUMNS
+    from ccfair.studies.advise import advise, configurations
+    from ccfair.studies.figures import front_figure
+
+    aqms = _axis(definition, "link.aqm")
+    buffers = _axis(definition, "link.buffer")
+    rtts = _axis(definition, "flows[0].rtt")
+    result = advise(configurations(results.directory, name, aqms, buffers, len(rtts)), None, None, None)
+    base = definition["scenario"]
+    title = ", ".join(f"{g['cc']}:{g['count']}" for g in base["flows"]) + f" on {base['link']['rate']}"
+    table: Table = table_from_columns(
+        f"advise-front-{name}", "Pareto front", [vars(c) for c in result.front], FRONT_COLUMNS
+    )
+    best = result.recommended
+    return Section(
+        id=f"advise-{name}",
+        title=f"Advice: {title}, RTT {', '.join(rtts)} ({name})",
+        facts=[("configurations", str(len(result.configs))), ("fairest", best.name if best else "-")],
+        tables=[table],
+        figures=[_figure(front_figure(result, title), f"advise-figure-{name}", "Pareto front", "")],
+    )
+
+
+def study_sections(results: Results, names: Sequence[str]) -> list[Section]:
+    """The harm and advise sections for the plans ``names`` of the report."""
+    from ccfair.studies.advise import PLAN_PREFIX as ADVISE_PREFIX
+    from ccfair.studies.harm_plan import study_plan_names
+
+    definitions = _definitions(results)
+    sections = []
+    for name in names:
+        study = study_plan_names(name)
+        if study is not None and all(n in definitions for n in study.values()):
+            sections.append(harm_section(results, study, definitions[name]))
+        elif name.startswith(ADVISE_PREFIX) and name in definitions:
+            sections.append(advise_section(results, name, definitions[name]))
+    return sections

@@ -1,0 +1,104 @@
+"""``ccfair advise``: the Pareto front and the recommendation on a small search space recover the known answer
+that per-flow fair queuing (FQ-CoDel, RFC 8290: each flow its own queue, served round robin) gives the
+fairest sharing between BBR and Cubic, where a shared queue (tail drop or CoDel) lets BBR take most of the
+link; an impossible constraint yields "no configuration meets" and the closest one."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import ccfair
+from ccfair.studies.advise import Config, advise, pareto_front
+
+SEARCH = [
+    "--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1,bbr:1", "--aqms", "fifo,codel,fq_codel",
+    "--buffers", "1bdp,4bdp", "--duration", "10s", "--figure", "-", "--json", "--quiet",
+]  # fmt: skip
+SEARCH_RUNS = 10  # fifo 1 + codel 2 + fq_codel 2 variants, x 2 buffers, x 1 RTT
+
+
+def advise_cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccfair", "advise", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def _config(name: str, jain: float, rel: float, delay: float, util: float) -> Config:
+    return Config(name, {"name": name}, "1bdp", jain, rel, delay, util, 1)
+
+
+def test_pareto_front_and_choice_on_hand_made_configurations():
+    a = _config("a", 0.99, 0.9, 20.0, 0.95)
+    b = _config("b", 0.80, 0.5, 5.0, 0.99)
+    c = _config("c", 0.79, 0.5, 6.0, 0.98)  # worse than b in every respect
+    assert {x.name for x in pareto_front([a, b, c])} == {"a", "b"}
+    chosen = advise([a, b, c], min_jain=0.75, max_delay_ms=10.0, min_util=None)
+    assert chosen.recommended is b and chosen.margins["delay_p99_ms"] == pytest.approx(5.0)
+    assert chosen.margins["jain"] == pytest.approx(0.05)
+    none = advise([a, b, c], min_jain=0.95, max_delay_ms=10.0, min_util=None)
+    assert none.recommended is None and none.closest is not None
+
+
+def test_fq_codel_is_the_fairest_for_bbr_and_cubic(tmp_path):
+    out = tmp_path / "results"
+    done = advise_cli(*SEARCH, "--min-jain", "0.9", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["meets"] and result["recommended"]["aqm"]["name"] == "fq_codel"
+    by_name = {c["name"]: c for c in result["configurations"]}
+    assert len(by_name) == SEARCH_RUNS
+    fairest_other = max(c["jain"] for c in by_name.values() if c["aqm"]["name"] != "fq_codel")
+    for c in by_name.values():
+        if c["aqm"]["name"] == "fq_codel":
+            assert c["jain"] > 0.95 and c["jain"] > fairest_other
+    # An impossible constraint: nothing meets it, the closest is named; every run is reused.
+    done = advise_cli(*SEARCH, "--max-delay", "1us", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    impossible = json.loads(done.stdout)
+    assert not impossible["meets"] and impossible["recommended"] is None
+    assert impossible["closest"] is not None and impossible["shortfalls"]["delay_p99"] > 0
+    assert len(ccfair.load(out).runs) == SEARCH_RUNS
+    text = advise_cli(*[a for a in SEARCH if a != "--json"], "--max-delay", "1us", "--out", str(out))
+    assert "no configuration meets the constraints; closest:" in text.stdout
+    report = subprocess.run(
+        [sys.executable, "-m", "ccfair", "report", str(out), "-o", str(tmp_path / "r.html"), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    assert 'id="advise-front-' in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:x"], "--mix"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "nosuchcc:1"], "--mix"),
+        (["--rate", "fast", "--rtt", "20ms", "--mix", "cubic:1"], "--rate"),
+        (["--rate", "10Mbps", "--rtt", "20ms,20ms", "--mix", "cubic:1"], "--rtt"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--aqms", "wfq"], "--aqms"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--min-jain", "1.5"], "--min-jain"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--max-delay", "soon"], "--max-delay"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--buffers", "lots"], "--buffers"),
+    ],
+)
+def test_bad_input_names_the_option(tmp_path, args, field):
+    done = advise_cli(*args, "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert done.returncode == 2 and f"error: {field}" in done.stderr, done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_dry_run_counts_the_search(tmp_path):
+    done = advise_cli(*[a for a in SEARCH if a != "--json"], "--out", str(tmp_path / "r"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert f"total: {SEARCH_RUNS} distinct runs, 0 done, {SEARCH_RUNS} to run" in done.stdout
+    assert not (tmp_path / "r").exists()

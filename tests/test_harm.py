@@ -1,0 +1,233 @@
+"""``ccfair harm``: harm from its definition (Ware et al., HotNets 2019), the verdicts, and end to end on the
+quick suite: Reno against Reno passes the bar, an aggressive Cubic (initial window 100, beta 0.95, C 4)
+fails it against Reno; baselines are shared across newcomers; a SIGKILLed study resumes."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ccfair
+from ccfair.analysis.fairness import harm
+from ccfair.studies.harm import FAIL, PASS, UNSURE, harm_from_frame, metric_verdict
+from ccfair.studies.harm_plan import group_from_cc, harm_plans
+from ccfair.studies.suites import load_suite
+from test_sweep_crash import wait_for_done
+
+AGGRESSIVE = """duration = "12s"
+[link]
+rate = "10Mbps"
+buffer = "1bdp"
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+initial_window = 100
+cc_params = { beta = 0.95, c = 4.0 }
+"""
+QUICK_RUNS = {"solo": 6, "self": 12, "vs": 12}  # 2 scenarios x 3 jitters (x 2 start orders)
+
+
+def ccfair_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccfair", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_harm_definition_on_hand_made_numbers():
+    assert harm(10e6, 4e6) == pytest.approx(0.6)  # throughput: 10 Mbit/s alone, 4 with the competitor
+    assert harm(40.0, 100.0, more_is_better=False) == pytest.approx(0.6)  # latency 40 ms -> 100 ms
+
+
+def _frame(solo: float, self_: list[float], vs: list[float]) -> pd.DataFrame:
+    """Hand-made results of one scenario: throughput only (the other metrics undefined)."""
+    rows = [{"role": "solo", "cell": r, "flipped": False, "throughput": solo} for r in range(len(self_))]
+    for role, values in (("self", self_), ("vs", vs)):
+        rows += [{"role": role, "cell": r, "flipped": False, "throughput": v} for r, v in enumerate(values)]
+    frame = pd.DataFrame(rows)
+    for metric in ("delay_p50", "delay_p99", "loss"):
+        frame[metric] = math.nan
+    return frame
+
+
+def test_harm_per_scenario_from_hand_made_results():
+    # Alone 10 Mbit/s; against itself 5; against the newcomer 4 (three repetitions, slightly noisy).
+    frame = _frame(10e6, [5.0e6, 5.1e6, 4.9e6], [4.0e6, 4.1e6, 3.9e6])
+    result = harm_from_frame(frame, [{"case": 0}], repetitions=3, tolerance=0.05)
+    m = result.scenarios[0].metrics["throughput"]
+    assert m.solo == 10e6
+    assert m.new_harm == pytest.approx(0.6) and m.self_harm == pytest.approx(0.5)
+    assert m.diff == pytest.approx(0.1) and m.diff_ci95 == pytest.approx(0.0, abs=1e-9)
+    assert m.identical  # every paired difference is 0.1: the 0 width says so
+    assert m.verdict == FAIL and result.verdict() == FAIL
+    assert result.scenarios[0].metrics["loss"].verdict == "undefined"
+    # The same harm as the incumbent's own passes; more than the tolerance with a wide spread cannot tell.
+    same = harm_from_frame(_frame(10e6, [5e6, 6e6, 4e6], [5e6, 6e6, 4e6]), [{}], 3)
+    assert same.verdict() == PASS
+    spread = harm_from_frame(_frame(10e6, [5e6, 5e6, 5e6], [5.5e6, 3.5e6, 4.7e6]), [{}], 3)
+    assert spread.scenarios[0].metrics["throughput"].verdict == UNSURE
+
+
+def test_metric_verdict_needs_two_samples_to_decide():
+    assert metric_verdict([0.3], 0.05)[2] == UNSURE  # one sample: no interval
+    assert metric_verdict([0.3, 0.3], 0.05)[2] == FAIL
+    assert metric_verdict([0.0, 0.01], 0.05)[2] == UNSURE  # t(1) makes the interval wide
+    assert metric_verdict([0.0, 0.01, 0.0, 0.01], 0.05)[2] == PASS
+
+
+def test_reno_passes_against_reno_and_aggressive_cubic_fails(tmp_path):
+    out = tmp_path / "results"
+    done = ccfair_cli(
+        "harm",
+        "reno",
+        "--against",
+        "reno",
+        "--suite",
+        "quick",
+        "--out",
+        str(out),
+        "--json",
+        "--figure",
+        str(tmp_path / "reno.png"),
+    )
+    assert done.returncode == 0, done.stderr
+    reno = json.loads(done.stdout)
+    assert reno["verdict"] == PASS and reno["counts"][PASS] == 2
+    for s in reno["scenarios"]:
+        tput = s["metrics"]["throughput"]
+        assert 0.4 < tput["self_harm"] < 0.6  # two equal flows: each gets about half of what one got
+        # The newcomer's runs are the incumbent-against-itself runs under another label: the same numbers.
+        assert tput["diff"] == 0.0 and tput["identical"]
+    assert (tmp_path / "reno.png").stat().st_size > 10_000
+    # The same incumbent, an aggressive newcomer: only the newcomer's 12 runs are new.
+    scenario = tmp_path / "aggressive.toml"
+    scenario.write_text(AGGRESSIVE)
+    done = ccfair_cli(
+        "harm",
+        str(scenario),
+        "--new",
+        "flows[1]",
+        "--against",
+        "flows[0]",
+        "--suite",
+        "quick",
+        "--out",
+        str(out),
+        "--json",
+        "--figure",
+        str(tmp_path / "aggr.png"),
+    )
+    assert done.returncode == 0, done.stderr
+    aggressive = json.loads(done.stdout)
+    assert aggressive["verdict"] == FAIL and aggressive["counts"][FAIL] == 2
+    for s in aggressive["scenarios"]:
+        tput = s["metrics"]["throughput"]
+        assert tput["new_harm"] > tput["self_harm"] + 0.2 and tput["verdict"] == FAIL
+    assert "12 run now" in done.stderr and "6 runs, 6 done before, 0 run now" in done.stderr
+    runs = ccfair.load(out).runs
+    # Two newcomers, one baseline: solo and self once, each newcomer's own runs.
+    assert len(runs) == QUICK_RUNS["solo"] + QUICK_RUNS["self"] + 2 * QUICK_RUNS["vs"]
+    assert (runs["status"] == "done").all()
+    # The dry run now finds everything stored.
+    dry = ccfair_cli("harm", "reno", "--against", "reno", "--suite", "quick", "--out", str(out), "--dry-run")
+    assert dry.returncode == 0 and "total: 30 distinct runs, 30 done, 0 to run" in dry.stdout
+    report = ccfair_cli("report", str(out), "-o", str(tmp_path / "r.html"), "--quiet")
+    assert report.returncode == 0, report.stderr
+    assert 'id="harm-table-' in (tmp_path / "r.html").read_text()
+
+
+def test_plans_share_baselines_across_newcomers():
+    suite = load_suite("quick")
+    reno = group_from_cc("reno", "--against")
+    a = harm_plans(suite, reno, group_from_cc("bbr", "NEWCOMER"))
+    b = harm_plans(suite, reno, group_from_cc("cubic", "NEWCOMER"))
+    assert a.solo == b.solo and a.self_ == b.self_ and a.vs.name != b.vs.name
+
+
+def test_harm_resumes_after_sigkill(tmp_path):
+    out = tmp_path / "results"
+    args = [
+        sys.executable,
+        "-m",
+        "ccfair",
+        "harm",
+        "cubic",
+        "--against",
+        "reno",
+        "--suite",
+        "quick",
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--quiet",
+        "--figure",
+        "-",
+    ]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_done(out, 3)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    time.sleep(0.5)  # orphaned workers notice their sweep is gone
+    before = ccfair.load(out).runs
+    kept = set(before.loc[before["status"] == "done", "run_id"])
+    assert 3 <= len(kept) < sum(QUICK_RUNS.values())
+    done = subprocess.run([*args, "--json"], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    after = ccfair.load(out).runs
+    assert len(after) == sum(QUICK_RUNS.values()) and after["run_id"].is_unique
+    assert (after["status"] == "done").all()
+    # Runs finished before the kill were kept, not run again.
+    assert set(after.loc[after["run_id"].isin(kept), "committed_at"]) == set(
+        before.loc[before["run_id"].isin(kept), "committed_at"]
+    )
+    assert json.loads(done.stdout)["verdict"] in (PASS, FAIL, UNSURE)
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["harm", "nosuchcc", "--against", "reno"], "NEWCOMER"),
+        (["harm", "reno", "--against", "nosuchcc"], "--against"),
+        (["harm", "reno", "--against", "cubic", "--suite", "nosuchsuite"], "--suite"),
+        (["harm", "reno", "--against", "cubic", "--new", "flows[1]"], "--new"),
+        (["harm", "reno", "--against", "cubic", "--figure", "x.txt"], "--figure"),
+    ],
+)
+def test_bad_input_names_the_option(tmp_path, args, field):
+    done = ccfair_cli(*args, "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert done.returncode == 2 and f"error: {field}" in done.stderr, done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_directory_ccfair_did_not_write_is_refused(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    done = ccfair_cli(
+        "harm", "reno", "--against", "cubic", "--suite", "quick", "--out", str(tmp_path / "mine")
+    )
+    assert done.returncode == 2 and "error: --out" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_suite_errors_name_the_suite_field(tmp_path):
+    bad = tmp_path / "s.toml"
+    bad.write_text('duration = "10s"\nmeasure_start = "1s"\nrate = "10Mbps"\nbuffers = []\n')
+    done = ccfair_cli("harm", "reno", "--against", "cubic", "--suite", str(bad), "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "error: suite.buffers" in done.stderr, done.stderr
