@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ccfair.analysis.fairness import harm
-from ccfair.plots.stats import mean_ci
+from ccfair.plots.stats import summarize
 from ccfair.store.reader import query
 from ccfair.studies.harm_plan import ROLES
 from ccfair.units import parse_duration_ns
@@ -96,7 +96,7 @@ class HarmResult:
 
 def metric_verdict(diffs: Sequence[float], tolerance: float) -> tuple[float, float, str]:
     """Mean, 95 % half width and verdict of the paired differences (NaN ones skipped)."""
-    stats = mean_ci(diffs)
+    stats = summarize(diffs)
     if stats.n == 0:
         return math.nan, math.nan, UNDEFINED
     half = stats.ci95 if stats.n > 1 else math.inf
@@ -186,7 +186,7 @@ def harm_from_frame(
             diffs = [n - s for n, s in zip(new_h, self_h, strict=True)]
             d, d_ci, verdict = metric_verdict(diffs, tolerance)
             finite = [v for v in diffs if math.isfinite(v)]
-            s_ci, n_ci = mean_ci(self_h), mean_ci(new_h)
+            s_ci, n_ci = summarize(self_h), summarize(new_h)
             metrics[metric] = MetricHarm(
                 metric=metric,
                 solo=x,
