@@ -19,7 +19,7 @@ from ccfair.analysis.metrics import CLASS_COLUMNS, FLOW_COLUMNS
 from ccfair.catalog import catalog
 from ccfair.errors import OutputError
 from ccfair.result import TABLE_FILES
-from conftest import SMALL_TOML, run_cli, small
+from conftest import SCENARIOS, SMALL_TOML, run_cli, small
 
 SUMMARY_KEYS = {
     "jain_index",
@@ -316,9 +316,29 @@ def test_small_toml_matches_small_dict():
     )
 
 
+HEAVY_MODULES = ("matplotlib", "pandas", "pyarrow", "rich", "duckdb", "dask", "jinja2", "scipy")
+
+
 def test_importing_the_package_does_not_load_pandas():
     code = (
         "import sys, ccfair; ccfair.Scenario; assert 'pandas' not in sys.modules; "
-        "ccfair.run; assert 'pandas' in sys.modules"
+        f"r = ccfair.run({str(SCENARIOS / 'default.toml')!r}); "
+        "assert 'pandas' not in sys.modules; "
+        "assert r.to_json_dict()['flows'] and 'pandas' not in sys.modules; "
+        "r.flows; assert 'pandas' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_run_json_loads_no_heavy_module(tmp_path):
+    """`ccfair run --json` (the CLI parser with every subcommand, a run, its JSON document) loads none of
+    the heavy libraries: they are imported where the tables, figures, store or cluster need them."""
+    code = (
+        "import sys, ccfair.cli; "
+        f"status = ccfair.cli.main(['run', {str(SCENARIOS / 'default.toml')!r}, '--json', '--quiet']); "
+        f"loaded = sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules); "
+        "print(status, loaded, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["summary"]["jain_index"] > 0
+    assert done.stderr.strip().splitlines()[-1] == "0 []"

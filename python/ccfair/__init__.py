@@ -30,7 +30,7 @@ __all__ = ["Results", "RunResult", "Scenario", "ScenarioError", "__version__", "
 
 
 def __getattr__(name: str) -> Any:
-    # The result side needs pandas, which takes a while to import; load it only when used.
+    # The runner and results load NumPy (and pandas, for their DataFrames): only when used.
     if name == "run":
         from ccfair.runner import run
 

@@ -97,3 +97,14 @@ def check_out_dir(path: str, kind: fsio.Kind, option: str = "--out", *, replace:
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     sys.stdout.flush()
+
+
+def positive_int(value: str) -> int:
+    """argparse type: a positive integer (a count of workers, runs, ...)."""
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n

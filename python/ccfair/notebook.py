@@ -8,7 +8,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ccfair.report import CLASS_COLUMNS, _flow_columns, _summary_pairs
+from ccfair.report import CLASS_COLUMNS, flow_table_columns, summary_pairs
 from ccfair.tables import Column
 from ccfair.units import format_duration, format_rate
 
@@ -53,7 +53,7 @@ def run_html(result: RunResult) -> str:
         f"{sc.flow_count()} flows; {format_duration(sc.duration_ns)} simulated, window "
         f"{format_duration(start_ns)} to {format_duration(end_ns)}; seed {result.seed}"
     )
-    pairs = _summary_pairs(result.summary)
+    pairs = summary_pairs(result.summary)
     flows = result.flows
     with_labels = "label" in flows and bool(flows["label"].notna().any())
     return "".join(
@@ -63,7 +63,7 @@ def run_html(result: RunResult) -> str:
             _heading("Summary"),
             _table([list(p) for p in pairs], ["metric", "value"], [False, True]),
             _heading("Flows"),
-            _columns_table(flows.to_dict("records"), _flow_columns(with_labels)),
+            _columns_table(flows.to_dict("records"), flow_table_columns(with_labels)),
             _heading("Classes"),
             _columns_table(result.classes.to_dict("records"), CLASS_COLUMNS),
             "<p style='font-size:12px;color:#666'>.flows, .classes, .timeseries, .queue: DataFrames; "

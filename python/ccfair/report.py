@@ -13,7 +13,7 @@ from ccfair.units import format_duration, format_rate
 MAX_FLOW_ROWS = 50
 
 
-def _flow_columns(with_labels: bool) -> list[Column]:
+def flow_table_columns(with_labels: bool) -> list[Column]:
     columns = [Column("flow", "flow_id", integer), Column("group", "group", integer)]
     if with_labels:
         columns.append(Column("label", "label", text, "left"))
@@ -41,7 +41,7 @@ CLASS_COLUMNS = [
 ]
 
 
-def _summary_pairs(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+def summary_pairs(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     def num(key: str, digits: int, scale: float = 1.0, unit: str = "") -> str:
         value = summary.get(key)
         return MISSING if is_missing(value) else fixed(digits, scale)(value) + unit
@@ -81,7 +81,7 @@ def run_report(result: RunResult) -> str:
         *_short_window_note(result),
         "",
         "Flows",
-        render(rows, _flow_columns(with_labels)),
+        render(rows, flow_table_columns(with_labels)),
     ]
     if len(flows) > MAX_FLOW_ROWS:
         parts.append(f"  ... {len(flows) - MAX_FLOW_ROWS} more flows (all of them with --json or --out)")
@@ -90,7 +90,7 @@ def run_report(result: RunResult) -> str:
         "Classes (active flows by cc and rtt)",
         render(result.classes.to_dict("records"), CLASS_COLUMNS),
     ]
-    parts += ["", "Summary", render_pairs(_summary_pairs(result.summary))]
+    parts += ["", "Summary", render_pairs(summary_pairs(result.summary))]
     return "\n".join(parts) + "\n"
 
 

@@ -5,16 +5,28 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ccfair import fsio
-from ccfair.analysis.metrics import class_table, columns_frame, flow_table, json_number, run_summary
+from ccfair.analysis.metrics import (
+    CLASS_COLUMNS,
+    Columns,
+    class_columns,
+    flow_columns,
+    frame,
+    json_number,
+    native_columns,
+    run_summary,
+)
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas is heavy (about a quarter second to import): a result from the simulator keeps its tables as NumPy
+# columns and makes DataFrames only when asked, so `ccfair run --json` never imports it.
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
@@ -43,12 +55,13 @@ def _json_value(x: Any) -> Any:
     return json_number(x)
 
 
-def _records(frame: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    columns = {k: frame[k].tolist() for k in keys}
-    return [{k: _json_value(columns[k][i]) for k in keys} for i in range(len(frame))]
+def _records(table: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Rows of ``table`` (a DataFrame or columns) with ``keys``, as plain JSON values."""
+    columns = {k: table[k].tolist() if hasattr(table[k], "tolist") else list(table[k]) for k in keys}
+    rows = len(columns[keys[0]])
+    return [{k: _json_value(columns[k][i]) for k in keys} for i in range(rows)]
 
 
-@dataclass
 class RunResult:
     """One run.
 
@@ -63,32 +76,70 @@ class RunResult:
     In Jupyter a result shows as HTML: the summary and its flows and classes tables.
     """
 
-    scenario: Scenario
-    seed: int
-    summary: dict[str, Any]
-    flows: pd.DataFrame
-    classes: pd.DataFrame
-    timeseries: pd.DataFrame
-    queue: pd.DataFrame
-    name: str | None = field(default=None, compare=False)
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        summary: dict[str, Any],
+        flows: pd.DataFrame | Columns,
+        classes: pd.DataFrame | Columns,
+        timeseries: pd.DataFrame | Columns,
+        queue: pd.DataFrame | Columns,
+        name: str | None = None,
+    ) -> None:
+        """Tables are DataFrames or columns (:data:`ccfair.analysis.metrics.Columns`, made into DataFrames
+        on first use)."""
+        self.scenario = scenario
+        self.seed = seed
+        self.summary = summary
+        self.name = name
+        self._tables: dict[str, pd.DataFrame | Columns] = {
+            "flows": flows,
+            "classes": classes,
+            "timeseries": timeseries,
+            "queue": queue,
+        }
 
     def _repr_html_(self) -> str:
         from ccfair.notebook import run_html
 
         return run_html(self)
 
+    def _frame(self, name: str) -> pd.DataFrame:
+        table = self._tables[name]
+        if isinstance(table, dict):
+            table = frame(table, list(CLASS_COLUMNS) if name == "classes" else None)
+            self._tables[name] = table
+        return table
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._frame("flows")
+
+    @property
+    def classes(self) -> pd.DataFrame:
+        return self._frame("classes")
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        return self._frame("timeseries")
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        return self._frame("queue")
+
     @classmethod
     def from_native(cls, output: Mapping[str, Any], scenario: Scenario, seed: int) -> RunResult:
         """Builds the tables from ``_native.run``'s output for ``scenario`` run with ``seed``."""
-        flows = flow_table(output["flows"], scenario)
+        flows = flow_columns(output["flows"], scenario)
         return cls(
             scenario=scenario.with_seed(seed),
             seed=seed,
             summary=run_summary(flows, output["totals"], scenario),
             flows=flows,
-            classes=class_table(flows, scenario.link.rate_bps),
-            timeseries=columns_frame(output["timeseries"]),
-            queue=columns_frame(output["queue"]),
+            classes=class_columns(flows, scenario.link.rate_bps),
+            timeseries=native_columns(output["timeseries"]),
+            queue=native_columns(output["queue"]),
         )
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -97,8 +148,8 @@ class RunResult:
         scenario = self.scenario.with_seed(self.seed).to_dict(explicit=True)
         return {
             "summary": {k: _json_value(v) for k, v in self.summary.items()},
-            "flows": _records(self.flows, JSON_FLOW_KEYS),
-            "classes": _records(self.classes, JSON_CLASS_KEYS),
+            "flows": _records(self._tables["flows"], JSON_FLOW_KEYS),
+            "classes": _records(self._tables["classes"], JSON_CLASS_KEYS),
             "scenario": scenario,
         }
 
@@ -129,6 +180,8 @@ class RunResult:
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
         """Reads a directory written by :meth:`save`."""
+        import pandas as pd
+
         d = Path(directory)
         if not d.is_dir():
             raise ScenarioError(str(d), "no such run directory")

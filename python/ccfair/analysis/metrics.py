@@ -56,13 +56,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ccfair.analysis.fairness import fness, jain_index, relative_goodput
 from ccfair.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The metrics are computed on NumPy columns; pandas (heavy: about a quarter second to import) only wraps
+# them into DataFrames, imported where a frame is made, so that `ccfair run --json` starts fast.
+
+Columns = dict[str, Any]
+"""A table as columns: name -> NumPy array, or a list of str for a text column."""
 
 FLOW_COLUMNS = (
     "flow_id",
@@ -117,97 +125,138 @@ SHORT_WINDOW_RTTS = 10
 SHORT_WINDOW_BACKLOG_SHARE = 0.02
 
 
-def columns_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
-    """A DataFrame from native columns: ``(dtype, bytes)`` pairs become NumPy columns, lists stay lists.
-    Each column is copied once (out of the immutable bytes) and the frame takes the copies as they are: a
-    long run's time series is most of its memory."""
-    data: dict[str, Any] = {}
+def native_columns(columns: Mapping[str, Any]) -> Columns:
+    """NumPy columns from native ones: ``(dtype, bytes)`` pairs become arrays, each copied once (out of the
+    immutable bytes), and lists of text stay lists."""
+    data: Columns = {}
     for name, value in columns.items():
         if isinstance(value, tuple):
             dtype, raw = value
             data[name] = np.frombuffer(raw, dtype=np.dtype(dtype)).copy()
         else:
-            data[name] = pd.array(list(value), dtype="str")
-    return pd.DataFrame(data, copy=False)
+            data[name] = [str(v) for v in value]
+    return data
 
 
-def flow_table(native_flows: Mapping[str, Any], scenario: Scenario) -> pd.DataFrame:
-    """The per-flow table: the documented columns first, then every native counter (``window_*``,
+def frame(columns: Columns, column_order: list[str] | None = None) -> pd.DataFrame:
+    """A DataFrame taking ``columns``' arrays as they are (a long run's time series is most of its memory);
+    text columns become pandas strings."""
+    import pandas as pd
+
+    data = {
+        name: pd.array(value, dtype="str") if isinstance(value, list) else value
+        for name, value in columns.items()
+    }
+    return pd.DataFrame(data, columns=column_order, copy=False)
+
+
+def columns_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
+    """A DataFrame from native columns (see :func:`native_columns`)."""
+    return frame(native_columns(columns))
+
+
+def flow_columns(native_flows: Mapping[str, Any], scenario: Scenario) -> Columns:
+    """The per-flow table as columns: the documented ones first, then every native counter (``window_*``,
     ``total_*``, ``rtt_samples``, ``rtt_mean_ns``, ``rtt_p99_ns``)."""
-    raw = columns_frame(native_flows)
+    raw = native_columns(native_flows)
     start_ns, end_ns = scenario.measure_window_ns()
     window_s = (end_ns - start_ns) / 1e9
     labels = [g.label for g in scenario.flows]
-    out = pd.DataFrame(
-        {
-            "flow_id": raw["flow_id"],
-            "group": raw["group"],
-            "label": pd.array([labels[int(g)] for g in raw["group"]], dtype="str"),
-            "cc": raw["cc"],
-            "rtt_ns": raw["rtt_ns"],
-            "start_ns": raw["start_ns"],
-            "stop_ns": raw["stop_ns"],
-        }
-    )
-    out["active"] = (raw["start_ns"] < end_ns) & (raw["stop_ns"] > start_ns)
-    out["goodput_bps"] = raw["window_delivered_bytes"].astype("float64") * 8.0 / window_s
-    active_total = float(out.loc[out["active"], "goodput_bps"].sum())
-    share = out["goodput_bps"] / active_total if active_total > 0 else pd.Series(np.nan, index=out.index)
-    out["share"] = share.where(out["active"], np.nan)
+    out: Columns = {
+        "flow_id": raw["flow_id"],
+        "group": raw["group"],
+        "label": [labels[int(g)] for g in raw["group"]],
+        "cc": raw["cc"],
+        "rtt_ns": raw["rtt_ns"],
+        "start_ns": raw["start_ns"],
+        "stop_ns": raw["stop_ns"],
+    }
+    active = (raw["start_ns"] < end_ns) & (raw["stop_ns"] > start_ns)
+    out["active"] = active
+    goodput_bps = raw["window_delivered_bytes"].astype("float64") * 8.0 / window_s
+    out["goodput_bps"] = goodput_bps
+    active_total = float(goodput_bps[active].sum())
+    if active_total > 0:
+        out["share"] = np.where(active, goodput_bps / active_total, np.nan)
+    else:
+        out["share"] = np.full(len(goodput_bps), np.nan)
     out["retransmissions"] = raw["window_retransmitted_segments"]
     out["drops"] = raw["window_queue_drops"] + raw["window_path_drops"]
     out["rtt_mean_ms"] = raw["rtt_mean_ns"] / 1e6
     out["rtt_p99_ms"] = raw["rtt_p99_ns"] / 1e6
     out["ce_marks"] = raw["window_ce_marks"]
     out["marking_ratio"] = _ratio(raw["window_ce_marks"], raw["window_sent_segments"])
-    extra = [c for c in raw.columns if c not in out.columns]
-    return pd.concat([out, raw[extra]], axis=1)
+    out.update((name, column) for name, column in raw.items() if name not in out)
+    return out
 
 
-def _ratio(num: pd.Series, den: pd.Series) -> pd.Series:
+def flow_table(native_flows: Mapping[str, Any], scenario: Scenario) -> pd.DataFrame:
+    """The per-flow table (see :func:`flow_columns`)."""
+    return frame(flow_columns(native_flows, scenario))
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den as floats, NaN where den is 0."""
     den_f = den.astype("float64")
-    return (num.astype("float64") / den_f).where(den_f > 0, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den_f > 0, num.astype("float64") / den_f, np.nan)
 
 
-def class_table(flows: pd.DataFrame, link_rate_bps: int) -> pd.DataFrame:
-    """Per (cc, rtt_ns) class of active flows, in order of first flow id."""
-    active = flows[flows["active"]]
-    n_active = len(active)
-    total = float(active["goodput_bps"].sum())
-    rows = []
-    for (cc, rtt_ns), members in active.groupby(["cc", "rtt_ns"], sort=False):
-        goodputs = members["goodput_bps"].to_numpy(dtype="float64")
+def _column(table: Any, name: str, dtype: str | None = None) -> np.ndarray:
+    """One column of a table (columns or a DataFrame) as a NumPy array."""
+    return np.asarray(table[name], dtype=dtype)
+
+
+def class_columns(flows: Any, link_rate_bps: int) -> Columns:
+    """Per (cc, rtt_ns) class of active flows, in order of first flow id; ``flows`` as columns or a
+    DataFrame."""
+    active = _column(flows, "active", "bool")
+    cc = _column(flows, "cc", "object")[active]
+    rtt_ns = _column(flows, "rtt_ns")[active]
+    goodput_bps = _column(flows, "goodput_bps", "float64")[active]
+    ce_marks = _column(flows, "ce_marks")[active]
+    sent = _column(flows, "window_sent_segments")[active]
+    n_active = len(goodput_bps)
+    total = float(goodput_bps.sum())
+    members: dict[tuple[str, int], list[int]] = {}
+    for i, key in enumerate(zip(cc.tolist(), rtt_ns.tolist(), strict=True)):
+        members.setdefault(key, []).append(i)
+    rows: dict[str, list[Any]] = {name: [] for name in CLASS_COLUMNS}
+    for (class_cc, class_rtt_ns), index in members.items():
+        goodputs = goodput_bps[index]
         mean = float(goodputs.mean())
-        marks = int(members["ce_marks"].sum())
-        sent = int(members["window_sent_segments"].sum())
-        rows.append(
-            {
-                "cc": str(cc),
-                "rtt_ns": int(rtt_ns),
-                "flows": len(members),
-                "goodput_bps": mean,
-                "relative_goodput": relative_goodput(mean, link_rate_bps, n_active),
-                "share": float(goodputs.sum()) / total if total > 0 else math.nan,
-                "jain_index": jain_index(goodputs),
-                "ce_marks": marks,
-                "marking_ratio": marks / sent if sent > 0 else math.nan,
-            }
-        )
-    table = pd.DataFrame(rows, columns=list(CLASS_COLUMNS))
-    return table.astype(
-        {
-            "cc": "str",
-            "rtt_ns": "uint64",
-            "flows": "int64",
-            "goodput_bps": "float64",
-            "relative_goodput": "float64",
-            "share": "float64",
-            "jain_index": "float64",
-            "ce_marks": "int64",
-            "marking_ratio": "float64",
-        }
-    )
+        marks = int(ce_marks[index].sum())
+        class_sent = int(sent[index].sum())
+        rows["cc"].append(str(class_cc))
+        rows["rtt_ns"].append(int(class_rtt_ns))
+        rows["flows"].append(len(index))
+        rows["goodput_bps"].append(mean)
+        rows["relative_goodput"].append(relative_goodput(mean, link_rate_bps, n_active))
+        rows["share"].append(float(goodputs.sum()) / total if total > 0 else math.nan)
+        rows["jain_index"].append(jain_index(goodputs))
+        rows["ce_marks"].append(marks)
+        rows["marking_ratio"].append(marks / class_sent if class_sent > 0 else math.nan)
+    return {
+        name: rows[name] if name == "cc" else np.array(rows[name], dtype=CLASS_DTYPES[name])
+        for name in CLASS_COLUMNS
+    }
+
+
+CLASS_DTYPES = {
+    "rtt_ns": "uint64",
+    "flows": "int64",
+    "goodput_bps": "float64",
+    "relative_goodput": "float64",
+    "share": "float64",
+    "jain_index": "float64",
+    "ce_marks": "int64",
+    "marking_ratio": "float64",
+}
+
+
+def class_table(flows: Any, link_rate_bps: int) -> pd.DataFrame:
+    """The per-class table (see :func:`class_columns`)."""
+    return frame(class_columns(flows, link_rate_bps), list(CLASS_COLUMNS))
 
 
 def json_number(x: Any) -> float | int | None:
@@ -227,45 +276,57 @@ def link_payload_bytes(scenario: Scenario, window_ns: int) -> float:
     return scenario.link.rate_bps * window_ns / 8e9 * scenario.mss_bytes() / scenario.link.mtu_bytes
 
 
-def window_short(active: pd.DataFrame, window_ns: int, backlog_bytes: int | None, scenario: Scenario) -> bool:
-    """Whether the measurement window is too short for a stable goodput (see ``window_short`` above)."""
-    rtt_ns = np.fmax(active["rtt_ns"].to_numpy(dtype="float64"), active["rtt_mean_ms"].to_numpy() * 1e6)
-    slowest_ns = float(np.nanmax(rtt_ns)) if len(rtt_ns) else 0.0
+def window_short(
+    rtt_ns: np.ndarray, rtt_mean_ms: np.ndarray, window_ns: int, backlog_bytes: int | None, scenario: Scenario
+) -> bool:
+    """Whether the measurement window is too short for a stable goodput (see ``window_short`` above), from
+    the active flows' base RTTs and mean measured RTTs."""
+    rtt = np.fmax(rtt_ns.astype("float64"), rtt_mean_ms * 1e6)
+    slowest_ns = float(np.nanmax(rtt)) if len(rtt) else 0.0
     if window_ns < SHORT_WINDOW_RTTS * slowest_ns:
         return True
     capacity = link_payload_bytes(scenario, window_ns)
     return backlog_bytes is not None and backlog_bytes > SHORT_WINDOW_BACKLOG_SHARE * capacity
 
 
-def run_summary(flows: pd.DataFrame, totals: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
-    """The summary dict (keys :data:`SUMMARY_KEYS`; ``fness`` only for two-flow runs)."""
+def run_summary(flows: Any, totals: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
+    """The summary dict (keys :data:`SUMMARY_KEYS`; ``fness`` only for two-flow runs); ``flows`` as
+    columns or a DataFrame."""
     start_ns, end_ns = scenario.measure_window_ns()
     window_s = (end_ns - start_ns) / 1e9
-    active = flows[flows["active"]]
+    active = _column(flows, "active", "bool")
+    goodput_bps = _column(flows, "goodput_bps", "float64")[active]
+    flow_id = _column(flows, "flow_id")
     summary: dict[str, Any] = {
-        "jain_index": json_number(jain_index(active["goodput_bps"])),
+        "jain_index": json_number(jain_index(goodput_bps)),
         "utilization": json_number(
             int(totals["window_link_tx_bytes"]) * 8 / (scenario.link.rate_bps * window_s)
         ),
-        "total_goodput_bps": float(active["goodput_bps"].sum()),
+        "total_goodput_bps": float(goodput_bps.sum()),
         "queue_sojourn_p50_ns": json_number(totals["window_sojourn_p50_ns"]),
         "queue_sojourn_p99_ns": json_number(totals["window_sojourn_p99_ns"]),
         "drops": int(totals["window_queue_drops"]) + int(totals["window_path_drops"]),
-        "retransmissions": int(flows["retransmissions"].sum()),
+        "retransmissions": int(_column(flows, "retransmissions").sum()),
         "marks": int(totals["window_marks"]),
         "marking_ratio": json_number(
-            int(totals["window_marks"]) / sent if (sent := int(flows["window_sent_segments"].sum())) else None
+            int(totals["window_marks"]) / sent
+            if (sent := int(_column(flows, "window_sent_segments").sum()))
+            else None
         ),
         "queue_sojourn_l4s_p99_ns": json_number(totals["window_sojourn_l4s_p99_ns"]),
         "queue_sojourn_classic_p99_ns": json_number(totals["window_sojourn_classic_p99_ns"]),
     }
-    if len(flows) == 2:
-        delivered = flows.sort_values("flow_id")["window_delivered_bytes"].to_numpy()
+    if len(flow_id) == 2:
+        delivered = _column(flows, "window_delivered_bytes")[np.argsort(flow_id, kind="stable")]
         summary["fness"] = json_number(fness(float(delivered[0]), float(delivered[1])))
     backlog = totals.get("window_backlog_bytes")
     summary["window_backlog_bytes"] = None if backlog is None else int(backlog)
     summary["window_short"] = window_short(
-        active, end_ns - start_ns, summary["window_backlog_bytes"], scenario
+        _column(flows, "rtt_ns")[active],
+        _column(flows, "rtt_mean_ms", "float64")[active],
+        end_ns - start_ns,
+        summary["window_backlog_bytes"],
+        scenario,
     )
     summary["events"] = int(totals["events"])
     summary["wall_seconds"] = float(totals["wall_seconds"])

@@ -40,7 +40,7 @@ def _tolerance(value: str) -> float:
 
 def add_sweep_options(p: argparse.ArgumentParser) -> None:
     """The options that say where and how the runs go, as for ``ccfair sweep``."""
-    from ccfair.commands.sweep import _positive_int
+    from ccfair.cli_support import positive_int
 
     p.add_argument(
         "--out",
@@ -50,7 +50,7 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
-        "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
+        "--jobs", type=positive_int, metavar="N", help="local worker processes (default: all cores)"
     )
     where.add_argument(
         "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (see ccfair sweep)"

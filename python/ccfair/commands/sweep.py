@@ -25,27 +25,19 @@ from ccfair.cli_support import (
     check_out_dir,
     examples,
     note,
+    positive_int,
     print_json,
     progress_bar,
 )
 from ccfair.errors import ScenarioError
 from ccfair.progress import format_clock
+from ccfair.sweep.expand import estimate_lines
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
 from ccfair.units import parse_duration_ns
 
 if TYPE_CHECKING:
     from ccfair.resources import Limits
     from ccfair.sweep.expand import PlannedRun
-
-
-def _positive_int(value: str) -> int:
-    try:
-        n = int(value, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -73,7 +65,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
-        "--jobs", type=_positive_int, metavar="N", help="local worker processes (default: all cores)"
+        "--jobs", type=positive_int, metavar="N", help="local worker processes (default: all cores)"
     )
     where.add_argument(
         "--cluster",
@@ -285,45 +277,9 @@ def _dry_run(plan: str, runs: list[PlannedRun], out: Path, limits: Limits, jobs:
         + f"; in {out}: {done} done, {failed} failed, {len(ids) - done - failed} to run"
     )
     todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.estimate is not None}
-    for line in _estimate_lines(list(todo.values()), limits, jobs):
+    for line in estimate_lines(list(todo.values()), limits, jobs):
         print(line)
     return EXIT_OK
-
-
-def _estimate_lines(runs: list[PlannedRun], limits: Limits, jobs: int | None) -> list[str]:
-    """The estimates of the runs to do: the largest per run (with its cell) and the total."""
-    from ccfair.resources import NOMINAL_EVENTS_PER_SECOND, format_bytes, format_count, format_wall
-    from ccfair.sweep.expand import describe
-
-    memory_limit = (
-        "none"
-        if limits.max_memory_bytes is None
-        else f"{format_bytes(limits.max_memory_bytes)} ({limits.memory_source})"
-    )
-    events_limit = (
-        "none" if limits.max_events is None else f"{format_count(limits.max_events)} ({limits.events_source})"
-    )
-    lines = [f"limits per run: memory {memory_limit}, events {events_limit}"]
-    estimated = [(r, r.estimate) for r in runs if r.estimate is not None]
-    if not estimated:
-        return lines
-    biggest, most = (
-        max(estimated, key=lambda x: x[1].peak_memory_bytes),
-        max(estimated, key=lambda x: x[1].events),
-    )
-    events = sum(e.events for _, e in estimated)
-    wall = events / NOMINAL_EVENTS_PER_SECOND
-    parallel = f", {format_wall(wall / jobs)} with {jobs} workers" if jobs and jobs > 1 else ""
-    lines.append(
-        f"estimates per run: peak memory up to {format_bytes(biggest[1].peak_memory_bytes)} "
-        f"(cell {biggest[0].cell}: {describe(biggest[0].coordinates)}), events up to "
-        f"{format_count(most[1].events)} (cell {most[0].cell}: {describe(most[0].coordinates)})"
-    )
-    lines.append(
-        f"estimates of the {len(estimated)} runs to do: {format_count(events)} events, about "
-        f"{format_wall(wall)} at {NOMINAL_EVENTS_PER_SECOND / 1e6:.0f} M events/s on one core{parallel}"
-    )
-    return lines
 
 
 # ----------------------------------------------------------------------------------------------------- status

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ccfair import __version__, fsio
 from ccfair.errors import ScenarioError
 from ccfair.plots.output import data_uri
-from ccfair.report import CLASS_COLUMNS, _flow_columns, _summary_pairs
+from ccfair.report import CLASS_COLUMNS, flow_table_columns, summary_pairs
 from ccfair.result import RunResult
 from ccfair.tables import Column
 from ccfair.units import format_duration, format_rate
@@ -128,13 +128,13 @@ def run_section(result: RunResult, source: str, progress: Progress | None = None
         ("measurement window", f"{format_duration(start_ns)} to {format_duration(end_ns)}"),
         ("seed", str(result.seed)),
     ]
-    summary = [{"name": k, "value": v} for k, v in _summary_pairs(result.summary)]
+    summary = [{"name": k, "value": v} for k, v in summary_pairs(result.summary)]
     tables = [
         table_from_columns(
             "summary", "Summary", summary, [Column("metric", "name", align="left"), Column("value", "value")]
         ),
         table_from_columns(
-            "flows", "Flows", flows.to_dict("records"), _flow_columns(bool(flows["label"].notna().any()))
+            "flows", "Flows", flows.to_dict("records"), flow_table_columns(bool(flows["label"].notna().any()))
         ),
         table_from_columns(
             "classes",

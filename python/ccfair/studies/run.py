@@ -34,7 +34,7 @@ def stored_states(out: Path) -> dict[str, str]:
 
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
-    from ccfair.commands.sweep import _estimate_lines
+    from ccfair.sweep.expand import estimate_lines
 
     limits = _limits(args)
     states = stored_states(out)
@@ -50,7 +50,7 @@ def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     done = sum(states.get(i) == "done" for i in ids)
     print(f"total: {len(ids)} distinct runs, {done} done, {len(ids) - done} to run")
     jobs = None if args.cluster is not None else (args.jobs or default_jobs())
-    for line in _estimate_lines(list(todo.values()), limits, jobs):
+    for line in estimate_lines(list(todo.values()), limits, jobs):
         print(line)
     return EXIT_OK
 

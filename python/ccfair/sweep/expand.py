@@ -23,7 +23,14 @@ from typing import Any
 
 from ccfair import __version__
 from ccfair.errors import ScenarioError
-from ccfair.resources import Estimate, Limits
+from ccfair.resources import (
+    NOMINAL_EVENTS_PER_SECOND,
+    Estimate,
+    Limits,
+    format_bytes,
+    format_count,
+    format_wall,
+)
 from ccfair.resources import check as check_resources
 from ccfair.scenario import Scenario
 from ccfair.sweep.identity import canonical_json, run_id, run_seed
@@ -188,3 +195,36 @@ def expand(
     if progress is not None:
         progress(1.0)
     return runs
+
+
+def estimate_lines(runs: list[PlannedRun], limits: Limits, jobs: int | None) -> list[str]:
+    """The estimates of the runs to do: the largest per run (with its cell) and the total."""
+    memory_limit = (
+        "none"
+        if limits.max_memory_bytes is None
+        else f"{format_bytes(limits.max_memory_bytes)} ({limits.memory_source})"
+    )
+    events_limit = (
+        "none" if limits.max_events is None else f"{format_count(limits.max_events)} ({limits.events_source})"
+    )
+    lines = [f"limits per run: memory {memory_limit}, events {events_limit}"]
+    estimated = [(r, r.estimate) for r in runs if r.estimate is not None]
+    if not estimated:
+        return lines
+    biggest, most = (
+        max(estimated, key=lambda x: x[1].peak_memory_bytes),
+        max(estimated, key=lambda x: x[1].events),
+    )
+    events = sum(e.events for _, e in estimated)
+    wall = events / NOMINAL_EVENTS_PER_SECOND
+    parallel = f", {format_wall(wall / jobs)} with {jobs} workers" if jobs and jobs > 1 else ""
+    lines.append(
+        f"estimates per run: peak memory up to {format_bytes(biggest[1].peak_memory_bytes)} "
+        f"(cell {biggest[0].cell}: {describe(biggest[0].coordinates)}), events up to "
+        f"{format_count(most[1].events)} (cell {most[0].cell}: {describe(most[0].coordinates)})"
+    )
+    lines.append(
+        f"estimates of the {len(estimated)} runs to do: {format_count(events)} events, about "
+        f"{format_wall(wall)} at {NOMINAL_EVENTS_PER_SECOND / 1e6:.0f} M events/s on one core{parallel}"
+    )
+    return lines

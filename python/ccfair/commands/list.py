@@ -1,0 +1,36 @@
+"""The catalog of models.
+
+- ``ccfair list [--json]``: congestion controls and queue disciplines with their parameters
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ccfair.catalog import catalog
+from ccfair.cli_support import EXIT_OK, examples, print_json
+from ccfair.report import catalog_report
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    p = commands.add_parser(
+        "list",
+        help="list congestion controls and queue disciplines",
+        description="List the congestion controls (flows[].cc) and queue disciplines (link.aqm) with their "
+        "sources and parameters: defaults, allowed values and meaning (flows[].cc_params, link.aqm tables).",
+        epilog=examples("ccfair list", "ccfair list --json > catalog.json"),
+    )
+    p.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    p.set_defaults(handler=cmd_list)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+
+    if args.json:
+        print_json(catalog())
+    else:
+        sys.stdout.write(catalog_report(catalog()))
+        sys.stdout.flush()
+    return EXIT_OK

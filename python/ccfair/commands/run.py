@@ -1,0 +1,103 @@
+"""Running one scenario.
+
+- ``ccfair run FILE [--seed N] [--out DIR] [--json] [--quiet] [--backend sim|kernel] [--max-memory SIZE]
+  [--max-events N]``: run a scenario; print tables (or one JSON document with ``--json``); save the run
+  atomically into DIR with ``--out``; refuse a run whose estimated memory or events exceed the limits
+  (:mod:`ccfair.resources`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ccfair.cli_support import (
+    EXIT_OK,
+    add_limit_options,
+    check_out_dir,
+    examples,
+    note,
+    print_json,
+    progress_bar,
+    seed_arg,
+)
+from ccfair.resources import limits as resource_limits
+from ccfair.scenario import Scenario, check_seed
+
+# Every command module is imported to build the parser: what only a run needs (the runner, its tables, the
+# kernel backend) is imported where used, so `ccfair --help` and the other commands start fast.
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    p = commands.add_parser(
+        "run",
+        help="run a scenario file",
+        description="Run a scenario file (TOML) and print the flows, classes and summary tables: goodput, "
+        "shares, Jain's index, utilization, queueing delay. Same scenario and seed, same numbers. `ccfair "
+        "init` writes an annotated scenario to start from.",
+        epilog=examples(
+            "ccfair run scenarios/two-flows-reno-vs-cubic.toml            # tables on the terminal",
+            "ccfair run scenario.toml --seed 7 --out runs/first             # also save everything",
+            "ccfair run scenario.toml --json > result.json                  # one JSON document",
+            'sudo "$(command -v ccfair)" run scenario.toml --backend kernel  # real Linux TCP (root)',
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p.add_argument("--seed", type=seed_arg, help="master seed (default: the scenario's seed, else 1)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="save the run into DIR: a new or empty directory, or a run saved before (replaced atomically); "
+        "any other directory is refused",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
+    p.add_argument(
+        "--backend",
+        choices=("sim", "kernel"),
+        default="sim",
+        help="simulator, or Linux TCP (root; see README)",
+    )
+    add_limit_options(p)
+    p.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.backend == "kernel":
+        from ccfair.emu import kernel_scenario
+
+        scenario: Scenario = kernel_scenario(args.file)
+    else:
+        scenario = Scenario.from_toml(args.file)
+    seed = check_seed(scenario.effective_seed(args.seed))
+    out = None
+    if args.out is not None:
+        from ccfair.result import RUN_KIND
+
+        out = check_out_dir(args.out, RUN_KIND)
+    limits = resource_limits(args.max_memory, args.max_events)
+
+    from ccfair.report import run_report
+    from ccfair.runner import run
+
+    bar = progress_bar(Path(args.file).name, args.quiet)
+    try:
+        result = run(scenario, seed=seed, progress=bar, backend=args.backend, limits=limits)
+    finally:
+        if bar is not None:
+            bar.close()
+    if out is not None:
+        saved = result.save(out, option="--out")
+        note(f"saved to {saved}", args.quiet)
+    if args.json:
+        print_json(result.to_json_dict())
+    else:
+        sys.stdout.write(run_report(result))
+        if args.backend == "kernel":
+            from ccfair.emu.report import kernel_report
+
+            sys.stdout.write(kernel_report(result))
+        sys.stdout.flush()
+    return EXIT_OK
