@@ -1,0 +1,93 @@
+"""The end-host model: the ``[host]`` table (presets, overrides, errors) and what each host parameter does to
+a run (see ``crates/ccfair-sim/src/host.rs``)."""
+
+import tomllib
+
+import pytest
+
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Host, Scenario
+from conftest import small
+
+
+def with_host(host=None, **flow_hosts):
+    """The small scenario with a scenario-level ``host`` and per-group ones (``g0={...}``)."""
+    d = small()
+    if host is not None:
+        d["host"] = host
+    for key, table in flow_hosts.items():
+        d["flows"][int(key[1:])]["host"] = table
+    return d
+
+
+def hosts(d):
+    return [g.get("host") for g in Scenario.from_dict(d).resolve()["groups"]]
+
+
+# -------------------------------------------------------------------------------------------------- format
+
+
+def test_no_host_table_leaves_document_and_spec_as_they_were():
+    s = Scenario.from_dict(small())
+    assert s.host is None and all(g.host is None for g in s.flows)
+    assert "host" not in s.to_dict() and "host" not in s.to_dict(explicit=True)
+    assert all("host" not in g for g in s.to_dict()["flows"])
+    assert hosts(small()) == [None, None]
+
+
+def test_an_ideal_table_resolves_to_the_spec_without_one():
+    plain = Scenario.from_dict(small()).resolve()
+    assert Scenario.from_dict(with_host({"preset": "ideal"})).resolve() == plain
+    # the document keeps what was written (so its run ids are its own)
+    assert Scenario.from_dict(with_host({"preset": "ideal"})).to_dict()["host"] == {"preset": "ideal"}
+
+
+@pytest.mark.parametrize("preset", ["testbed", "home"])
+def test_non_ideal_presets_jitter_starts_by_one_group_rtt(preset):
+    d = with_host({"preset": preset})
+    rtts = [g["rtt_ns"] for g in Scenario.from_dict(d).resolve()["groups"]]
+    assert hosts(d) == [{"preset": preset, "start_jitter_ns": rtt} for rtt in rtts]
+
+
+def test_group_tables_override_the_scenario_table_key_by_key():
+    d = with_host({"preset": "testbed", "start_jitter": "3ms"}, g1={"preset": "home"})
+    assert hosts(d) == [
+        {"preset": "testbed", "start_jitter_ns": 3_000_000},
+        {"preset": "home", "start_jitter_ns": 3_000_000},
+    ]
+    d = with_host(None, g0={"start_jitter": "2ms"})
+    assert hosts(d) == [{"preset": "ideal", "start_jitter_ns": 2_000_000}, None]
+
+
+def test_round_trip_with_host_tables():
+    s = Scenario.from_dict(with_host({"preset": "home", "start_jitter": "1.5ms"}, g0={"preset": "testbed"}))
+    assert s.host == Host(preset="home", start_jitter_ns=1_500_000)
+    assert s.flows[0].host == Host(preset="testbed")
+    assert Scenario.from_dict(tomllib.loads(s.to_toml())) == s
+    explicit = Scenario.from_dict(tomllib.loads(s.to_toml(explicit=True)))
+    assert explicit.resolve() == s.resolve()
+
+
+def stopping_before_latest_start():
+    d = with_host(None, g0={"start_jitter": "2s"})
+    d["flows"][0]["stop"] = "1s"
+    return d
+
+
+ERRORS = [
+    (with_host({"preset": "lab"}), "host.preset", "'ideal', 'testbed', 'home'"),
+    (with_host(None, g1={"preset": 3}), "flows[1].host.preset", "expected a string"),
+    (with_host({"colour": "red"}), "host.colour", "allowed keys: preset, start_jitter"),
+    (with_host({"start_jitter": "-1ms"}), "host.start_jitter", ""),
+    (with_host("testbed"), "host", "expected a table"),
+    (with_host(None, g0={"start_jitter": "20s"}), "flows[0].host.start_jitter", "end of the run"),
+    (stopping_before_latest_start(), "flows[0].stop", "latest start"),
+]
+
+
+@pytest.mark.parametrize(("d", "field", "needle"), ERRORS, ids=[f"{e[1]}:{e[2]}" for e in ERRORS])
+def test_host_errors_name_the_field(d, field, needle):
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_dict(d)
+    assert info.value.field == field
+    assert needle in info.value.message
