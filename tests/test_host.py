@@ -5,6 +5,8 @@ import tomllib
 
 import pytest
 
+import ccfair
+
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Host, Scenario
 from conftest import small
@@ -91,3 +93,43 @@ def test_host_errors_name_the_field(d, field, needle):
         Scenario.from_dict(d)
     assert info.value.field == field
     assert needle in info.value.message
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+
+
+def cubic_vs_reno(preset):
+    """Four Cubic against four Reno flows through a 20 Mbit/s FIFO of one BDP."""
+    return {
+        "duration": "4s",
+        "link": {"rate": "20Mbps", "buffer": "1bdp"},
+        "flows": [{"cc": "cubic", "rtt": "40ms", "count": 4}, {"cc": "reno", "rtt": "40ms", "count": 4}],
+        "host": {"preset": preset},
+    }
+
+
+def run_bytes(d, seed):
+    r = ccfair.run(d, seed=seed)
+    return r.flows.to_csv().encode() + r.timeseries.to_csv().encode() + r.queue.to_csv().encode()
+
+
+@pytest.mark.parametrize("preset", ["ideal", "testbed", "home"])
+def test_same_seed_same_bytes(preset):
+    d = cubic_vs_reno(preset)
+    assert run_bytes(d, 3) == run_bytes(d, 3)
+
+
+@pytest.mark.parametrize("preset", ["testbed", "home"])
+def test_other_seeds_other_results_with_a_real_host(preset):
+    d = cubic_vs_reno(preset)
+    a, b = ccfair.run(d, seed=1), ccfair.run(d, seed=2)
+    assert list(a.flows["start_ns"]) != list(b.flows["start_ns"])
+    assert not a.timeseries.equals(b.timeseries)
+
+
+def test_the_ideal_host_gives_one_run_whatever_the_seed():
+    # No path loss, no randomized algorithm or queue: the seed has nothing to draw.
+    d = cubic_vs_reno("ideal")
+    assert run_bytes(d, 1) == run_bytes(d, 2)
+    starts = ccfair.run(d, seed=5).flows["start_ns"]
+    assert (starts == 0).all()

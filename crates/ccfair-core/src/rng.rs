@@ -32,6 +32,8 @@ pub enum StreamId {
     Qdisc(u32),
     /// Anything else, numbered by the caller.
     Other(u32),
+    /// A flow's start time within its host's start jitter.
+    HostStart(u32),
 }
 
 impl StreamId {
@@ -41,6 +43,7 @@ impl StreamId {
             StreamId::Cc(i) => (2 << 32) | i as u64,
             StreamId::Qdisc(i) => (3 << 32) | i as u64,
             StreamId::Other(i) => (4 << 32) | i as u64,
+            StreamId::HostStart(i) => (5 << 32) | i as u64,
         }
     }
 }
@@ -83,6 +86,13 @@ impl Rng {
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         (((self.next_u64() >> 32) * n as u64) >> 32) as u32
+    }
+
+    /// Uniform integer in [0, n) for any 64-bit `n` (multiply-shift on 128 bits; the bias is below
+    /// n / 2^64). `n` = 0 gives 0.
+    #[inline]
+    pub fn below_u64(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
     /// True with probability `p`.

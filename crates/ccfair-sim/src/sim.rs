@@ -7,7 +7,8 @@
 //!   base RTT) to the receiver. ACKs cross the flow's return pipe (the other half) without congestion.
 //!   So a flow's RTT is its base RTT plus queueing plus one serialization time at the bottleneck.
 //! - Everything is driven by one event queue ordered by (time, insertion order). Randomness (path loss,
-//!   algorithms that randomize) comes from per-flow streams derived from the run's seed.
+//!   algorithms that randomize, the hosts' start jitter) comes from per-flow streams derived from the run's
+//!   seed.
 //!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
@@ -17,6 +18,7 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
+use crate::host::HostSpec;
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
@@ -45,6 +47,15 @@ pub const MAX_FLOWS: u32 = 1 << FLOW_BITS;
 #[inline]
 fn code(kind: u64, flow: u32) -> u64 {
     (kind << FLOW_BITS) | flow as u64
+}
+
+/// How long after its group's start flow `flow` starts: U[0, start_jitter) from its own stream, no draw for a
+/// host without jitter (the ideal host draws nothing, so its runs are those of a simulator without hosts).
+fn start_jitter_ns(host: &HostSpec, seed: u64, flow: u32) -> u64 {
+    match host.start_jitter_ns {
+        0 => 0,
+        window => Rng::stream(seed, StreamId::HostStart(flow)).below_u64(window),
+    }
 }
 
 /// Bytes of one flow's fixed state (for the estimate of a run's memory).
@@ -145,7 +156,7 @@ impl<O: Observer> Simulation<O> {
                     loss: g.loss,
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,
-                    start: Time::from_ns(g.start_ns),
+                    start: Time::from_ns(g.start_ns + start_jitter_ns(&g.host, seed, id)),
                     stop,
                     finished_at: None,
                     xmit_slot: TimerSlot::default(),
