@@ -22,8 +22,16 @@ def with_host(host=None, **flow_hosts):
     return d
 
 
-def hosts(d):
-    return [g.get("host") for g in Scenario.from_dict(d).resolve()["groups"]]
+def hosts(d, *keys):
+    """Each group's resolved host (None: ideal), with only ``keys`` if given."""
+    groups = [g.get("host") for g in Scenario.from_dict(d).resolve()["groups"]]
+    if not keys:
+        return groups
+    return [None if h is None else {k: h[k] for k in keys} for h in groups]
+
+
+TESTBED = {"noise": "exponential", "noise_scale_ns": 5_000, "pacing_slack_ns": 10_000}
+HOME = {"noise": "exponential", "noise_scale_ns": 50_000, "pacing_slack_ns": 50_000}
 
 
 # -------------------------------------------------------------------------------------------------- format
@@ -48,23 +56,54 @@ def test_an_ideal_table_resolves_to_the_spec_without_one():
 def test_non_ideal_presets_jitter_starts_by_one_group_rtt(preset):
     d = with_host({"preset": preset})
     rtts = [g["rtt_ns"] for g in Scenario.from_dict(d).resolve()["groups"]]
-    assert hosts(d) == [{"preset": preset, "start_jitter_ns": rtt} for rtt in rtts]
+    assert hosts(d, "preset", "start_jitter_ns") == [
+        {"preset": preset, "start_jitter_ns": rtt} for rtt in rtts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("preset", "values", "tick_ns"), [("testbed", TESTBED, 1_000_000), ("home", HOME, 4_000_000)]
+)
+def test_preset_timing_values(preset, values, tick_ns):
+    h = hosts(with_host({"preset": preset}))[0]
+    assert {k: h[k] for k in values} == values
+    assert h["delack_granularity_ns"] == tick_ns
+
+
+def test_timing_parameters_override_the_preset():
+    d = with_host({"preset": "testbed", "noise": "uniform", "noise_scale": "2us", "delack_granularity": "0s"})
+    h = hosts(d)[0]
+    assert (h["noise"], h["noise_scale_ns"], h["delack_granularity_ns"]) == ("uniform", 2_000, 0)
+    assert h["pacing_slack_ns"] == 10_000  # not written: the preset's
+    # An ideal host with one parameter is no longer ideal, and only that parameter differs.
+    h = hosts(with_host({"pacing_slack": "7us"}))[0]
+    assert (h["preset"], h["pacing_slack_ns"], h["noise"], h["start_jitter_ns"]) == (
+        "ideal",
+        7_000,
+        "none",
+        0,
+    )
 
 
 def test_group_tables_override_the_scenario_table_key_by_key():
     d = with_host({"preset": "testbed", "start_jitter": "3ms"}, g1={"preset": "home"})
-    assert hosts(d) == [
-        {"preset": "testbed", "start_jitter_ns": 3_000_000},
-        {"preset": "home", "start_jitter_ns": 3_000_000},
+    assert hosts(d, "preset", "start_jitter_ns", "noise_scale_ns") == [
+        {"preset": "testbed", "start_jitter_ns": 3_000_000, "noise_scale_ns": 5_000},
+        {"preset": "home", "start_jitter_ns": 3_000_000, "noise_scale_ns": 50_000},
     ]
     d = with_host(None, g0={"start_jitter": "2ms"})
-    assert hosts(d) == [{"preset": "ideal", "start_jitter_ns": 2_000_000}, None]
+    assert hosts(d, "preset", "start_jitter_ns") == [{"preset": "ideal", "start_jitter_ns": 2_000_000}, None]
 
 
 def test_round_trip_with_host_tables():
-    s = Scenario.from_dict(with_host({"preset": "home", "start_jitter": "1.5ms"}, g0={"preset": "testbed"}))
-    assert s.host == Host(preset="home", start_jitter_ns=1_500_000)
-    assert s.flows[0].host == Host(preset="testbed")
+    s = Scenario.from_dict(
+        with_host(
+            {"preset": "home", "start_jitter": "1.5ms", "noise": "uniform", "pacing_slack": "3us"},
+            g0={"preset": "testbed", "noise_scale": "1us", "delack_granularity": "4ms"},
+        )
+    )
+    assert s.host == Host(preset="home", start_jitter_ns=1_500_000, noise="uniform", pacing_slack_ns=3_000)
+    assert s.flows[0].host == Host(preset="testbed", noise_scale_ns=1_000, delack_granularity_ns=4_000_000)
     assert Scenario.from_dict(tomllib.loads(s.to_toml())) == s
     explicit = Scenario.from_dict(tomllib.loads(s.to_toml(explicit=True)))
     assert explicit.resolve() == s.resolve()
@@ -79,7 +118,14 @@ def stopping_before_latest_start():
 ERRORS = [
     (with_host({"preset": "lab"}), "host.preset", "'ideal', 'testbed', 'home'"),
     (with_host(None, g1={"preset": 3}), "flows[1].host.preset", "expected a string"),
-    (with_host({"colour": "red"}), "host.colour", "allowed keys: preset, start_jitter"),
+    (
+        with_host({"colour": "red"}),
+        "host.colour",
+        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity",
+    ),
+    (with_host(None, g0={"noise": "gaussian"}), "flows[0].host.noise", "'none', 'exponential', 'uniform'"),
+    (with_host({"noise_scale": "-1us"}), "host.noise_scale", ""),
+    (with_host({"pacing_slack": 5}), "host.pacing_slack", ""),
     (with_host({"start_jitter": "-1ms"}), "host.start_jitter", ""),
     (with_host("testbed"), "host", "expected a table"),
     (with_host(None, g0={"start_jitter": "20s"}), "flows[0].host.start_jitter", "end of the run"),

@@ -32,6 +32,10 @@ A scenario file::
     [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host.rs)
     preset = "ideal"            # "ideal" (default) | "testbed" | "home"
     start_jitter = "50ms"       # flows of a group start within [start, start + start_jitter)
+    noise = "exponential"       # per-packet processing delay at both ends: "none" | "exponential" | "uniform"
+    noise_scale = "5us"         # its mean
+    pacing_slack = "10us"       # the pacing timer fires within [deadline, deadline + pacing_slack)
+    delack_granularity = "1ms"  # the delayed-ACK timer fires on the next tick of this
 
 Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem is a
 :class:`~ccfair.errors.ScenarioError` whose field is a dotted path such as ``flows[1].rtt``.
@@ -102,7 +106,9 @@ _FLOW_KEYS = (
     "label",
     "host",
 )
-_HOST_KEYS = ("preset", "start_jitter")
+_HOST_KEYS = ("preset", "start_jitter", "noise", "noise_scale", "pacing_slack", "delack_granularity")
+# The host's duration keys, read and written as durations (``"5us"``) and sent in ns.
+_HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity")
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,10 @@ class Host:
 
     preset: str | None = None
     start_jitter_ns: int | None = None
+    noise: str | None = None
+    noise_scale_ns: int | None = None
+    pacing_slack_ns: int | None = None
+    delack_granularity_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -505,29 +515,36 @@ def _group_input(i: int, g: FlowGroup) -> dict[str, Any]:
 
 
 def _host_input(h: Host, f: str) -> dict[str, Any]:
-    return {
-        "preset": None if h.preset is None else _str(h.preset, f"{f}.preset"),
-        "start_jitter_ns": _optional_int(f"{f}.start_jitter", h.start_jitter_ns),
+    native: dict[str, Any] = {
+        name: None if getattr(h, name) is None else _str(getattr(h, name), f"{f}.{name}")
+        for name in ("preset", "noise")
     }
+    for key in _HOST_DURATIONS:
+        native[f"{key}_ns"] = _optional_int(f"{f}.{key}", getattr(h, f"{key}_ns"))
+    return native
 
 
 def _host_to_dict(h: Host) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    if h.preset is not None:
-        d["preset"] = h.preset
-    if h.start_jitter_ns is not None:
-        d["start_jitter"] = format_duration(h.start_jitter_ns)
+    for key in _HOST_KEYS:
+        if key in _HOST_DURATIONS:
+            ns = getattr(h, f"{key}_ns")
+            if ns is not None:
+                d[key] = format_duration(ns)
+        elif getattr(h, key) is not None:
+            d[key] = getattr(h, key)
     return d
 
 
 def _host_from_dict(value: object, f: str) -> Host:
     t = _table(value, f, _HOST_KEYS)
-    return Host(
-        preset=_str(t["preset"], f"{f}.preset") if "preset" in t else None,
-        start_jitter_ns=parse_duration_ns(t["start_jitter"], f"{f}.start_jitter", allow_zero=True)
-        if "start_jitter" in t
-        else None,
-    )
+    durations = {
+        f"{key}_ns": parse_duration_ns(t[key], f"{f}.{key}", allow_zero=True)
+        for key in _HOST_DURATIONS
+        if key in t
+    }
+    names = {key: _str(t[key], f"{f}.{key}") for key in ("preset", "noise") if key in t}
+    return Host(**names, **durations)
 
 
 def _aqm_params(aqm: Aqm) -> dict[str, Any]:

@@ -21,6 +21,13 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A stateless 64-bit hash (SplitMix64's finalizer): a value that depends on `x` alone, for randomness that
+/// must be the same each time it is asked for (a timer's slack for one deadline).
+pub fn hash64(x: u64) -> u64 {
+    let mut state = x;
+    splitmix64(&mut state)
+}
+
 /// Identifies a random component. Kinds keep streams of different components apart even with equal indices.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum StreamId {
@@ -34,6 +41,12 @@ pub enum StreamId {
     Other(u32),
     /// A flow's start time within its host's start jitter.
     HostStart(u32),
+    /// A flow's sender-side processing delays.
+    HostSend(u32),
+    /// A flow's receiver-side processing delays.
+    HostRecv(u32),
+    /// A flow's timer slack.
+    HostTimer(u32),
 }
 
 impl StreamId {
@@ -44,6 +57,9 @@ impl StreamId {
             StreamId::Qdisc(i) => (3 << 32) | i as u64,
             StreamId::Other(i) => (4 << 32) | i as u64,
             StreamId::HostStart(i) => (5 << 32) | i as u64,
+            StreamId::HostSend(i) => (6 << 32) | i as u64,
+            StreamId::HostRecv(i) => (7 << 32) | i as u64,
+            StreamId::HostTimer(i) => (8 << 32) | i as u64,
         }
     }
 }

@@ -16,16 +16,51 @@
 //!   of connection set-up that a harness starting clients over a network sees (a handshake is one RTT, and
 //!   clients started one after the other are at least that far apart).
 //!
-//! Presets: `ideal` (today's simulator, no draw and no event added), `testbed` (a server in a lab, the
-//! traffic generator of a kernel comparison) and `home` (a user's access host). They differ only in the
-//! parameters listed above so far; more host behaviour joins them as it is modelled.
+//! - `noise`, `noise_scale`: a per-packet processing delay at the sender (between TCP handing a segment down
+//!   and the segment reaching the wire: qdisc, driver, DMA) and at the receiver (between the wire and TCP:
+//!   interrupt moderation, NAPI, softirq). `noise` is its distribution, `"none"`, `"exponential"` (mean
+//!   `noise_scale`) or `"uniform"` (on `[0, 2 × noise_scale)`, the same mean); each end draws from its own
+//!   stream per flow. A segment never overtakes the one before it (a flow's packets stay in order through
+//!   one queue of the host), so a delay shorter than the previous packet's is stretched to it.
+//! - `pacing_slack`: the pacing timer fires within `[deadline, deadline + pacing_slack)`, as an hrtimer
+//!   started with a slack range does (sch_fq arms its watchdog with `qdisc_watchdog_schedule_range_ns(...,
+//!   q->timer_slack)`, `q->timer_slack = 10 * NSEC_PER_USEC` by default in `net/sched/sch_fq.c`).
+//! - `delack_granularity`: the delayed-ACK timer is a timer-wheel timer in jiffies (`sk_reset_timer` with
+//!   `icsk_ack.timeout`, `net/ipv4/tcp_output.c`), so it fires at the first tick at or after its deadline:
+//!   the deadline is rounded up to a multiple of one jiffy (1 ms at HZ=1000, 4 ms at HZ=250). The timer
+//!   wheel's first level has 64 buckets of one jiffy (`LVL_BITS = 6` in `kernel/time/timer.c`), which holds
+//!   every delayed-ACK timeout (at most 200 ms = 50 jiffies at HZ=250; at HZ=1000 a timeout above 63 ms
+//!   falls into level 1, 8 jiffies per bucket, which is not modelled).
 //!
-//! Deviations: connection set-up is not simulated; the jitter only moves the first segment.
+//! Presets: `ideal` (today's simulator, no draw and no event added), `testbed` (a server in a lab, the
+//! traffic generator of a kernel comparison) and `home` (a user's access host):
+//!
+//! | parameter            | ideal | testbed          | home              |
+//! |----------------------|-------|------------------|-------------------|
+//! | `start_jitter`       | 0     | one group RTT    | one group RTT     |
+//! | `noise`              | none  | exponential      | exponential       |
+//! | `noise_scale`        | 0     | 5 µs             | 50 µs             |
+//! | `pacing_slack`       | 0     | 10 µs (sch_fq)   | 50 µs             |
+//! | `delack_granularity` | 0     | 1 ms (HZ=1000)   | 4 ms (HZ=250)     |
+//!
+//! Why these values: 50 µs is Linux's default timer slack of a task (`init_task.timer_slack_ns = 50000`,
+//! `init/init_task.c`), used as the wake-up spread of a busy home host; a testbed server paces through
+//! sch_fq, whose slack is 10 µs. Server kernels are commonly built with HZ=1000, desktop distributions long
+//! shipped HZ=250. The noise scales are assumptions of the right order, not measurements: a few
+//! microseconds of a server's receive and transmit path, and 50 µs, the gap of a NIC that moderates its
+//! interrupts to 20,000 per second, for a home host. The kernel comparison grid is to calibrate them.
+//!
+//! Deviations: connection set-up is not simulated; the jitter only moves the first segment. The noise is
+//! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
+//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled.
 
 use ccfair_core::FieldError;
 use serde::{Deserialize, Serialize};
 
 use FieldError as E;
+
+pub mod timing;
+pub use timing::HostTiming;
 
 /// The presets, in the order error messages list them.
 pub const PRESETS: [&str; 3] = ["ideal", "testbed", "home"];
@@ -52,14 +87,6 @@ impl HostPreset {
             ),
         }
     }
-
-    /// The preset's start jitter for a group of base RTT `rtt_ns`.
-    fn start_jitter_ns(self, rtt_ns: u64) -> u64 {
-        match self {
-            HostPreset::Ideal => 0,
-            HostPreset::Testbed | HostPreset::Home => rtt_ns,
-        }
-    }
 }
 
 fn quoted(names: &[&str]) -> String {
@@ -78,6 +105,42 @@ pub struct HostInput {
     pub preset: Option<String>,
     #[serde(default)]
     pub start_jitter_ns: Option<i128>,
+    #[serde(default)]
+    pub noise: Option<String>,
+    #[serde(default)]
+    pub noise_scale_ns: Option<i128>,
+    #[serde(default)]
+    pub pacing_slack_ns: Option<i128>,
+    #[serde(default)]
+    pub delack_granularity_ns: Option<i128>,
+}
+
+/// The distribution of the per-packet processing delay.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Noise {
+    None,
+    /// Exponential with mean `noise_scale`.
+    Exponential,
+    /// Uniform on `[0, 2 × noise_scale)`.
+    Uniform,
+}
+
+/// The noise names, in the order error messages list them.
+pub const NOISES: [&str; 3] = ["none", "exponential", "uniform"];
+
+impl Noise {
+    fn from_name(field: &str, name: &str) -> Result<Noise, FieldError> {
+        match name {
+            "none" => Ok(Noise::None),
+            "exponential" => Ok(Noise::Exponential),
+            "uniform" => Ok(Noise::Uniform),
+            other => E::err(
+                field,
+                format!("expected one of {}, got '{other}'", quoted(&NOISES)),
+            ),
+        }
+    }
 }
 
 /// A group's host, resolved: every parameter in base units.
@@ -87,6 +150,13 @@ pub struct HostSpec {
     pub preset: HostPreset,
     /// Each flow starts within `[start, start + start_jitter_ns)`.
     pub start_jitter_ns: u64,
+    pub noise: Noise,
+    /// The mean per-packet processing delay at each end.
+    pub noise_scale_ns: u64,
+    /// The pacing timer fires within `[deadline, deadline + pacing_slack_ns)`.
+    pub pacing_slack_ns: u64,
+    /// The delayed-ACK timer fires at the first multiple of this at or after its deadline (0: exactly).
+    pub delack_granularity_ns: u64,
 }
 
 impl Default for HostSpec {
@@ -94,8 +164,49 @@ impl Default for HostSpec {
         HostSpec {
             preset: DEFAULT_PRESET,
             start_jitter_ns: 0,
+            noise: Noise::None,
+            noise_scale_ns: 0,
+            pacing_slack_ns: 0,
+            delack_granularity_ns: 0,
         }
     }
+}
+
+const US: u64 = 1_000;
+const MS: u64 = 1_000_000;
+
+/// The values of `preset` for a group of base RTT `rtt_ns` (see the table in the module docs).
+fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
+    match preset {
+        HostPreset::Ideal => HostSpec::default(),
+        HostPreset::Testbed => HostSpec {
+            preset,
+            start_jitter_ns: rtt_ns,
+            noise: Noise::Exponential,
+            noise_scale_ns: 5 * US,
+            pacing_slack_ns: 10 * US,
+            delack_granularity_ns: MS,
+        },
+        HostPreset::Home => HostSpec {
+            preset,
+            start_jitter_ns: rtt_ns,
+            noise: Noise::Exponential,
+            noise_scale_ns: 50 * US,
+            pacing_slack_ns: 50 * US,
+            delack_granularity_ns: 4 * MS,
+        },
+    }
+}
+
+/// Reads one duration key of a `[host]` table.
+type WrittenDuration = fn(&HostInput) -> Option<&i128>;
+
+/// A written duration: not negative, within 64 bits.
+fn duration(field: String, v: i128) -> Result<u64, FieldError> {
+    if v < 0 {
+        return E::err(field, "must not be negative");
+    }
+    u64::try_from(v).map_err(|_| E::new(field, "is too large"))
 }
 
 impl HostSpec {
@@ -131,21 +242,38 @@ impl HostSpec {
             Some((field, name)) => HostPreset::from_name(&field, name)?,
             None => DEFAULT_PRESET,
         };
-        let start_jitter_ns = match pick(scenario, group, group_field, "start_jitter", |h| {
-            h.start_jitter_ns.as_ref()
-        }) {
-            Some((field, &v)) => {
-                if v < 0 {
-                    return E::err(field, "must not be negative");
-                }
-                u64::try_from(v).map_err(|_| E::new(field, "is too large"))?
+        let mut spec = preset_values(preset, rtt_ns);
+        let durations: [(&str, WrittenDuration, &mut u64); 4] = [
+            (
+                "start_jitter",
+                |h| h.start_jitter_ns.as_ref(),
+                &mut spec.start_jitter_ns,
+            ),
+            (
+                "noise_scale",
+                |h| h.noise_scale_ns.as_ref(),
+                &mut spec.noise_scale_ns,
+            ),
+            (
+                "pacing_slack",
+                |h| h.pacing_slack_ns.as_ref(),
+                &mut spec.pacing_slack_ns,
+            ),
+            (
+                "delack_granularity",
+                |h| h.delack_granularity_ns.as_ref(),
+                &mut spec.delack_granularity_ns,
+            ),
+        ];
+        for (key, get, value) in durations {
+            if let Some((field, &v)) = pick(scenario, group, group_field, key, get) {
+                *value = duration(field, v)?;
             }
-            None => preset.start_jitter_ns(rtt_ns),
-        };
-        Ok(HostSpec {
-            preset,
-            start_jitter_ns,
-        })
+        }
+        if let Some((field, name)) = pick(scenario, group, group_field, "noise", |h| h.noise.as_ref()) {
+            spec.noise = Noise::from_name(&field, name)?;
+        }
+        Ok(spec)
     }
 }
 
@@ -159,6 +287,7 @@ mod tests {
         HostInput {
             preset: preset.map(str::to_owned),
             start_jitter_ns: jitter_ns,
+            ..Default::default()
         }
     }
 
