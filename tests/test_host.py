@@ -6,7 +6,6 @@ import tomllib
 import pytest
 
 import ccfair
-
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Host, Scenario
 from conftest import small

@@ -75,18 +75,14 @@ pub enum HostPreset {
     Home,
 }
 
-impl HostPreset {
-    fn from_name(field: &str, name: &str) -> Result<HostPreset, FieldError> {
-        match name {
-            "ideal" => Ok(HostPreset::Ideal),
-            "testbed" => Ok(HostPreset::Testbed),
-            "home" => Ok(HostPreset::Home),
-            other => E::err(
-                field,
-                format!("expected one of {}, got '{other}'", quoted(&PRESETS)),
-            ),
-        }
+/// The value of a name-valued key (`preset`, `noise`): one of `names`, read by its serde name.
+fn named<T: serde::de::DeserializeOwned>(field: &str, name: &str, names: &[&str]) -> Result<T, FieldError> {
+    if names.contains(&name)
+        && let Ok(v) = serde_json::from_value(serde_json::Value::String(name.to_owned()))
+    {
+        return Ok(v);
     }
+    E::err(field, format!("expected one of {}, got '{name}'", quoted(names)))
 }
 
 fn quoted(names: &[&str]) -> String {
@@ -128,20 +124,6 @@ pub enum Noise {
 
 /// The noise names, in the order error messages list them.
 pub const NOISES: [&str; 3] = ["none", "exponential", "uniform"];
-
-impl Noise {
-    fn from_name(field: &str, name: &str) -> Result<Noise, FieldError> {
-        match name {
-            "none" => Ok(Noise::None),
-            "exponential" => Ok(Noise::Exponential),
-            "uniform" => Ok(Noise::Uniform),
-            other => E::err(
-                field,
-                format!("expected one of {}, got '{other}'", quoted(&NOISES)),
-            ),
-        }
-    }
-}
 
 /// A group's host, resolved: every parameter in base units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -239,7 +221,7 @@ impl HostSpec {
             scenario.and_then(get).map(|v| (format!("host.{key}"), v))
         }
         let preset = match pick(scenario, group, group_field, "preset", |h| h.preset.as_ref()) {
-            Some((field, name)) => HostPreset::from_name(&field, name)?,
+            Some((field, name)) => named(&field, name, &PRESETS)?,
             None => DEFAULT_PRESET,
         };
         let mut spec = preset_values(preset, rtt_ns);
@@ -271,7 +253,7 @@ impl HostSpec {
             }
         }
         if let Some((field, name)) = pick(scenario, group, group_field, "noise", |h| h.noise.as_ref()) {
-            spec.noise = Noise::from_name(&field, name)?;
+            spec.noise = named(&field, name, &NOISES)?;
         }
         Ok(spec)
     }
