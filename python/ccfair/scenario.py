@@ -27,6 +27,15 @@ A scenario file::
     ecn = "off"                 # "off" | "classic" (RFC 3168, ECT(0)) | "l4s" (ECT(1), Accurate ECN)
     cc_params = { beta = 0.7 }
     label = "bulk"              # free text for tables
+    [flows.host]                # optional, laid over the scenario's [host] key by key
+    preset = "home"
+    [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host.rs)
+    preset = "ideal"            # "ideal" (default) | "testbed" | "home"
+    start_jitter = "50ms"       # flows of a group start within [start, start + start_jitter)
+    noise = "exponential"       # per-packet processing delay at both ends: "none" | "exponential" | "uniform"
+    noise_scale = "5us"         # its mean
+    pacing_slack = "10us"       # the pacing timer fires within [deadline, deadline + pacing_slack)
+    delack_granularity = "1ms"  # the delayed-ACK timer fires on the next tick of this
 
 Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem is a
 :class:`~ccfair.errors.ScenarioError` whose field is a dotted path such as ``flows[1].rtt``.
@@ -34,7 +43,7 @@ Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem
 This module owns syntax and units: the keys and value types of the format, quantities in base units, and the
 buffer arithmetic. What the values mean (ranges, defaults such as the measurement window, algorithm and
 queue-discipline names and parameters, the rules between fields) is the native side's, in one call,
-``_native.resolve`` (``crates/ccfair-sim/src/resolve.rs``), which returns the spec the simulator runs or
+``_native.resolve`` (``crates/ccfair-sim/src/scenario.rs``), which returns the spec the simulator runs or
 raises ``_native.ScenarioError`` with ``field`` and ``message``. A :class:`Scenario` keeps what it resolved
 to, so running it does not resolve it again.
 
@@ -80,7 +89,7 @@ U64_MAX = 2**64 - 1
 # The native side reads integers as 128-bit values (so that it can name the range of one that is out of it).
 _WIRE_INT_BITS = 127
 
-_TOP_KEYS = ("duration", "interval", "seed", "measure", "link", "flows")
+_TOP_KEYS = ("duration", "interval", "seed", "measure", "link", "flows", "host")
 _MEASURE_KEYS = ("start", "end")
 _LINK_KEYS = ("rate", "buffer", "base_rtt", "aqm", "mtu")
 _FLOW_KEYS = (
@@ -95,7 +104,11 @@ _FLOW_KEYS = (
     "ecn",
     "cc_params",
     "label",
+    "host",
 )
+_HOST_KEYS = ("preset", "start_jitter", "noise", "noise_scale", "pacing_slack", "delack_granularity")
+# The host's duration keys, read and written as durations (``"5us"``) and sent in ns.
+_HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity")
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,19 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Host:
+    """A ``[host]`` table as written: a preset and the parameters that override it (None: not written).
+    What they mean, and the preset's values, are the native side's (``crates/ccfair-sim/src/host.rs``)."""
+
+    preset: str | None = None
+    start_jitter_ns: int | None = None
+    noise: str | None = None
+    noise_scale_ns: int | None = None
+    pacing_slack_ns: int | None = None
+    delack_granularity_ns: int | None = None
+
+
+@dataclass(frozen=True)
 class FlowGroup:
     """``count`` identical bulk flows."""
 
@@ -132,6 +158,7 @@ class FlowGroup:
     ecn: str = "off"
     cc_params: dict[str, Any] = field(default_factory=dict)
     label: str | None = None
+    host: Host | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +194,7 @@ class Scenario:
     interval_ns: int = DEFAULT_INTERVAL_NS
     measure: Measure = field(default_factory=Measure)
     seed: int | None = None
+    host: Host | None = None
 
     # ----------------------------------------------------------------------------------------- derived values
 
@@ -248,12 +276,12 @@ class Scenario:
 
     def native_input(self) -> dict[str, Any]:
         """The scenario in base units as ``_native.resolve`` reads it (``ScenarioInput`` in
-        ``crates/ccfair-sim/src/resolve.rs``): values as written, the buffer as a limit, nothing defaulted
+        ``crates/ccfair-sim/src/scenario.rs``): values as written, the buffer as a limit, nothing defaulted
         that the native side decides."""
         if not self.flows:
             raise ScenarioError("flows", "at least one flow group is needed")
         link = self.link
-        return {
+        native: dict[str, Any] = {
             "duration_ns": _wire_int("duration", self.duration_ns),
             "interval_ns": _wire_int("interval", self.interval_ns),
             "measure_start_ns": _optional_int("measure.start", self.measure.start_ns),
@@ -267,6 +295,9 @@ class Scenario:
             },
             "flows": [_group_input(i, g) for i, g in enumerate(self.flows)],
         }
+        if self.host is not None:
+            native["host"] = _host_input(self.host, "host")
+        return native
 
     def validate(self) -> None:
         """Raises :class:`ScenarioError` if the scenario cannot run."""
@@ -321,6 +352,8 @@ class Scenario:
         d["link"] = link
         groups = self.resolve()["groups"] if explicit else [None] * len(self.flows)
         d["flows"] = [_group_to_dict(g, resolved) for g, resolved in zip(self.flows, groups, strict=True)]
+        if self.host is not None:
+            d["host"] = _host_to_dict(self.host)
         return d
 
     def _aqm_to_dict(self, explicit: bool) -> str | dict[str, Any]:
@@ -367,8 +400,15 @@ class Scenario:
         if len(flows_value) == 0:
             raise ScenarioError("flows", "at least one flow group is needed")
         flows = tuple(_group_from_dict(g, f"flows[{i}]") for i, g in enumerate(flows_value))
+        host = _host_from_dict(top["host"], "host") if "host" in top else None
         scenario = cls(
-            duration_ns=duration, link=link, flows=flows, interval_ns=interval, measure=measure, seed=seed
+            duration_ns=duration,
+            link=link,
+            flows=flows,
+            interval_ns=interval,
+            measure=measure,
+            seed=seed,
+            host=host,
         )
         scenario.validate()
         return scenario
@@ -457,7 +497,7 @@ def _group_input(i: int, g: FlowGroup) -> dict[str, Any]:
         raise ScenarioError(f"{f}.loss", f"expected a number in [0, 1), got {_kind(loss)} {loss!r}")
     if not math.isfinite(loss):
         raise ScenarioError(f"{f}.loss", f"must be a probability in [0, 1), got {loss!r}")
-    return {
+    native: dict[str, Any] = {
         "cc": _str(g.cc, f"{f}.cc"),
         "cc_params": _json_params(g.cc_params, f"{f}.cc_params", "numbers, booleans or strings"),
         "count": _wire_int(f"{f}.count", g.count),
@@ -469,6 +509,42 @@ def _group_input(i: int, g: FlowGroup) -> dict[str, Any]:
         "loss": float(loss),
         "ecn": _str(g.ecn, f"{f}.ecn"),
     }
+    if g.host is not None:
+        native["host"] = _host_input(g.host, f"{f}.host")
+    return native
+
+
+def _host_input(h: Host, f: str) -> dict[str, Any]:
+    native: dict[str, Any] = {
+        name: None if getattr(h, name) is None else _str(getattr(h, name), f"{f}.{name}")
+        for name in ("preset", "noise")
+    }
+    for key in _HOST_DURATIONS:
+        native[f"{key}_ns"] = _optional_int(f"{f}.{key}", getattr(h, f"{key}_ns"))
+    return native
+
+
+def _host_to_dict(h: Host) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    for key in _HOST_KEYS:
+        if key in _HOST_DURATIONS:
+            ns = getattr(h, f"{key}_ns")
+            if ns is not None:
+                d[key] = format_duration(ns)
+        elif getattr(h, key) is not None:
+            d[key] = getattr(h, key)
+    return d
+
+
+def _host_from_dict(value: object, f: str) -> Host:
+    t = _table(value, f, _HOST_KEYS)
+    durations = {
+        f"{key}_ns": parse_duration_ns(t[key], f"{f}.{key}", allow_zero=True)
+        for key in _HOST_DURATIONS
+        if key in t
+    }
+    names = {key: _str(t[key], f"{f}.{key}") for key in ("preset", "noise") if key in t}
+    return Host(**names, **durations)
 
 
 def _aqm_params(aqm: Aqm) -> dict[str, Any]:
@@ -513,6 +589,8 @@ def _group_to_dict(g: FlowGroup, resolved: Mapping[str, Any] | None) -> dict[str
         d["cc_params"] = params
     if g.label is not None:
         d["label"] = g.label
+    if g.host is not None:
+        d["host"] = _host_to_dict(g.host)
     return d
 
 
@@ -618,4 +696,5 @@ def _group_from_dict(value: object, f: str) -> FlowGroup:
         ecn=_str(t["ecn"], f"{f}.ecn") if "ecn" in t else "off",
         cc_params=params,
         label=_str(t["label"], f"{f}.label") if "label" in t else None,
+        host=_host_from_dict(t["host"], f"{f}.host") if "host" in t else None,
     )

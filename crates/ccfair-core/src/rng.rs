@@ -21,6 +21,13 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A stateless 64-bit hash (SplitMix64's finalizer): a value that depends on `x` alone, for randomness that
+/// must be the same each time it is asked for (a timer's slack for one deadline).
+pub fn hash64(x: u64) -> u64 {
+    let mut state = x;
+    splitmix64(&mut state)
+}
+
 /// Identifies a random component. Kinds keep streams of different components apart even with equal indices.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum StreamId {
@@ -32,6 +39,14 @@ pub enum StreamId {
     Qdisc(u32),
     /// Anything else, numbered by the caller.
     Other(u32),
+    /// A flow's start time within its host's start jitter.
+    HostStart(u32),
+    /// A flow's sender-side processing delays.
+    HostSend(u32),
+    /// A flow's receiver-side processing delays.
+    HostRecv(u32),
+    /// A flow's timer slack.
+    HostTimer(u32),
 }
 
 impl StreamId {
@@ -41,6 +56,10 @@ impl StreamId {
             StreamId::Cc(i) => (2 << 32) | i as u64,
             StreamId::Qdisc(i) => (3 << 32) | i as u64,
             StreamId::Other(i) => (4 << 32) | i as u64,
+            StreamId::HostStart(i) => (5 << 32) | i as u64,
+            StreamId::HostSend(i) => (6 << 32) | i as u64,
+            StreamId::HostRecv(i) => (7 << 32) | i as u64,
+            StreamId::HostTimer(i) => (8 << 32) | i as u64,
         }
     }
 }
@@ -83,6 +102,13 @@ impl Rng {
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         (((self.next_u64() >> 32) * n as u64) >> 32) as u32
+    }
+
+    /// Uniform integer in [0, n) for any 64-bit `n` (multiply-shift on 128 bits; the bias is below
+    /// n / 2^64). `n` = 0 gives 0.
+    #[inline]
+    pub fn below_u64(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
     /// True with probability `p`.

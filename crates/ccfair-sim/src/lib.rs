@@ -5,12 +5,14 @@
 //! - [`tcp`]: sender (RACK-TLP, RTO, F-RTO, pacing, around `ccfair_cc::stack`'s PRR, state machine and
 //!   `tcp_cong_control`, and `ccfair_cc::rate`'s delivery-rate sampling) and receiver (delayed and quick ACKs,
 //!   SACK).
+//! - [`host`]: the end hosts' departures from an ideal host (presets and parameters of `[host]`).
 //! - [`scenario`]: the user's scenario in base units, checked and resolved into the spec the simulation
 //!   runs; [`sim`]: the simulation; [`recorder`]: columnar results; [`estimate`]: a run's memory and
 //!   events, predicted from its scenario.
 
 pub mod engine;
 pub mod estimate;
+pub mod host;
 pub mod net;
 pub mod recorder;
 pub mod scenario;

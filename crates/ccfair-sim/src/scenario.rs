@@ -20,6 +20,7 @@ use ccfair_cc::CcConfig;
 use ccfair_core::FieldError;
 use serde::{Deserialize, Serialize};
 
+use crate::host::{HostInput, HostSpec};
 use crate::tcp::{EcnMode, EcnProfile};
 
 use FieldError as E;
@@ -41,6 +42,9 @@ pub struct ScenarioInput {
     pub measure_end_ns: Option<i128>,
     pub link: LinkInput,
     pub flows: Vec<FlowInput>,
+    /// The scenario's `[host]` table, if it has one (see [`crate::host`]).
+    #[serde(default)]
+    pub host: Option<HostInput>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -76,6 +80,9 @@ pub struct FlowInput {
     pub pacing: bool,
     pub loss: f64,
     pub ecn: String,
+    /// The group's `[flows.host]` table, laid over the scenario's.
+    #[serde(default)]
+    pub host: Option<HostInput>,
 }
 
 /// `value` in `[low, high]`, as the integer type the spec holds.
@@ -135,7 +142,7 @@ impl ScenarioInput {
             .flows
             .iter()
             .enumerate()
-            .map(|(i, f)| f.resolve(&format!("flows[{i}]")))
+            .map(|(i, f)| f.resolve(&format!("flows[{i}]"), self.host.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
         // The rules between fields are checked on the spec with the buffer alone (the discipline's own checks
         // assume a valid MTU), then the discipline is built from its name and parameters.
@@ -171,8 +178,9 @@ impl ScenarioInput {
 }
 
 impl FlowInput {
-    /// The group's spec; errors are prefixed with `group` (`flows[1]`).
-    pub fn resolve(&self, group: &str) -> Result<GroupSpec, FieldError> {
+    /// The group's spec, its host laid over the scenario's `host`; errors are prefixed with `group`
+    /// (`flows[1]`).
+    pub fn resolve(&self, group: &str, host: Option<&HostInput>) -> Result<GroupSpec, FieldError> {
         let f = |name: &str| format!("{group}.{name}");
         let cc = CcConfig::from_name_and_params(&self.cc, &self.cc_params).map_err(|e| e.prefixed(group))?;
         let ecn = match self.ecn.as_str() {
@@ -186,10 +194,11 @@ impl FlowInput {
                 );
             }
         };
+        let rtt_ns = positive(&f("rtt"), self.rtt_ns)?;
         Ok(GroupSpec {
             cc,
             count: in_range(&f("count"), self.count, 1, U32)?,
-            rtt_ns: positive(&f("rtt"), self.rtt_ns)?,
+            rtt_ns,
             start_ns: in_range(&f("start"), self.start_ns, 0, U64)?,
             stop_ns: self
                 .stop_ns
@@ -199,6 +208,7 @@ impl FlowInput {
             pacing: self.pacing,
             loss: self.loss,
             ecn,
+            host: HostSpec::resolve(host, self.host.as_ref(), &f("host"), rtt_ns)?,
         })
     }
 }
@@ -239,6 +249,9 @@ pub struct GroupSpec {
     /// Bernoulli loss probability for this group's data segments on their own path.
     pub loss: f64,
     pub ecn: EcnMode,
+    /// The group's end hosts; the ideal host is left out of the serialized spec.
+    #[serde(default, skip_serializing_if = "HostSpec::is_ideal")]
+    pub host: HostSpec,
 }
 
 /// The largest MTU accepted (jumbo frames).
@@ -343,12 +356,34 @@ impl ScenarioSpec {
                     format!("must be before the end of the run ({duration})"),
                 );
             }
+            let latest_start = g.start_ns.saturating_add(g.host.start_jitter_ns);
+            if latest_start > g.start_ns && latest_start > self.duration_ns {
+                return E::err(
+                    f("host.start_jitter"),
+                    format!(
+                        "start ({}) + start_jitter ({}) must be at most the end of the run ({duration})",
+                        format_duration_ns(g.start_ns),
+                        format_duration_ns(g.host.start_jitter_ns)
+                    ),
+                );
+            }
             if let Some(stop) = g.stop_ns
                 && stop <= g.start_ns
             {
                 return E::err(
                     f("stop"),
                     format!("must be after start ({})", format_duration_ns(g.start_ns)),
+                );
+            }
+            if let Some(stop) = g.stop_ns
+                && stop < latest_start
+            {
+                return E::err(
+                    f("stop"),
+                    format!(
+                        "must be at least start + host.start_jitter ({}), the latest start",
+                        format_duration_ns(latest_start)
+                    ),
                 );
             }
             if g.initial_window == 0 {

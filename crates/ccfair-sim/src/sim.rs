@@ -2,12 +2,14 @@
 //!
 //! Topology and timing:
 //! - A sender hands segments straight to the bottleneck's queue (the access link is infinitely fast and has no
-//!   delay). Bernoulli path loss, when configured, drops a segment there, before the bottleneck.
+//!   delay), after its host's processing delay if the host has one (see [`crate::host`]); the receiving
+//!   host's delay is added to the forward pipe. Bernoulli path loss, when configured, drops a segment there, before the bottleneck.
 //! - The bottleneck serializes at its rate; a segment then crosses the flow's forward pipe (half the flow's
 //!   base RTT) to the receiver. ACKs cross the flow's return pipe (the other half) without congestion.
 //!   So a flow's RTT is its base RTT plus queueing plus one serialization time at the bottleneck.
 //! - Everything is driven by one event queue ordered by (time, insertion order). Randomness (path loss,
-//!   algorithms that randomize) comes from per-flow streams derived from the run's seed.
+//!   algorithms that randomize, the hosts' start jitter) comes from per-flow streams derived from the run's
+//!   seed.
 //!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
@@ -17,6 +19,7 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
+use crate::host::{HostSpec, HostTiming};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
@@ -37,6 +40,7 @@ const EV_STOP: u64 = 8;
 const EV_SAMPLE: u64 = 9;
 const EV_WINDOW_START: u64 = 10;
 const EV_WINDOW_END: u64 = 11;
+const EV_HOST_TX: u64 = 12;
 
 const FLOW_BITS: u32 = 20;
 /// The most flows a run may have (2^20).
@@ -45,6 +49,15 @@ pub const MAX_FLOWS: u32 = 1 << FLOW_BITS;
 #[inline]
 fn code(kind: u64, flow: u32) -> u64 {
     (kind << FLOW_BITS) | flow as u64
+}
+
+/// How long after its group's start flow `flow` starts: U[0, start_jitter) from its own stream, no draw for a
+/// host without jitter (the ideal host draws nothing, so its runs are those of a simulator without hosts).
+fn start_jitter_ns(host: &HostSpec, seed: u64, flow: u32) -> u64 {
+    match host.start_jitter_ns {
+        0 => 0,
+        window => Rng::stream(seed, StreamId::HostStart(flow)).below_u64(window),
+    }
 }
 
 /// Bytes of one flow's fixed state (for the estimate of a run's memory).
@@ -56,6 +69,9 @@ struct Flow {
     receiver: Receiver,
     data_pipe: Pipe<Segment>,
     ack_pipe: Pipe<Ack>,
+    /// Segments between TCP and the wire at a sender with processing delays (empty on an ideal host).
+    host_tx: Pipe<Segment>,
+    host: HostTiming,
     loss: f64,
     rng: Rng,
     rtt: Dur,
@@ -142,10 +158,12 @@ impl<O: Observer> Simulation<O> {
                     receiver: Receiver::new(rtt, ecn.echo),
                     data_pipe: Pipe::new(fwd),
                     ack_pipe: Pipe::new(rev),
+                    host_tx: Pipe::new(Dur::ZERO),
+                    host: HostTiming::new(&g.host, seed, id),
                     loss: g.loss,
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,
-                    start: Time::from_ns(g.start_ns),
+                    start: Time::from_ns(g.start_ns + start_jitter_ns(&g.host, seed, id)),
                     stop,
                     finished_at: None,
                     xmit_slot: TimerSlot::default(),
@@ -239,7 +257,11 @@ impl<O: Observer> Simulation<O> {
     pub fn segments_in_network(&self) -> u64 {
         let q = self.bottleneck.qdisc.backlog_packets() as u64;
         let tx = self.bottleneck.busy() as u64;
-        let pipes: u64 = self.flows.iter().map(|f| f.data_pipe.len() as u64).sum();
+        let pipes: u64 = self
+            .flows
+            .iter()
+            .map(|f| (f.data_pipe.len() + f.host_tx.len()) as u64)
+            .sum();
         q + tx + pipes
     }
 
@@ -345,6 +367,7 @@ impl<O: Observer> Simulation<O> {
             EV_LINK_DONE => self.on_link_done(),
             EV_DATA => self.on_data(f),
             EV_ACK => self.on_ack(f),
+            EV_HOST_TX => self.on_host_tx(f),
             EV_XMIT_TIMER => {
                 let fl = &mut self.flows[f as usize];
                 fl.xmit_slot.popped(self.now);
@@ -431,23 +454,50 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Hands freshly sent segments to the network: the edge marker (PPV), path loss, then the bottleneck.
+    /// Hands freshly sent segments to the network, after the sending host's processing delay if it has one.
     fn transmit(&mut self, buf: &mut Vec<Segment>) {
         let now = self.now;
-        for mut seg in buf.drain(..) {
-            if let Some(m) = &mut self.marker {
-                seg.packet_value = m.mark(now, seg.flow, seg.wire_len);
-            }
+        for seg in buf.drain(..) {
             self.report.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];
-            if fl.loss > 0.0 && fl.rng.bernoulli(fl.loss) {
-                self.report
-                    .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
-                continue;
+            if fl.host.has_noise() {
+                let delay = fl.host.send_delay();
+                let (exit, was_empty) = fl.host_tx.push_delayed(now, delay, seg);
+                if was_empty {
+                    self.events.push(exit, code(EV_HOST_TX, seg.flow));
+                }
+            } else {
+                self.onto_wire(seg);
             }
-            let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
-            self.after_qdisc(started);
         }
+    }
+
+    /// A segment reaches the wire: the edge marker (PPV), path loss, then the bottleneck.
+    fn onto_wire(&mut self, mut seg: Segment) {
+        let now = self.now;
+        if let Some(m) = &mut self.marker {
+            seg.packet_value = m.mark(now, seg.flow, seg.wire_len);
+        }
+        let fl = &mut self.flows[seg.flow as usize];
+        if fl.loss > 0.0 && fl.rng.bernoulli(fl.loss) {
+            self.report
+                .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
+            return;
+        }
+        let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
+        self.after_qdisc(started);
+    }
+
+    fn on_host_tx(&mut self, f: u32) {
+        self.events_processed += 1;
+        let fl = &mut self.flows[f as usize];
+        let Some((seg, next)) = fl.host_tx.pop_due(self.now) else {
+            return;
+        };
+        if let Some(t) = next {
+            self.events.push(t, code(EV_HOST_TX, f));
+        }
+        self.onto_wire(seg);
     }
 
     /// Reports what the qdisc did and, if a transmission started, schedules its end.
@@ -476,7 +526,12 @@ impl<O: Observer> Simulation<O> {
         self.report.0.link_tx(pkt.wire_len);
         self.after_qdisc(next);
         let fl = &mut self.flows[pkt.flow as usize];
-        let (exit, was_empty) = fl.data_pipe.push(now, pkt);
+        let (exit, was_empty) = if fl.host.has_noise() {
+            let delay = fl.host.recv_delay();
+            fl.data_pipe.push_delayed(now, delay, pkt)
+        } else {
+            fl.data_pipe.push(now, pkt)
+        };
         if was_empty {
             self.events.push(exit, code(EV_DATA, pkt.flow));
         }
@@ -545,14 +600,16 @@ impl<O: Observer> Simulation<O> {
         if let Some(t) = fl.xmit_slot.want(fl.sender.xmit_deadline()) {
             self.events.push(t, code(EV_XMIT_TIMER, f));
         }
-        if let Some(t) = fl.pacing_slot.want(fl.sender.pacing_deadline()) {
+        let pacing = fl.sender.pacing_deadline().map(|d| fl.host.pacing_fire(d));
+        if let Some(t) = fl.pacing_slot.want(pacing) {
             self.events.push(t, code(EV_PACING_TIMER, f));
         }
     }
 
     fn sync_receiver_timers(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
-        if let Some(t) = fl.delack_slot.want(fl.receiver.delack_deadline()) {
+        let delack = fl.receiver.delack_deadline().map(|d| fl.host.delack_fire(d));
+        if let Some(t) = fl.delack_slot.want(delack) {
             self.events.push(t, code(EV_DELACK_TIMER, f));
         }
         if let Some(t) = fl.comp_slot.want(fl.receiver.comp_deadline()) {

@@ -22,6 +22,7 @@ fn group(cc: &str, count: u32, rtt_ms: u64) -> GroupSpec {
         pacing: false,
         loss: 0.0,
         ecn: ccfair_sim::tcp::EcnMode::Off,
+        host: Default::default(),
     }
 }
 

@@ -1,4 +1,5 @@
-//! A constant-delay FIFO: what enters at `t` leaves at `t + delay`, in order.
+//! A constant-delay FIFO: what enters at `t` leaves at `t + delay`, in order (or later, by `push_delayed`, and
+//! still in order).
 //!
 //! Because the delay is constant and entries arrive in time order, only the head needs an event in the
 //! simulator's queue, so the event queue holds one entry per non-empty pipe instead of one per packet in
@@ -35,6 +36,18 @@ impl<T> Pipe<T> {
         let exit = now + self.delay;
         let was_empty = self.items.is_empty();
         debug_assert!(self.items.back().is_none_or(|(t, _)| *t <= exit));
+        self.items.push_back((exit, item));
+        (exit, was_empty)
+    }
+
+    /// Adds an item at `now` that leaves `extra` later than the pipe's delay, but not before the item ahead of
+    /// it (the pipe stays in order); returns its exit time and whether it is the new head.
+    #[inline]
+    pub fn push_delayed(&mut self, now: Time, extra: Dur, item: T) -> (Time, bool) {
+        let exit = self.items.back().map_or(now + self.delay + extra, |(t, _)| {
+            (*t).max(now + self.delay + extra)
+        });
+        let was_empty = self.items.is_empty();
         self.items.push_back((exit, item));
         (exit, was_empty)
     }

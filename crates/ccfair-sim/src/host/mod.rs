@@ -1,0 +1,321 @@
+//! The end hosts: how far a flow's sender and receiver depart from an ideal host, by preset and parameters.
+//!
+//! In a nutshell: the simulator's ideal host starts every flow exactly at its start time, sends each segment
+//! the instant TCP allows and ACKs by the receiver's rules alone, so repetitions of a drop-tail run are
+//! bit-identical and flows lock into phase (Floyd & Jacobson, "On traffic phase effects in packet-switched
+//! gateways", 1992). Real hosts do not start their flows together: an application (or a test harness
+//! starting `iperf3` clients over ssh) opens connections milliseconds apart. A `[host]` table names a preset
+//! and may override any of its parameters; a `[flows.host]` table is laid over the scenario's key by key
+//! (a key the group writes wins, a key it leaves out comes from the scenario's table), then the preset is
+//! expanded and the written parameters replace the preset's values.
+//!
+//! Parameters:
+//! - `start_jitter`: each flow of a group starts at `start + U[0, start_jitter)`, drawn once per flow from
+//!   its own stream of the run's seed (`StreamId::HostStart`), so a flow's start does not depend on other
+//!   components' draws. Default: 0 for `ideal`; one base RTT of the group for the other presets, the spread
+//!   of connection set-up that a harness starting clients over a network sees (a handshake is one RTT, and
+//!   clients started one after the other are at least that far apart).
+//!
+//! - `noise`, `noise_scale`: a per-packet processing delay at the sender (between TCP handing a segment down
+//!   and the segment reaching the wire: qdisc, driver, DMA) and at the receiver (between the wire and TCP:
+//!   interrupt moderation, NAPI, softirq). `noise` is its distribution, `"none"`, `"exponential"` (mean
+//!   `noise_scale`) or `"uniform"` (on `[0, 2 × noise_scale)`, the same mean); each end draws from its own
+//!   stream per flow. A segment never overtakes the one before it (a flow's packets stay in order through
+//!   one queue of the host), so a delay shorter than the previous packet's is stretched to it.
+//! - `pacing_slack`: the pacing timer fires within `[deadline, deadline + pacing_slack)`, as an hrtimer
+//!   started with a slack range does (sch_fq arms its watchdog with `qdisc_watchdog_schedule_range_ns(...,
+//!   q->timer_slack)`, `q->timer_slack = 10 * NSEC_PER_USEC` by default in `net/sched/sch_fq.c`).
+//! - `delack_granularity`: the delayed-ACK timer is a timer-wheel timer in jiffies (`sk_reset_timer` with
+//!   `icsk_ack.timeout`, `net/ipv4/tcp_output.c`), so it fires at the first tick at or after its deadline:
+//!   the deadline is rounded up to a multiple of one jiffy (1 ms at HZ=1000, 4 ms at HZ=250). The timer
+//!   wheel's first level has 64 buckets of one jiffy (`LVL_BITS = 6` in `kernel/time/timer.c`), which holds
+//!   every delayed-ACK timeout (at most 200 ms = 50 jiffies at HZ=250; at HZ=1000 a timeout above 63 ms
+//!   falls into level 1, 8 jiffies per bucket, which is not modelled).
+//!
+//! Presets: `ideal` (today's simulator, no draw and no event added), `testbed` (a server in a lab, the
+//! traffic generator of a kernel comparison) and `home` (a user's access host):
+//!
+//! | parameter            | ideal | testbed          | home              |
+//! |----------------------|-------|------------------|-------------------|
+//! | `start_jitter`       | 0     | one group RTT    | one group RTT     |
+//! | `noise`              | none  | exponential      | exponential       |
+//! | `noise_scale`        | 0     | 5 µs             | 50 µs             |
+//! | `pacing_slack`       | 0     | 10 µs (sch_fq)   | 50 µs             |
+//! | `delack_granularity` | 0     | 1 ms (HZ=1000)   | 4 ms (HZ=250)     |
+//!
+//! Why these values: 50 µs is Linux's default timer slack of a task (`init_task.timer_slack_ns = 50000`,
+//! `init/init_task.c`), used as the wake-up spread of a busy home host; a testbed server paces through
+//! sch_fq, whose slack is 10 µs. Server kernels are commonly built with HZ=1000, desktop distributions long
+//! shipped HZ=250. The noise scales are assumptions of the right order, not measurements: a few
+//! microseconds of a server's receive and transmit path, and 50 µs, the gap of a NIC that moderates its
+//! interrupts to 20,000 per second, for a home host. The kernel comparison grid is to calibrate them.
+//!
+//! Deviations: connection set-up is not simulated; the jitter only moves the first segment. The noise is
+//! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
+//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled.
+
+use ccfair_core::FieldError;
+use serde::{Deserialize, Serialize};
+
+use FieldError as E;
+
+pub mod timing;
+pub use timing::HostTiming;
+
+/// The presets, in the order error messages list them.
+pub const PRESETS: [&str; 3] = ["ideal", "testbed", "home"];
+/// The preset of a scenario without a `[host]` table (and of a table without `preset`).
+pub const DEFAULT_PRESET: HostPreset = HostPreset::Ideal;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostPreset {
+    Ideal,
+    Testbed,
+    Home,
+}
+
+/// The value of a name-valued key (`preset`, `noise`): one of `names`, read by its serde name.
+fn named<T: serde::de::DeserializeOwned>(field: &str, name: &str, names: &[&str]) -> Result<T, FieldError> {
+    if names.contains(&name)
+        && let Ok(v) = serde_json::from_value(serde_json::Value::String(name.to_owned()))
+    {
+        return Ok(v);
+    }
+    E::err(field, format!("expected one of {}, got '{name}'", quoted(names)))
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A `[host]` table as written, quantities in base units (`start_jitter` in ns).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostInput {
+    #[serde(default)]
+    pub preset: Option<String>,
+    #[serde(default)]
+    pub start_jitter_ns: Option<i128>,
+    #[serde(default)]
+    pub noise: Option<String>,
+    #[serde(default)]
+    pub noise_scale_ns: Option<i128>,
+    #[serde(default)]
+    pub pacing_slack_ns: Option<i128>,
+    #[serde(default)]
+    pub delack_granularity_ns: Option<i128>,
+}
+
+/// The distribution of the per-packet processing delay.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Noise {
+    None,
+    /// Exponential with mean `noise_scale`.
+    Exponential,
+    /// Uniform on `[0, 2 × noise_scale)`.
+    Uniform,
+}
+
+/// The noise names, in the order error messages list them.
+pub const NOISES: [&str; 3] = ["none", "exponential", "uniform"];
+
+/// A group's host, resolved: every parameter in base units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub preset: HostPreset,
+    /// Each flow starts within `[start, start + start_jitter_ns)`.
+    pub start_jitter_ns: u64,
+    pub noise: Noise,
+    /// The mean per-packet processing delay at each end.
+    pub noise_scale_ns: u64,
+    /// The pacing timer fires within `[deadline, deadline + pacing_slack_ns)`.
+    pub pacing_slack_ns: u64,
+    /// The delayed-ACK timer fires at the first multiple of this at or after its deadline (0: exactly).
+    pub delack_granularity_ns: u64,
+}
+
+impl Default for HostSpec {
+    fn default() -> Self {
+        HostSpec {
+            preset: DEFAULT_PRESET,
+            start_jitter_ns: 0,
+            noise: Noise::None,
+            noise_scale_ns: 0,
+            pacing_slack_ns: 0,
+            delack_granularity_ns: 0,
+        }
+    }
+}
+
+const US: u64 = 1_000;
+const MS: u64 = 1_000_000;
+
+/// The values of `preset` for a group of base RTT `rtt_ns` (see the table in the module docs).
+fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
+    match preset {
+        HostPreset::Ideal => HostSpec::default(),
+        HostPreset::Testbed => HostSpec {
+            preset,
+            start_jitter_ns: rtt_ns,
+            noise: Noise::Exponential,
+            noise_scale_ns: 5 * US,
+            pacing_slack_ns: 10 * US,
+            delack_granularity_ns: MS,
+        },
+        HostPreset::Home => HostSpec {
+            preset,
+            start_jitter_ns: rtt_ns,
+            noise: Noise::Exponential,
+            noise_scale_ns: 50 * US,
+            pacing_slack_ns: 50 * US,
+            delack_granularity_ns: 4 * MS,
+        },
+    }
+}
+
+/// Reads one duration key of a `[host]` table.
+type WrittenDuration = fn(&HostInput) -> Option<&i128>;
+
+/// A written duration: not negative, within 64 bits.
+fn duration(field: String, v: i128) -> Result<u64, FieldError> {
+    if v < 0 {
+        return E::err(field, "must not be negative");
+    }
+    u64::try_from(v).map_err(|_| E::new(field, "is too large"))
+}
+
+impl HostSpec {
+    /// True for the ideal host, which the spec leaves out (so that a scenario without `[host]` keeps its
+    /// spec, and with it its run ids).
+    pub fn is_ideal(&self) -> bool {
+        *self == HostSpec::default()
+    }
+
+    /// The host of a group of base RTT `rtt_ns`: the group's table (`group`, at field `group_field`) laid
+    /// over the scenario's (`scenario`, at field `host`), the preset expanded, written parameters applied.
+    pub fn resolve(
+        scenario: Option<&HostInput>,
+        group: Option<&HostInput>,
+        group_field: &str,
+        rtt_ns: u64,
+    ) -> Result<HostSpec, FieldError> {
+        // Each key from the group's table if it writes it, else from the scenario's; with the field it
+        // came from, for errors.
+        fn pick<'a, T>(
+            scenario: Option<&'a HostInput>,
+            group: Option<&'a HostInput>,
+            group_field: &str,
+            key: &str,
+            get: impl Fn(&'a HostInput) -> Option<&'a T>,
+        ) -> Option<(String, &'a T)> {
+            if let Some(v) = group.and_then(&get) {
+                return Some((format!("{group_field}.{key}"), v));
+            }
+            scenario.and_then(get).map(|v| (format!("host.{key}"), v))
+        }
+        let preset = match pick(scenario, group, group_field, "preset", |h| h.preset.as_ref()) {
+            Some((field, name)) => named(&field, name, &PRESETS)?,
+            None => DEFAULT_PRESET,
+        };
+        let mut spec = preset_values(preset, rtt_ns);
+        let durations: [(&str, WrittenDuration, &mut u64); 4] = [
+            (
+                "start_jitter",
+                |h| h.start_jitter_ns.as_ref(),
+                &mut spec.start_jitter_ns,
+            ),
+            (
+                "noise_scale",
+                |h| h.noise_scale_ns.as_ref(),
+                &mut spec.noise_scale_ns,
+            ),
+            (
+                "pacing_slack",
+                |h| h.pacing_slack_ns.as_ref(),
+                &mut spec.pacing_slack_ns,
+            ),
+            (
+                "delack_granularity",
+                |h| h.delack_granularity_ns.as_ref(),
+                &mut spec.delack_granularity_ns,
+            ),
+        ];
+        for (key, get, value) in durations {
+            if let Some((field, &v)) = pick(scenario, group, group_field, key, get) {
+                *value = duration(field, v)?;
+            }
+        }
+        if let Some((field, name)) = pick(scenario, group, group_field, "noise", |h| h.noise.as_ref()) {
+            spec.noise = named(&field, name, &NOISES)?;
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn input(preset: Option<&str>, jitter_ns: Option<i128>) -> HostInput {
+        HostInput {
+            preset: preset.map(str::to_owned),
+            start_jitter_ns: jitter_ns,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn no_table_is_the_ideal_host() {
+        let h = HostSpec::resolve(None, None, "flows[0].host", 50 * MS).unwrap();
+        assert!(h.is_ideal());
+        assert_eq!(h.start_jitter_ns, 0);
+    }
+
+    #[test]
+    fn non_ideal_presets_jitter_starts_by_one_rtt() {
+        for name in ["testbed", "home"] {
+            let h =
+                HostSpec::resolve(Some(&input(Some(name), None)), None, "flows[0].host", 30 * MS).unwrap();
+            assert_eq!(h.start_jitter_ns, 30 * MS, "{name}");
+            assert!(!h.is_ideal());
+        }
+    }
+
+    #[test]
+    fn the_group_table_overrides_the_scenario_table_key_by_key() {
+        let scenario = input(Some("testbed"), Some(7 * MS as i128));
+        // The group changes the preset only: the scenario's jitter still applies.
+        let h = HostSpec::resolve(Some(&scenario), Some(&input(Some("home"), None)), "g", 30 * MS).unwrap();
+        assert_eq!((h.preset, h.start_jitter_ns), (HostPreset::Home, 7 * MS));
+        // The group's own jitter wins.
+        let h = HostSpec::resolve(Some(&scenario), Some(&input(None, Some(0))), "g", 30 * MS).unwrap();
+        assert_eq!((h.preset, h.start_jitter_ns), (HostPreset::Testbed, 0));
+        // An explicit ideal group under a testbed scenario without a written jitter is ideal.
+        let h = HostSpec::resolve(
+            Some(&input(Some("testbed"), None)),
+            Some(&input(Some("ideal"), None)),
+            "g",
+            1,
+        )
+        .unwrap();
+        assert!(h.is_ideal());
+    }
+
+    #[test]
+    fn errors_name_the_table_the_value_came_from() {
+        let e = HostSpec::resolve(Some(&input(Some("lab"), None)), None, "flows[2].host", MS).unwrap_err();
+        assert_eq!(e.field, "host.preset");
+        assert!(e.message.contains("'ideal', 'testbed', 'home'"), "{}", e.message);
+        let e = HostSpec::resolve(None, Some(&input(None, Some(-1))), "flows[2].host", MS).unwrap_err();
+        assert_eq!(e.field, "flows[2].host.start_jitter");
+    }
+}

@@ -1,0 +1,223 @@
+//! The end-host model in runs: start jitter keeps each flow's start within its window, is drawn from the
+//! run's seed (other seeds, other starts; the same seed, the same run), and the ideal host draws nothing.
+
+use ccfair_aqm::{AqmConfig, QueueLimit};
+use ccfair_cc::CcConfig;
+use ccfair_core::{Observer, Time};
+use ccfair_sim::host::{HostInput, HostSpec, Noise};
+use ccfair_sim::{GroupSpec, LinkSpec, RunOutput, ScenarioSpec, Simulation};
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+fn group(cc: &str, count: u32, rtt_ms: u64, start_ms: u64, host: HostSpec) -> GroupSpec {
+    GroupSpec {
+        cc: CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap(),
+        count,
+        rtt_ns: rtt_ms * MS,
+        start_ns: start_ms * MS,
+        stop_ns: None,
+        initial_window: 10,
+        pacing: false,
+        loss: 0.0,
+        ecn: ccfair_sim::tcp::EcnMode::Off,
+        host,
+    }
+}
+
+/// The host of `preset` for a group of `rtt_ms`, as the scenario resolves it.
+fn preset(name: &str, rtt_ms: u64) -> HostSpec {
+    let input = HostInput {
+        preset: Some(name.to_owned()),
+        ..Default::default()
+    };
+    HostSpec::resolve(Some(&input), None, "flows[0].host", rtt_ms * MS).unwrap()
+}
+
+/// Cubic against Reno through a 20 Mbit/s FIFO of one BDP (40 ms), 8 flows per group.
+fn cubic_vs_reno(host: &str) -> ScenarioSpec {
+    ScenarioSpec {
+        duration_ns: 4 * S,
+        interval_ns: 100 * MS,
+        measure_start_ns: S,
+        measure_end_ns: 4 * S,
+        link: LinkSpec {
+            rate_bps: 20_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(67)),
+        },
+        groups: vec![
+            group("cubic", 8, 40, 0, preset(host, 40)),
+            group("reno", 8, 40, 100, preset(host, 40)),
+        ],
+    }
+}
+
+/// When each flow sent its first segment.
+#[derive(Default)]
+struct FirstSend(Vec<Option<Time>>);
+
+impl Observer for FirstSend {
+    fn segment_sent(&mut self, now: Time, flow: u32, _seq: u32, _retransmit: bool) {
+        let f = flow as usize;
+        if self.0.len() <= f {
+            self.0.resize(f + 1, None);
+        }
+        self.0[f].get_or_insert(now);
+    }
+}
+
+fn run(spec: &ScenarioSpec, seed: u64) -> (RunOutput, Vec<u64>) {
+    let mut sim = Simulation::with_observer(spec.clone(), seed, FirstSend::default()).unwrap();
+    sim.run();
+    let first = sim.observer().0.iter().map(|t| t.unwrap().ns()).collect();
+    (sim.output(), first)
+}
+
+/// Everything a run produced, for comparing runs.
+fn digest(o: &RunOutput) -> String {
+    format!(
+        "{:?} {:?} {:?} {:?} {:?}",
+        o.flows, o.series.cwnd, o.series.srtt_ns, o.queue.backlog_bytes, o.totals
+    )
+}
+
+#[test]
+fn flows_start_within_their_window_at_the_recorded_time() {
+    let spec = cubic_vs_reno("testbed");
+    for seed in 1..=4 {
+        let (out, first) = run(&spec, seed);
+        for (i, (rec, first_ns)) in out.flows.iter().zip(&first).enumerate() {
+            let (start_ms, window) = if i < 8 { (0, 40 * MS) } else { (100, 40 * MS) };
+            let lo = start_ms * MS;
+            assert!(
+                (lo..lo + window).contains(first_ns),
+                "seed {seed} flow {i}: first segment at {first_ns} ns, window [{lo}, {})",
+                lo + window
+            );
+            assert_eq!(rec.start_ns, *first_ns, "the flow table records the actual start");
+        }
+        // 8 draws from a 40 ms window: distinct starts, not one phase.
+        let mut starts = first[..8].to_vec();
+        starts.dedup();
+        assert_eq!(starts.len(), 8, "seed {seed}: {first:?}");
+    }
+}
+
+#[test]
+fn other_seeds_other_runs_same_seed_same_bytes() {
+    for host in ["testbed", "home"] {
+        let spec = cubic_vs_reno(host);
+        let (a, starts_a) = run(&spec, 1);
+        let (b, starts_b) = run(&spec, 2);
+        assert_ne!(starts_a, starts_b, "{host}");
+        assert_ne!(
+            digest(&a),
+            digest(&b),
+            "{host}: a Cubic-vs-Reno FIFO run must depend on the seed"
+        );
+    }
+    for host in ["ideal", "testbed", "home"] {
+        let spec = cubic_vs_reno(host);
+        assert_eq!(digest(&run(&spec, 7).0), digest(&run(&spec, 7).0), "{host}");
+    }
+}
+
+#[test]
+fn the_ideal_host_is_seed_independent_without_other_randomness() {
+    // Cubic and Reno on a FIFO without path loss draw nothing: every seed gives the same run.
+    let spec = cubic_vs_reno("ideal");
+    let (a, starts) = run(&spec, 1);
+    assert_eq!(digest(&a), digest(&run(&spec, 99).0));
+    assert!(starts[..8].iter().all(|&t| t == 0));
+    assert!(starts[8..].iter().all(|&t| t == 100 * MS));
+}
+
+/// Per flow, the sequence numbers sent (retransmissions included) and arrived at the receiver, in order.
+#[derive(Default)]
+struct SentArrived {
+    sent: Vec<Vec<u32>>,
+    arrived: Vec<Vec<u32>>,
+}
+
+impl Observer for SentArrived {
+    fn segment_sent(&mut self, _now: Time, flow: u32, seq: u32, _retransmit: bool) {
+        let f = flow as usize;
+        if self.sent.len() <= f {
+            self.sent.resize(f + 1, Vec::new());
+        }
+        self.sent[f].push(seq);
+    }
+    fn segment_arrived(&mut self, _now: Time, flow: u32, seq: u32) {
+        let f = flow as usize;
+        if self.arrived.len() <= f {
+            self.arrived.resize(f + 1, Vec::new());
+        }
+        self.arrived[f].push(seq);
+    }
+}
+
+fn with_host(mut spec: ScenarioSpec, host: &HostSpec) -> ScenarioSpec {
+    for g in &mut spec.groups {
+        g.host = host.clone();
+    }
+    spec
+}
+
+#[test]
+fn processing_delays_never_reorder_a_flow() {
+    for noise in [Noise::Exponential, Noise::Uniform] {
+        // Delays of the order of a packet's serialization (600 µs at 20 Mbit/s): reordering would show.
+        let host = HostSpec {
+            noise,
+            noise_scale_ns: 400_000,
+            ..preset("testbed", 40)
+        };
+        let spec = with_host(cubic_vs_reno("ideal"), &host);
+        let mut sim = Simulation::with_observer(spec, 3, SentArrived::default()).unwrap();
+        sim.run();
+        let obs = sim.observer();
+        for (f, arrived) in obs.arrived.iter().enumerate() {
+            // What arrived is what was sent, in the order sent, less what was dropped.
+            let mut sent = obs.sent[f].iter();
+            for seq in arrived {
+                assert!(
+                    sent.any(|s| s == seq),
+                    "{noise:?} flow {f}: {seq} arrived out of order"
+                );
+            }
+            assert!(arrived.len() > 100);
+        }
+    }
+}
+
+#[test]
+fn each_timing_parameter_changes_the_run_and_keeps_it_reproducible() {
+    let mut base = cubic_vs_reno("ideal");
+    for g in &mut base.groups {
+        g.pacing = true;
+    }
+    let ideal = digest(&run(&base, 1).0);
+    let ms = |v| v * MS;
+    let hosts = [
+        HostSpec {
+            noise: Noise::Exponential,
+            noise_scale_ns: 5_000,
+            ..HostSpec::default()
+        },
+        HostSpec {
+            pacing_slack_ns: 10_000,
+            ..HostSpec::default()
+        },
+        HostSpec {
+            delack_granularity_ns: ms(4),
+            ..HostSpec::default()
+        },
+    ];
+    for host in hosts {
+        let spec = with_host(base.clone(), &host);
+        let a = digest(&run(&spec, 1).0);
+        assert_ne!(a, ideal, "{host:?} must change the run");
+        assert_eq!(a, digest(&run(&spec, 1).0), "{host:?}: same seed, same run");
+    }
+}

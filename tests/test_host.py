@@ -1,0 +1,180 @@
+"""The end-host model: the ``[host]`` table (presets, overrides, errors) and what each host parameter does to
+a run (see ``crates/ccfair-sim/src/host.rs``)."""
+
+import tomllib
+
+import pytest
+
+import ccfair
+from ccfair.errors import ScenarioError
+from ccfair.scenario import Host, Scenario
+from conftest import small
+
+
+def with_host(host=None, **flow_hosts):
+    """The small scenario with a scenario-level ``host`` and per-group ones (``g0={...}``)."""
+    d = small()
+    if host is not None:
+        d["host"] = host
+    for key, table in flow_hosts.items():
+        d["flows"][int(key[1:])]["host"] = table
+    return d
+
+
+def hosts(d, *keys):
+    """Each group's resolved host (None: ideal), with only ``keys`` if given."""
+    groups = [g.get("host") for g in Scenario.from_dict(d).resolve()["groups"]]
+    if not keys:
+        return groups
+    return [None if h is None else {k: h[k] for k in keys} for h in groups]
+
+
+TESTBED = {"noise": "exponential", "noise_scale_ns": 5_000, "pacing_slack_ns": 10_000}
+HOME = {"noise": "exponential", "noise_scale_ns": 50_000, "pacing_slack_ns": 50_000}
+
+
+# -------------------------------------------------------------------------------------------------- format
+
+
+def test_no_host_table_leaves_document_and_spec_as_they_were():
+    s = Scenario.from_dict(small())
+    assert s.host is None and all(g.host is None for g in s.flows)
+    assert "host" not in s.to_dict() and "host" not in s.to_dict(explicit=True)
+    assert all("host" not in g for g in s.to_dict()["flows"])
+    assert hosts(small()) == [None, None]
+
+
+def test_an_ideal_table_resolves_to_the_spec_without_one():
+    plain = Scenario.from_dict(small()).resolve()
+    assert Scenario.from_dict(with_host({"preset": "ideal"})).resolve() == plain
+    # the document keeps what was written (so its run ids are its own)
+    assert Scenario.from_dict(with_host({"preset": "ideal"})).to_dict()["host"] == {"preset": "ideal"}
+
+
+@pytest.mark.parametrize("preset", ["testbed", "home"])
+def test_non_ideal_presets_jitter_starts_by_one_group_rtt(preset):
+    d = with_host({"preset": preset})
+    rtts = [g["rtt_ns"] for g in Scenario.from_dict(d).resolve()["groups"]]
+    assert hosts(d, "preset", "start_jitter_ns") == [
+        {"preset": preset, "start_jitter_ns": rtt} for rtt in rtts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("preset", "values", "tick_ns"), [("testbed", TESTBED, 1_000_000), ("home", HOME, 4_000_000)]
+)
+def test_preset_timing_values(preset, values, tick_ns):
+    h = hosts(with_host({"preset": preset}))[0]
+    assert {k: h[k] for k in values} == values
+    assert h["delack_granularity_ns"] == tick_ns
+
+
+def test_timing_parameters_override_the_preset():
+    d = with_host({"preset": "testbed", "noise": "uniform", "noise_scale": "2us", "delack_granularity": "0s"})
+    h = hosts(d)[0]
+    assert (h["noise"], h["noise_scale_ns"], h["delack_granularity_ns"]) == ("uniform", 2_000, 0)
+    assert h["pacing_slack_ns"] == 10_000  # not written: the preset's
+    # An ideal host with one parameter is no longer ideal, and only that parameter differs.
+    h = hosts(with_host({"pacing_slack": "7us"}))[0]
+    assert (h["preset"], h["pacing_slack_ns"], h["noise"], h["start_jitter_ns"]) == (
+        "ideal",
+        7_000,
+        "none",
+        0,
+    )
+
+
+def test_group_tables_override_the_scenario_table_key_by_key():
+    d = with_host({"preset": "testbed", "start_jitter": "3ms"}, g1={"preset": "home"})
+    assert hosts(d, "preset", "start_jitter_ns", "noise_scale_ns") == [
+        {"preset": "testbed", "start_jitter_ns": 3_000_000, "noise_scale_ns": 5_000},
+        {"preset": "home", "start_jitter_ns": 3_000_000, "noise_scale_ns": 50_000},
+    ]
+    d = with_host(None, g0={"start_jitter": "2ms"})
+    assert hosts(d, "preset", "start_jitter_ns") == [{"preset": "ideal", "start_jitter_ns": 2_000_000}, None]
+
+
+def test_round_trip_with_host_tables():
+    s = Scenario.from_dict(
+        with_host(
+            {"preset": "home", "start_jitter": "1.5ms", "noise": "uniform", "pacing_slack": "3us"},
+            g0={"preset": "testbed", "noise_scale": "1us", "delack_granularity": "4ms"},
+        )
+    )
+    assert s.host == Host(preset="home", start_jitter_ns=1_500_000, noise="uniform", pacing_slack_ns=3_000)
+    assert s.flows[0].host == Host(preset="testbed", noise_scale_ns=1_000, delack_granularity_ns=4_000_000)
+    assert Scenario.from_dict(tomllib.loads(s.to_toml())) == s
+    explicit = Scenario.from_dict(tomllib.loads(s.to_toml(explicit=True)))
+    assert explicit.resolve() == s.resolve()
+
+
+def stopping_before_latest_start():
+    d = with_host(None, g0={"start_jitter": "2s"})
+    d["flows"][0]["stop"] = "1s"
+    return d
+
+
+ERRORS = [
+    (with_host({"preset": "lab"}), "host.preset", "'ideal', 'testbed', 'home'"),
+    (with_host(None, g1={"preset": 3}), "flows[1].host.preset", "expected a string"),
+    (
+        with_host({"colour": "red"}),
+        "host.colour",
+        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity",
+    ),
+    (with_host(None, g0={"noise": "gaussian"}), "flows[0].host.noise", "'none', 'exponential', 'uniform'"),
+    (with_host({"noise_scale": "-1us"}), "host.noise_scale", ""),
+    (with_host({"pacing_slack": 5}), "host.pacing_slack", ""),
+    (with_host({"start_jitter": "-1ms"}), "host.start_jitter", ""),
+    (with_host("testbed"), "host", "expected a table"),
+    (with_host(None, g0={"start_jitter": "20s"}), "flows[0].host.start_jitter", "end of the run"),
+    (stopping_before_latest_start(), "flows[0].stop", "latest start"),
+]
+
+
+@pytest.mark.parametrize(("d", "field", "needle"), ERRORS, ids=[f"{e[1]}:{e[2]}" for e in ERRORS])
+def test_host_errors_name_the_field(d, field, needle):
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_dict(d)
+    assert info.value.field == field
+    assert needle in info.value.message
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+
+
+def cubic_vs_reno(preset):
+    """Four Cubic against four Reno flows through a 20 Mbit/s FIFO of one BDP."""
+    return {
+        "duration": "4s",
+        "link": {"rate": "20Mbps", "buffer": "1bdp"},
+        "flows": [{"cc": "cubic", "rtt": "40ms", "count": 4}, {"cc": "reno", "rtt": "40ms", "count": 4}],
+        "host": {"preset": preset},
+    }
+
+
+def run_bytes(d, seed):
+    r = ccfair.run(d, seed=seed)
+    return r.flows.to_csv().encode() + r.timeseries.to_csv().encode() + r.queue.to_csv().encode()
+
+
+@pytest.mark.parametrize("preset", ["ideal", "testbed", "home"])
+def test_same_seed_same_bytes(preset):
+    d = cubic_vs_reno(preset)
+    assert run_bytes(d, 3) == run_bytes(d, 3)
+
+
+@pytest.mark.parametrize("preset", ["testbed", "home"])
+def test_other_seeds_other_results_with_a_real_host(preset):
+    d = cubic_vs_reno(preset)
+    a, b = ccfair.run(d, seed=1), ccfair.run(d, seed=2)
+    assert list(a.flows["start_ns"]) != list(b.flows["start_ns"])
+    assert not a.timeseries.equals(b.timeseries)
+
+
+def test_the_ideal_host_gives_one_run_whatever_the_seed():
+    # No path loss, no randomized algorithm or queue: the seed has nothing to draw.
+    d = cubic_vs_reno("ideal")
+    assert run_bytes(d, 1) == run_bytes(d, 2)
+    starts = ccfair.run(d, seed=5).flows["start_ns"]
+    assert (starts == 0).all()
