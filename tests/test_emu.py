@@ -62,6 +62,8 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
         ({"cc": "cubic", "rtt": "50ms", "delay": "middle"}, "flows[0].delay", "split, data, ack"),
         ({"cc": "cubic", "rtt": "50ms", "ecn": "l4s"}, "flows[0].ecn", "off and classic"),
         ({"cc": "cubic", "rtt": "-5ms"}, "flows[0].rtt", ""),
+        ({"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed"}}, "flows[0].host", "real hosts"),
+        ({"cc": "cubic", "rtt": "50ms", "host": {"start_jitter": "1ms"}}, "flows[0].host", "real hosts"),
     ],
 )
 def test_kernel_scenario_errors_name_the_field(flow: dict[str, Any], field: str, words: str) -> None:
@@ -478,3 +480,10 @@ def test_require_root_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ScenarioError) as e:
         netns.require_root()
     assert e.value.field == "backend" and "needs root" in e.value.message
+
+
+def test_the_kernel_backend_refuses_a_modelled_host_and_takes_an_ideal_one() -> None:
+    with pytest.raises(ScenarioError) as e:
+        kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "home"}})
+    assert e.value.field == "host"
+    kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "ideal"}})  # the simulator's own hosts: accepted

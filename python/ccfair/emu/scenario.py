@@ -29,7 +29,7 @@ from typing import Any
 
 from ccfair.catalog import catalog
 from ccfair.errors import ScenarioError
-from ccfair.scenario import Resolution, Scenario
+from ccfair.scenario import Host, Resolution, Scenario
 from ccfair.toml_text import check_depth, read_toml
 
 AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -69,6 +69,20 @@ def kernel_cc_name(name: str, field: str, available: list[str]) -> str:
     raise ScenarioError(field, f"{name!r} is not available in this kernel; available: {listed}")
 
 
+def _check_ideal_host(host: Host | None, field: str) -> None:
+    """The kernel backend's hosts are this machine's: a modelled host (a preset other than ``ideal``, or
+    any of its parameters) would be silently ignored, so it is refused."""
+    if host is None:
+        return
+    written = {k: v for k, v in dataclasses.asdict(host).items() if v is not None}
+    if written and written != {"preset": "ideal"}:
+        raise ScenarioError(
+            field,
+            "the kernel backend runs real hosts (this machine's offloads and timers) and cannot model "
+            'another; remove the table or set preset = "ideal"',
+        )
+
+
 @dataclass(frozen=True)
 class KernelScenario(Scenario):
     """A :class:`Scenario` whose algorithms are kernel modules. ``delays[i]`` is flow group i's RTT
@@ -99,9 +113,11 @@ class KernelScenario(Scenario):
         """The kernel spec: the native spec's shape, with ``groups[i].cc = {"name": <kernel module>}`` and
         ``groups[i].delay``; raises :class:`ScenarioError`."""
         available = kernel_ccs()
+        _check_ideal_host(self.host, "host")
         names = []
         for i, g in enumerate(self.flows):
             names.append(kernel_cc_name(g.cc, f"flows[{i}].cc", available))
+            _check_ideal_host(g.host, f"flows[{i}].host")
             if g.cc_params:
                 raise ScenarioError(
                     f"flows[{i}].cc_params",
