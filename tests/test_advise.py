@@ -78,6 +78,32 @@ def test_fq_codel_is_the_fairest_for_bbr_and_cubic(tmp_path):
     assert 'id="advise-front-' in (tmp_path / "r.html").read_text()
 
 
+@pytest.mark.parametrize("name", ["advise-mine", "harm-x-vs-y"])
+def test_a_plain_plan_named_like_a_study_gets_the_plain_report(tmp_path, name):
+    """Plan names are the user's (and a results directory may come from anyone): a plan called like a study
+    whose definition lacks a study's axes is reported as a plain plan, not a traceback."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        f'name = "{name}"\nrepetitions = 1\n[scenario]\nduration = "2s"\n'
+        '[scenario.link]\nrate = "10Mbps"\nbuffer = "1bdp"\n'
+        '[[scenario.flows]]\ncc = "cubic"\nrtt = "20ms"\n'
+        '[grid]\n"link.buffer" = ["1bdp", "2bdp"]\n'
+    )
+    out = tmp_path / "res"
+    cli = [sys.executable, "-m", "ccfair"]
+    sweep = subprocess.run(
+        [*cli, "sweep", str(plan), "--out", str(out), "--quiet"], capture_output=True, text=True
+    )
+    assert sweep.returncode == 0, sweep.stderr
+    html = tmp_path / "r.html"
+    report = subprocess.run(
+        [*cli, "report", str(out), "-o", str(html), "--quiet"], capture_output=True, text=True
+    )
+    assert report.returncode == 0, report.stderr
+    page = html.read_text()
+    assert name in page and 'id="advise-front-' not in page and 'id="harm-table-' not in page
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [

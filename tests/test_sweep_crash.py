@@ -15,10 +15,12 @@ import ccfair
 from ccfair.store import layout
 from ccfair.sweep.expand import expand
 from ccfair.sweep.plan import load_plan
-from test_sweep_support import write_plan
+from test_sweep_support import BASE, write_plan
 
-DURATION_NS = 5 * 10**9
-INTERVALS = 50  # 5 s at the default 100 ms
+# Runs of about 0.1 s: status.json is written every 0.5 s, so with shorter runs a whole sweep's remainder can
+# finish (and remove status.json) between two looks, and a kill would not land mid-way.
+DURATION_NS = 20 * 10**9
+INTERVALS = 200  # 20 s at the default 100 ms
 
 
 def start_sweep(plan: Path, out: Path) -> subprocess.Popen:
@@ -67,7 +69,7 @@ def check_done_runs_are_complete(out: Path) -> pd.DataFrame:
 
 
 def test_sigkill_mid_sweep_keeps_done_runs_and_resume_runs_each_once(tmp_path):
-    plan = write_plan(tmp_path / "p.toml", repetitions=20)  # 80 runs of about 30 ms each
+    plan = write_plan(tmp_path / "p.toml", repetitions=20, scenario={**BASE, "duration": "20s"})  # 80 runs
     expected = {r.run_id for r in expand(load_plan(plan))}
     out = tmp_path / "results"
     committed: dict[str, pd.Timestamp] = {}

@@ -34,6 +34,29 @@ def _axis(definition: dict[str, Any], path: str) -> list[Any]:
     raise KeyError(path)
 
 
+# The axes each kind of study varies: a plan named like a study whose definition lacks one of them (a user's
+# own plan called ``advise-...``, or another directory's) is left to the plain plan sections.
+HARM_AXES = ("flows[1].start", "link.aqm", "link.buffer", "flows[0].rtt", "flows[0].count")
+ADVISE_AXES = ("link.aqm", "link.buffer", "flows[0].rtt")
+
+
+def _is_study(definition: dict[str, Any], axes: Sequence[str], flows: int) -> bool:
+    """Whether a plan definition has the axes and base scenario a study's section reads."""
+    try:
+        varied = {path for axis in definition["axes"] for path in axis["paths"]}
+        scenario = definition["scenario"]
+        groups = scenario["flows"]
+        return (
+            varied.issuperset(axes)
+            and len(groups) >= flows
+            and all(isinstance(g.get("cc"), str) for g in groups[:flows])
+            and isinstance(scenario.get("link", {}).get("rate"), str)
+            and (flows < 2 or isinstance(scenario.get("measure", {}).get("start"), str))
+        )
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else canonical_json(value)
 
@@ -132,8 +155,16 @@ def study_sections(results: Results, names: Sequence[str]) -> list[Section]:
     sections = []
     for name in names:
         study = study_plan_names(name)
-        if study is not None and all(n in definitions for n in study.values()):
+        if (
+            study is not None
+            and all(n in definitions for n in study.values())
+            and _is_study(definitions[name], HARM_AXES, 2)
+        ):
             sections.append(harm_section(results, study, definitions[name]))
-        elif name.startswith(ADVISE_PREFIX) and name in definitions:
+        elif (
+            name.startswith(ADVISE_PREFIX)
+            and name in definitions
+            and _is_study(definitions[name], ADVISE_AXES, 1)
+        ):
             sections.append(advise_section(results, name, definitions[name]))
     return sections
