@@ -54,10 +54,25 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
     ("flow", "field", "words"),
     [
         (
+            {"cc": "kernel:vegas", "rtt": "50ms"},
+            "flows[0].cc",
+            "'vegas' is not available in this kernel; available: reno cubic bbr",
+        ),
+        (
             {"cc": "vegas", "rtt": "50ms"},
             "flows[0].cc",
-            "not available in this kernel; available: reno cubic bbr",
+            "the simulator does not model 'vegas': a congestion control of the kernel only is written "
+            "'kernel:vegas'",
         ),
+        (
+            {"cc": "kernel:cubic", "rtt": "50ms"},
+            "flows[0].cc",
+            "the simulator models 'cubic': write cc = 'cubic'",
+        ),
+        ({"cc": "kernel:newreno", "rtt": "50ms"}, "flows[0].cc", "runs the kernel's 'reno' under that name"),
+        ({"cc": "kernel:", "rtt": "50ms"}, "flows[0].cc", "after 'kernel:' comes a kernel module's name"),
+        ({"cc": "kernel:tcp vegas", "rtt": "50ms"}, "flows[0].cc", "letters, digits, '_' or '-'"),
+        ({"cc": "kernel:" + "v" * 16, "rtt": "50ms"}, "flows[0].cc", "at most 15 characters"),
         ({"cc": "cubic", "rtt": "50ms", "cc_params": {"beta": 0.5}}, "flows[0].cc_params", "host-wide"),
         ({"cc": "cubic", "rtt": "50ms", "delay": "middle"}, "flows[0].delay", "split, data, ack"),
         ({"cc": "cubic", "rtt": "50ms", "ecn": "l4s"}, "flows[0].ecn", "off and classic"),

@@ -258,7 +258,7 @@ def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("flow", "link_rate", "expected"),
     [
-        ('cc = "vegas"', "10Mbps", "error: flows[0].cc: 'vegas' is not available in this kernel"),
+        ('cc = "kernel:vegas"', "10Mbps", "error: flows[0].cc: 'vegas' is not available in this kernel"),
         ('cc = "cubic"\ncc_params = { beta = 0.5 }', "10Mbps", "error: flows[0].cc_params:"),
         ('cc = "cubic"', "1Gbps", "error: link.rate: 1Gbps is above what the forwarder handles cleanly"),
     ],

@@ -13,6 +13,7 @@ from ccfair.errors import ScenarioError
 from ccfair.sweep.driver import SweepReport, plan_runs, run_sweep, sweep_limits, unique_runs
 from ccfair.sweep.execute_local import default_jobs
 from ccfair.sweep.expand import PlannedRun
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
 
@@ -34,8 +35,11 @@ def stored_states(out: Path) -> dict[str, str]:
 
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
+    from ccfair.sweep.driver import backend_jobs
     from ccfair.sweep.expand import estimate_lines
 
+    for plan in plans:
+        backend_jobs(plan, args.jobs, args.cluster)  # a kernel study refuses --cluster here too
     limits = _limits(args)
     states = stored_states(out)
     todo: dict[str, PlannedRun] = {}
@@ -50,7 +54,8 @@ def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     done = sum(states.get(i) == "done" for i in ids)
     print(f"total: {len(ids)} distinct runs, {done} done, {len(ids) - done} to run")
     jobs = None if args.cluster is not None else (args.jobs or default_jobs())
-    for line in estimate_lines(list(todo.values()), limits, jobs):
+    backend = plans[0].backend if plans else SIMULATOR
+    for line in estimate_lines(list(todo.values()), limits, jobs, backend):
         print(line)
     return EXIT_OK
 
