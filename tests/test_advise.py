@@ -75,7 +75,22 @@ def test_fq_codel_is_the_fairest_for_bbr_and_cubic(tmp_path):
         check=False,
     )
     assert report.returncode == 0, report.stderr
-    assert 'id="advise-front-' in (tmp_path / "r.html").read_text()
+    html = (tmp_path / "r.html").read_text()
+    assert 'id="advise-front-' in html
+    # The report advises under the constraints of the last search, kept in the plan's definition.
+    assert "--max-delay 0.001ms" in html and "no configuration meets the constraints; closest:" in html
+    assert advise_cli(*SEARCH, "--min-jain", "0.9", "--out", str(out)).returncode == 0
+    again = subprocess.run(
+        [sys.executable, "-m", "ccfair", "report", str(out), "-o", str(tmp_path / "r.html"), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "--min-jain 0.9" in html and "--max-delay" not in html
+    assert "recommended: fq_codel" in html
 
 
 @pytest.mark.parametrize("name", ["advise-mine", "harm-x-vs-y"])

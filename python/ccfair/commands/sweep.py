@@ -310,7 +310,7 @@ def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs
         + (f" ({invalid} invalid cells, recorded as failed)" if invalid else "")
         + f"; in {out}: {done} done, {failed} failed, {len(ids) - done - failed} to run"
     )
-    todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.estimate is not None}
+    todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.spec is not None}
     for line in estimate_lines(list(todo.values()), limits, jobs, plan.backend):
         print(line)
     return EXIT_OK

@@ -50,7 +50,7 @@ def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
         done = sum(states.get(i) == "done" for i in mine)
         print(f"plan {plan.name}: {len(mine)} runs; in {out}: {done} done, {len(mine) - done} to run")
         ids |= set(mine)
-        todo.update({i: r for i, r in mine.items() if states.get(i) != "done" and r.estimate is not None})
+        todo.update({i: r for i, r in mine.items() if states.get(i) != "done" and r.spec is not None})
     done = sum(states.get(i) == "done" for i in ids)
     print(f"total: {len(ids)} distinct runs, {done} done, {len(ids) - done} to run")
     jobs = None if args.cluster is not None else (args.jobs or default_jobs())
