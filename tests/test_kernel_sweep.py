@@ -9,7 +9,6 @@ import dataclasses
 import json
 import multiprocessing
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,9 +29,8 @@ from ccfair.sweep.expand import expand
 from ccfair.sweep.identity import run_id
 from ccfair.sweep.plan import plan_from_dict
 from ccfair.toml_text import dumps
+from conftest import run_cli
 from test_sweep_support import plan_dict, simulated_kernel_run
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -52,18 +50,6 @@ def kernel_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(doctor.ENV_VAR, str(path))
     monkeypatch.setattr(emu_scenario, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
     return path
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccfair", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-        cwd=REPO,
-    )
 
 
 def test_kernel_runs_have_other_ids_than_the_simulators_and_simulator_ids_stay(kernel_host: Path) -> None:
@@ -132,9 +118,8 @@ def test_a_kernel_sweep_above_the_clean_rate_is_refused_up_front(kernel_host: Pa
     plan = plan_dict(grid={"link.rate": ["10Mbps", "100Mbps"]})
     path = tmp_path / "fast.toml"
     path.write_text(dumps(plan))
-    env = {**os.environ, doctor.ENV_VAR: str(kernel_host)}
     for extra in (["--dry-run"], []):
-        done = cli("sweep", str(path), "--backend", "kernel", "--out", str(tmp_path / "out"), *extra, env=env)
+        done = run_cli("sweep", str(path), "--backend", "kernel", "--out", str(tmp_path / "out"), *extra)
         assert done.returncode == 2, done.stderr
         assert (
             "error: link.rate: 100Mbps is above what the forwarder handles cleanly on this host (20Mbps"
@@ -144,7 +129,7 @@ def test_a_kernel_sweep_above_the_clean_rate_is_refused_up_front(kernel_host: Pa
         assert not (tmp_path / "out").exists()
     # Within the clean rate the dry run counts the runs and their time one after the other.
     path.write_text(dumps({**plan_dict(), "backend": "kernel"}))
-    done = cli("sweep", str(path), "--out", str(tmp_path / "out"), "--dry-run", env=env)
+    done = run_cli("sweep", str(path), "--out", str(tmp_path / "out"), "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "plan fast (kernel backend): 4 cells, 8 runs" in done.stdout
     assert "the 8 runs to do run one at a time, about" in done.stdout
@@ -154,7 +139,7 @@ def test_a_kernel_sweep_above_the_clean_rate_is_refused_up_front(kernel_host: Pa
         'duration = "4s"\nmeasure_start = "2s"\nrate = "50Mbps"\nbuffers = ["1bdp"]\nrtts = ["20ms"]\n'
         'flow_counts = [1]\naqms = ["fifo"]\nrepetitions = 1\nstagger = "1s"\n'
     )
-    harm = cli("harm", "bbr", "--against", "cubic", "--suite", str(suite), "--backend", "kernel", env=env)
+    harm = run_cli("harm", "bbr", "--against", "cubic", "--suite", str(suite), "--backend", "kernel")
     assert harm.returncode == 2
     assert "error: suite.rate: suite suite: 50Mbps is above what the forwarder handles cleanly" in harm.stderr
 
@@ -181,10 +166,10 @@ def test_kernel_names_are_kernel_only(kernel_host: Path, tmp_path: Path) -> None
         assert e.value.field == "flows[1].cc"
     path = tmp_path / "vegas.toml"
     path.write_text(dumps(doc))
-    done = cli("run", str(path))
+    done = run_cli("run", str(path))
     assert done.returncode == 2
     assert done.stderr.startswith("error: flows[1].cc: 'kernel:vegas' names the kernel's module 'vegas'")
-    harm = cli("harm", "kernel:vegas", "--against", "cubic", "--suite", "quick", "--dry-run")
+    harm = run_cli("harm", "kernel:vegas", "--against", "cubic", "--suite", "quick", "--dry-run")
     assert harm.returncode == 2 and "error: NEWCOMER: cc: 'kernel:vegas' names the kernel's" in harm.stderr
 
 
