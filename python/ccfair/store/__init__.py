@@ -61,10 +61,10 @@ Units are in column names: ``_ns`` nanoseconds, ``_bps`` bits per second, ``_byt
   reads it)
 - provenance: ``ccfair_version``, ``git_revision`` (commit of the sources, ``+dirty.`` and 8 hex digits of
   SHA-256 over the diff with local changes; null outside a git checkout), ``native_build`` (16 hex digits of
-  SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend`` (``sim`` or ``kernel``),
-  ``executor`` (``local``, ``dask ADDRESS``, or ``plan`` for an invalid cell recorded without running),
-  ``host``, ``worker`` (``pid N``), ``started_at``, ``task_wall_seconds`` (the whole run on the worker),
-  ``encode_seconds`` (encoding its tables for the store), ``committed_at``
+  SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend``
+  (``sim`` or ``kernel``), ``executor`` (``local``, ``dask ADDRESS``, or ``plan`` for an invalid cell
+  recorded without running), ``host``, ``worker`` (``pid N``), ``started_at``, ``task_wall_seconds`` (the
+  whole run on the worker), ``encode_seconds`` (encoding its tables for the store), ``committed_at``
 - the series files as committed (null when failed, and for runs committed by catalog schema 1):
   ``timeseries_bytes``, ``timeseries_sha256``, ``queue_bytes``, ``queue_sha256`` (SHA-256 in hex)
 
