@@ -107,8 +107,15 @@ def scorecard_text(document: dict[str, Any]) -> str:
 
     rows = []
     for r in (Row(**f) for f in document["findings"]):
-        rows.append({"key": r.key, "paper": r.paper_value, "value": value_text(r), "tolerance": r.tolerance,
-                     "verdict": r.verdict})
+        rows.append(
+            {
+                "key": r.key,
+                "paper": r.paper_value,
+                "value": value_text(r),
+                "tolerance": r.tolerance,
+                "verdict": r.verdict,
+            }
+        )
     columns = [
         Column("finding", "key", text, "left"),
         Column("paper", "paper", text, "left"),
@@ -133,8 +140,14 @@ def list_studies(args: argparse.Namespace) -> int:
     for name in study_names():
         study = get_study(name)
         for scale, info in study.scales.items():
-            rows.append({"study": name, "scale": scale, **scale_estimate(study, scale, info.repetitions, args.jobs),
-                         "kernel": info.kernel})
+            rows.append(
+                {
+                    "study": name,
+                    "scale": scale,
+                    **scale_estimate(study, scale, info.repetitions, args.jobs),
+                    "kernel": info.kernel,
+                }
+            )
     if args.json:
         print_json({"studies": rows})
         return EXIT_OK
@@ -156,4 +169,3 @@ def list_studies(args: argparse.Namespace) -> int:
         "divided among the local workers; storing and analysis add a little\n"
     )
     return EXIT_OK
-

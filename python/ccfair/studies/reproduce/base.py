@@ -172,8 +172,11 @@ def load_study_data(root: Path, plans: Sequence[tuple[Part, Plan]]) -> StudyData
     metrics = query(
         root, f"SELECT run_id, {', '.join(RUN_METRICS)} FROM runs WHERE status = 'done' AND run_id IN ({ids})"
     )
-    flows = query(root, f"SELECT * FROM flows WHERE run_id IN ({ids}) AND run_id IN "
-                  f"(SELECT run_id FROM runs WHERE status = 'done')")
+    flows = query(
+        root,
+        f"SELECT * FROM flows WHERE run_id IN ({ids}) AND run_id IN "
+        f"(SELECT run_id FROM runs WHERE status = 'done')",
+    )
     runs = planned.merge(metrics, on="run_id", how="inner")
     place = runs.drop(columns=list(RUN_METRICS))
     flows = place.merge(flows, on="run_id", how="inner")
@@ -190,9 +193,8 @@ def per_repetition(frame: pd.DataFrame, value: Callable[[pd.DataFrame], float]) 
 
 def group_goodput(flows: pd.DataFrame) -> pd.DataFrame:
     """Per run and group: total and mean per-flow goodput, the group's congestion control."""
-    return (
-        flows.groupby(["run_id", "repetition", "group"], as_index=False)
-        .agg(goodput_bps=("goodput_bps", "sum"), per_flow_bps=("goodput_bps", "mean"), cc=("cc", "first"))
+    return flows.groupby(["run_id", "repetition", "group"], as_index=False).agg(
+        goodput_bps=("goodput_bps", "sum"), per_flow_bps=("goodput_bps", "mean"), cc=("cc", "first")
     )
 
 

@@ -28,11 +28,15 @@ class Capability:
 VDQ_CSAQM = Capability("the vdq_csaqm queue discipline", "qdisc", "vdq_csaqm")
 # Window halvings counted per flow (``window_cwnd_reductions``, ``total_cwnd_reductions``).
 CWND_REDUCTIONS = Capability(
-    "the per-flow counter of window halvings (window_cwnd_reductions)", "flow column", "window_cwnd_reductions"
+    "the per-flow counter of window halvings (window_cwnd_reductions)",
+    "flow column",
+    "window_cwnd_reductions",
 )
 # Dynamic traffic: groups with ``size`` and ``arrivals``, flows with ``completion_ns`` and ``size_bytes``.
 DYNAMIC_TRAFFIC = Capability(
-    "dynamic traffic (flow groups with size and arrivals; the completion_ns column)", "flow column", "completion_ns"
+    "dynamic traffic (flow groups with size and arrivals; the completion_ns column)",
+    "flow column",
+    "completion_ns",
 )
 
 

@@ -21,6 +21,7 @@ def scale_estimate(study: Study, scale: str, repetitions: int, jobs: int | None)
     events = sum(runs.values())
     one_core_s = events / NOMINAL_EVENTS_PER_SECOND
     workers = jobs or default_jobs()
+    parallel = format_wall(one_core_s / workers)
     return {
         "repetitions": repetitions,
         "runs": len(runs),
@@ -29,5 +30,5 @@ def scale_estimate(study: Study, scale: str, repetitions: int, jobs: int | None)
         "wall_seconds_one_core": one_core_s,
         "workers": workers,
         "wall_seconds": one_core_s / workers,
-        "wall_text": f"{format_wall(one_core_s)} on one core, {format_wall(one_core_s / workers)} on {workers}",
+        "wall_text": f"{format_wall(one_core_s)} on one core, {parallel} on {workers}",
     }

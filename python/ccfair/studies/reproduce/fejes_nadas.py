@@ -119,7 +119,8 @@ def parts(scale: str, repetitions: int) -> list[Part]:
 
 
 def _mixed(data: StudyData, aqm: str) -> pd.DataFrame:
-    """Runs of the mixed part under ``aqm``: BBRv2/Cubic per-flow goodput ratio, BBRv2 share, buffer in BDP."""
+    """Runs of the mixed part under ``aqm``: BBRv2/Cubic per-flow goodput ratio, BBRv2 share, buffer
+    in BDP."""
     runs, flows = data.part("mixed")
     runs = runs[runs["link.aqm"] == aqm]
     groups = group_goodput(flows[flows["run_id"].isin(runs["run_id"])])
@@ -127,22 +128,33 @@ def _mixed(data: StudyData, aqm: str) -> pd.DataFrame:
     cubic = groups[groups["cc"] == "cubic"].set_index("run_id")
     return runs.assign(
         bdp=runs["link.buffer"].map(_bdp),
-        ratio=[ratio(bbr["per_flow_bps"].get(r, 0.0), cubic["per_flow_bps"].get(r, 0.0)) for r in runs["run_id"]],
-        bbr_share=[ratio(bbr["goodput_bps"].get(r, 0.0), bbr["goodput_bps"].get(r, 0.0)
-                         + cubic["goodput_bps"].get(r, 0.0)) for r in runs["run_id"]],
+        ratio=[
+            ratio(bbr["per_flow_bps"].get(r, 0.0), cubic["per_flow_bps"].get(r, 0.0)) for r in runs["run_id"]
+        ],
+        bbr_share=[
+            ratio(
+                bbr["goodput_bps"].get(r, 0.0),
+                bbr["goodput_bps"].get(r, 0.0) + cubic["goodput_bps"].get(r, 0.0),
+            )
+            for r in runs["run_id"]
+        ],
     )
 
 
 def shallow_ratio(data: StudyData) -> Measured:
     r = _mixed(data, "fifo")
-    return Measured(per_repetition(r[r["bdp"] <= 0.2], lambda g: g["ratio"].max()),
-                    note="the largest BBRv2/Cubic ratio at ≤ 0.2 BDP")
+    return Measured(
+        per_repetition(r[r["bdp"] <= 0.2], lambda g: g["ratio"].max()),
+        note="the largest BBRv2/Cubic ratio at ≤ 0.2 BDP",
+    )
 
 
 def deep_utilization(data: StudyData) -> Measured:
     r = _mixed(data, "fifo")
-    return Measured(per_repetition(r[r["bdp"] >= 0.5], lambda g: g["utilization"].min()),
-                    note="the lowest utilization at ≥ 0.5 BDP")
+    return Measured(
+        per_repetition(r[r["bdp"] >= 0.5], lambda g: g["utilization"].min()),
+        note="the lowest utilization at ≥ 0.5 BDP",
+    )
 
 
 def deep_share(data: StudyData) -> Measured:
@@ -152,8 +164,10 @@ def deep_share(data: StudyData) -> Measured:
 
 def gsp_ratio(data: StudyData) -> Measured:
     r = _mixed(data, "gsp")
-    return Measured(per_repetition(r[r["bdp"] < 2.0], lambda g: g["ratio"].min()),
-                    note="the smallest BBRv2/Cubic ratio below 2 BDP")
+    return Measured(
+        per_repetition(r[r["bdp"] < 2.0], lambda g: g["ratio"].min()),
+        note="the smallest BBRv2/Cubic ratio below 2 BDP",
+    )
 
 
 def ppv_best(data: StudyData) -> Measured:
@@ -176,14 +190,18 @@ def _mono(data: StudyData) -> pd.DataFrame:
 
 def mono_fair(data: StudyData) -> Measured:
     r = _mono(data)
-    return Measured(per_repetition(r[~r["exception"]], lambda g: g["jain_index"].min()),
-                    note="the lowest Jain outside N = 2 at ≥ 1 BDP")
+    return Measured(
+        per_repetition(r[~r["exception"]], lambda g: g["jain_index"].min()),
+        note="the lowest Jain outside N = 2 at ≥ 1 BDP",
+    )
 
 
 def mono_exception(data: StudyData) -> Measured:
     r = _mono(data)
-    return Measured(per_repetition(r[r["exception"]], lambda g: g["jain_index"].min()),
-                    note="the lowest Jain at N = 2, ≥ 1 BDP")
+    return Measured(
+        per_repetition(r[r["exception"]], lambda g: g["jain_index"].min()),
+        note="the lowest Jain at N = 2, ≥ 1 BDP",
+    )
 
 
 def l4s_jain(aqm: str) -> Any:
@@ -196,8 +214,10 @@ def l4s_jain(aqm: str) -> Any:
 
 def vdq_mixed_jain(data: StudyData) -> Measured:
     runs, _ = data.part("mixed")
-    return Measured(per_repetition(runs[runs["link.aqm"] == "vdq_csaqm"], lambda g: g["jain_index"].mean()),
-                    note="mean over the buffer sizes")
+    return Measured(
+        per_repetition(runs[runs["link.aqm"] == "vdq_csaqm"], lambda g: g["jain_index"].mean()),
+        note="mean over the buffer sizes",
+    )
 
 
 def marking_ratio(data: StudyData) -> Measured:
@@ -221,7 +241,9 @@ def dynamic_fair(data: StudyData) -> Measured:
         rates = g.groupby("cc")["rate"].mean()
         return jain_index(list(rates)) if len(rates) else float("nan")
 
-    return Measured(per_repetition(done, jain), note="Jain of the two classes' mean flow rates (size / completion)")
+    return Measured(
+        per_repetition(done, jain), note="Jain of the two classes' mean flow rates (size / completion)"
+    )
 
 
 SETUP = "half BBRv2, half Cubic (N = 10 in quick), 1 Gbps, 10 ms"
@@ -365,7 +387,7 @@ STUDY = Study(
             "10 s runs measured from 4 s, 2 repetitions (the paper's rate, fewer points and shorter runs)",
             2,
             "fits at the limit for the TailDrop/AQM parts (1 Gbps); the L4S part does not (the kernel "
-            "backend refuses ecn = \"l4s\")",
+            'backend refuses ecn = "l4s")',
         ),
         "full": ScaleInfo(
             "1 Gbps, 10 ms, N = 2/10/50/100 half BBRv2 half Cubic, buffers 0.05-2 BDP, TailDrop/PIE/GSP/PPV "

@@ -7,7 +7,7 @@ flows start at random times over the first part of the run (``[host] start_jitte
 before the measurement window. Mixes: one BBR flow against N-1 NewReno or Cubic flows, N/2 against N/2
 (BBR-NewReno, BBR-Cubic, Cubic-NewReno), and N NewReno flows alone for the Mathis model.
 
-The Mathis model: a flow's throughput = (MSS / RTT) × C / sqrt(p). Solved for C with the flow's goodput,
+The Mathis model: a flow's throughput = (MSS / RTT) x C / sqrt(p). Solved for C with the flow's goodput,
 its mean RTT (queueing included) and p either the loss rate (drops / segments sent) or the rate of window
 halvings (halvings / segments sent), whose periodic-loss value is sqrt(3/2) ≈ 1.22 (Mathis et al. 1997).
 """
@@ -75,12 +75,24 @@ def parts(scale: str, repetitions: int) -> list[Part]:
                 flows = [{"cc": cc0, "count": counts[0], "rtt": rtts[0]}]
                 zips = [{"flows[0].count": counts}, {"flows[0].rtt": rtts}]
             elif single:
-                flows = [{"cc": cc0, "count": 1, "rtt": rtts[0]}, {"cc": cc1, "count": counts[0] - 1, "rtt": rtts[0]}]
-                zips = [{"flows[1].count": [n - 1 for n in counts]}, {"flows[0].rtt": rtts, "flows[1].rtt": rtts}]
+                flows = [
+                    {"cc": cc0, "count": 1, "rtt": rtts[0]},
+                    {"cc": cc1, "count": counts[0] - 1, "rtt": rtts[0]},
+                ]
+                zips = [
+                    {"flows[1].count": [n - 1 for n in counts]},
+                    {"flows[0].rtt": rtts, "flows[1].rtt": rtts},
+                ]
             else:
                 half = [n // 2 for n in counts]
-                flows = [{"cc": cc0, "count": half[0], "rtt": rtts[0]}, {"cc": cc1, "count": half[0], "rtt": rtts[0]}]
-                zips = [{"flows[0].count": half, "flows[1].count": half}, {"flows[0].rtt": rtts, "flows[1].rtt": rtts}]
+                flows = [
+                    {"cc": cc0, "count": half[0], "rtt": rtts[0]},
+                    {"cc": cc1, "count": half[0], "rtt": rtts[0]},
+                ]
+                zips = [
+                    {"flows[0].count": half, "flows[1].count": half},
+                    {"flows[0].rtt": rtts, "flows[1].rtt": rtts},
+                ]
             document: dict[str, Any] = {
                 "seed": 21,
                 "repetitions": repetitions,
@@ -121,7 +133,9 @@ def single_bbr(data: StudyData) -> Measured:
     runs = pd.concat(frames)
     count = "flows[1].count"
     runs = runs[runs[count] == runs[count].max()] if not runs.empty else runs
-    return Measured(per_repetition(runs, lambda g: g["value"].mean()), note=f"the largest flow count ({setting}Scale)")
+    return Measured(
+        per_repetition(runs, lambda g: g["value"].mean()), note=f"the largest flow count ({setting}Scale)"
+    )
 
 
 def bbr_equal(data: StudyData) -> Measured:
@@ -130,17 +144,21 @@ def bbr_equal(data: StudyData) -> Measured:
         runs, flows, setting = _mix(data, mix)
         frames.append(_cc_share(runs, flows, "bbr"))
     runs = pd.concat(frames)
-    return Measured(per_repetition(runs, lambda g: g["value"].max()), note=f"the largest BBR share ({setting}Scale)")
+    return Measured(
+        per_repetition(runs, lambda g: g["value"].max()), note=f"the largest BBR share ({setting}Scale)"
+    )
 
 
 def cubic_vs_reno(data: StudyData) -> Measured:
     runs, flows, setting = _mix(data, "cubic-vs-reno")
     runs = _cc_share(runs, flows, "cubic")
-    return Measured(per_repetition(runs, lambda g: g["value"].mean()), note=f"every flow count and RTT ({setting}Scale)")
+    return Measured(
+        per_repetition(runs, lambda g: g["value"].mean()), note=f"every flow count and RTT ({setting}Scale)"
+    )
 
 
 def mathis_c(flows: pd.DataFrame, events: pd.Series) -> pd.Series:
-    """C = goodput × RTT / MSS × sqrt(events / segments sent), per flow (NaN without events)."""
+    """C = goodput x RTT / MSS x sqrt(events / segments sent), per flow (NaN without events)."""
     p = events / flows["window_sent_segments"].where(flows["window_sent_segments"] > 0)
     c = flows["goodput_bps"] / 8 * (flows["rtt_mean_ns"] / 1e9) / MSS_BYTES * np.sqrt(p)
     return c.where(p > 0)
@@ -151,7 +169,9 @@ def mathis_from(column: str | None) -> Any:
         _, flows, setting = _mix(data, "reno")
         events = flows["window_queue_drops"] + flows["window_path_drops"] if column is None else flows[column]
         flows = flows.assign(c=mathis_c(flows, events))
-        samples = per_repetition(flows, lambda g: float(g["c"].median()) if g["c"].notna().any() else math.nan)
+        samples = per_repetition(
+            flows, lambda g: float(g["c"].median()) if g["c"].notna().any() else math.nan
+        )
         return Measured(samples, note=f"median over the NewReno flows of every run ({setting}Scale)")
 
     return measure

@@ -40,10 +40,18 @@ PROFILES: dict[str, dict[str, Any]] = {
     "cdn-bbr-iw32": {"cc": "bbr", "initial_window": 32, "pacing": False},
 }
 # (testbed flow, other flow); the first four are what the findings read.
-QUICK_PAIRS = [("cubic", "cubic"), ("bbr", "bbr"), ("bbr", "cubic"), ("cubic", "cubic-paced"),
-               ("cubic", "cdn-bbr-iw32")]
+QUICK_PAIRS = [
+    ("cubic", "cubic"),
+    ("bbr", "bbr"),
+    ("bbr", "cubic"),
+    ("cubic", "cubic-paced"),
+    ("cubic", "cdn-bbr-iw32"),
+]
 FULL_PAIRS = QUICK_PAIRS + [
-    (t, p) for t in ("cubic", "bbr") for p in PROFILES if (t, p) not in QUICK_PAIRS and (p, t) not in QUICK_PAIRS
+    (t, p)
+    for t in ("cubic", "bbr")
+    for p in PROFILES
+    if (t, p) not in QUICK_PAIRS and (p, t) not in QUICK_PAIRS
 ]
 INTRA = {("cubic", "cubic"), ("bbr", "bbr")}
 MEASURE_START = "10s"
@@ -112,7 +120,9 @@ def bbr_monopolizes(data: StudyData) -> Measured:
     runs = _pairs(data, "fifo")
     runs = runs[(runs["pair"] == ("bbr", "cubic")) & (runs["link.buffer"] == "0.5bdp")]
     flows = data.flows
-    bbr = flows[flows["run_id"].isin(runs["run_id"]) & (flows["cc"] == "bbr")].groupby("run_id")["share"].sum()
+    bbr = (
+        flows[flows["run_id"].isin(runs["run_id"]) & (flows["cc"] == "bbr")].groupby("run_id")["share"].sum()
+    )
     runs = runs.assign(bbr_share=runs["run_id"].map(bbr))
     # Regardless of start order: the worse start order's mean share in each repetition.
     samples = per_repetition(runs, lambda g: g.groupby("flipped")["bbr_share"].mean().min())
@@ -134,7 +144,9 @@ def bbr_variance(data: StudyData) -> Measured:
         cubic = cell[cell["pair"] == ("cubic", "cubic")]["fness"]
         if len(bbr) > 1 and len(cubic) > 1:
             samples.append(float(bbr.std(ddof=1) - cubic.std(ddof=1)))
-    return Measured(samples, per="setting", note="sd of fness over the repetitions, BBR-BBR minus Cubic-Cubic")
+    return Measured(
+        samples, per="setting", note="sd of fness over the repetitions, BBR-BBR minus Cubic-Cubic"
+    )
 
 
 def paced_cubic(data: StudyData) -> Measured:
@@ -163,10 +175,14 @@ def codel_intra(data: StudyData) -> Measured:
 
     def gain(g: pd.DataFrame, pairs: set[tuple[str, str]]) -> float:
         g = g[g["pair"].isin(pairs)]
-        return finite_mean(g[g["link.aqm"] == "fifo"]["afness"]) - finite_mean(g[g["link.aqm"] == "codel"]["afness"])
+        return finite_mean(g[g["link.aqm"] == "fifo"]["afness"]) - finite_mean(
+            g[g["link.aqm"] == "codel"]["afness"]
+        )
 
     samples = per_repetition(runs, lambda g: gain(g, INTRA) - gain(g, {("bbr", "cubic")}))
-    return Measured(samples, note="|fness| gained by CoDel over drop-tail, intra-protocol pairs minus BBR vs Cubic")
+    return Measured(
+        samples, note="|fness| gained by CoDel over drop-tail, intra-protocol pairs minus BBR vs Cubic"
+    )
 
 
 def queue_length(testbed: str, buffer: str) -> Any:
@@ -302,9 +318,10 @@ STUDY = Study(
     "arXiv:1905.07152",
     scales={
         "quick": ScaleInfo(
-            "10 Mbps, 50 ms, 0.5 and 2 BDP, drop-tail/CoDel/FQ-CoDel, 5 pairs (Cubic-Cubic, BBR-BBR, BBR-Cubic, "
-            "Cubic-paced Cubic, Cubic-provider BBR IW32), second flow 5 s later, both start orders, 30 s runs "
-            "measured from 10 s; the paper's structure at one rate and RTT, 3 repetitions instead of 30",
+            "10 Mbps, 50 ms, 0.5 and 2 BDP, drop-tail/CoDel/FQ-CoDel, 5 pairs (Cubic-Cubic, BBR-BBR, "
+            "BBR-Cubic, Cubic-paced Cubic, Cubic-provider BBR IW32), second flow 5 s later, both start "
+            "orders, 30 s runs measured from 10 s; the paper's structure at one rate and RTT, 3 "
+            "repetitions instead of 30",
             3,
             "fits (10 Mbps is far below the clean rate `ccfair doctor` measures)",
         ),

@@ -63,9 +63,7 @@ def ratios(data: StudyData) -> pd.DataFrame:
     groups = group_goodput(flows)
     bbr = groups[groups["cc"] == "bbr"].set_index("run_id")["per_flow_bps"]
     cubic = groups[groups["cc"] == "cubic"].set_index("run_id")["per_flow_bps"]
-    return runs.assign(
-        ratio=[ratio(bbr.get(r, np.nan), cubic.get(r, np.nan)) for r in runs["run_id"]]
-    )
+    return runs.assign(ratio=[ratio(bbr.get(r, np.nan), cubic.get(r, np.nan)) for r in runs["run_id"]])
 
 
 def bbr_45x(data: StudyData) -> Measured:
@@ -145,7 +143,6 @@ def ratio_figure(data: StudyData) -> Figure:
         ax.set_ylabel("throughput ratio BBR / Cubic (per flow)")
         ax.set_title(plain("10 BBR + 10 Cubic, 1 Gbps, 1000-packet buffer"))
         ax.legend()
-        fig.tight_layout()
     return fig
 
 

@@ -84,8 +84,18 @@ def score(finding: Finding, data: StudyData) -> Row:
     }
     lacking = not_measured(finding.needs)
     if lacking is not None:
-        return Row(**base, mean=None, sd=None, ci95=None, minimum=None, maximum=None, n=0, per="",
-                   verdict=lacking, note="")
+        return Row(
+            **base,
+            mean=None,
+            sd=None,
+            ci95=None,
+            minimum=None,
+            maximum=None,
+            n=0,
+            per="",
+            verdict=lacking,
+            note="",
+        )
     measured = finding.measure(data)
     stats = summarize(measured.samples)
     finite = [s for s in measured.samples if math.isfinite(s)]
@@ -160,10 +170,20 @@ def html_page(document: dict[str, Any], figures: list[tuple[str, str, Figure]]) 
     table = Table(
         id="scorecard",
         title="findings",
-        headers=["finding", "paper's statement", "paper", "setup", "ccfair measured", "tolerance", "verdict",
-                 "note"],
-        rows=[[r.key, r.statement, r.paper_value, r.setup, value_text(r), r.tolerance, r.verdict, r.note]
-              for r in rows],
+        headers=[
+            "finding",
+            "paper's statement",
+            "paper",
+            "setup",
+            "ccfair measured",
+            "tolerance",
+            "verdict",
+            "note",
+        ],
+        rows=[
+            [r.key, r.statement, r.paper_value, r.setup, value_text(r), r.tolerance, r.verdict, r.note]
+            for r in rows
+        ],
         numeric=[False] * 8,
     )
     counts = ", ".join(f"{v}: {n}" for v, n in document["counts"].items())
@@ -179,7 +199,9 @@ def html_page(document: dict[str, Any], figures: list[tuple[str, str, Figure]]) 
             ("plans", ", ".join(document["plans"])),
         ],
         tables=[table],
-        figures=[FigureItem(f"figure-{stem}", title, "", data_uri(fig, "png")) for stem, title, fig in figures],
+        figures=[
+            FigureItem(f"figure-{stem}", title, "", data_uri(fig, "png")) for stem, title, fig in figures
+        ],
         notes=[
             "agrees: the 95 % interval of the mean lies inside the tolerance; disagrees: wholly outside it; "
             "cannot tell: it straddles an edge, fewer than two samples, or no stated value",
