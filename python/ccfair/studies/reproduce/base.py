@@ -19,7 +19,7 @@ and its flows.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,7 +99,6 @@ class Study:
     findings: tuple[Finding, ...]
     # (data, plan name by part) -> (file stem, title, figure)
     figures: Callable[[StudyData, dict[str, str]], list[tuple[str, str, Figure]]]
-    max_rate_bps: Callable[[str], int] = field(default=lambda scale: 0)
 
     def plan_name(self, scale: str, repetitions: int, part: str) -> str:
         return f"{PLAN_PREFIX}{self.name}-{scale}-r{repetitions}-{part}"

@@ -267,5 +267,4 @@ STUDY = Study(
     parts=parts,
     findings=FINDINGS,
     figures=figures,
-    max_rate_bps=lambda scale: 100_000_000 if scale == "quick" else 10_000_000_000,
 )

@@ -307,10 +307,6 @@ def figures(data: StudyData, plan_names: dict[str, str]) -> list[tuple[str, str,
     ]
 
 
-def _rates(scale: str) -> int:
-    return 50_000_000 if scale == "full" else 10_000_000
-
-
 STUDY = Study(
     name="rueth-tma19",
     title="Rüth et al., An Empirical View on Content Provider Fairness (TMA 2019)",
@@ -336,5 +332,4 @@ STUDY = Study(
     parts=parts,
     findings=FINDINGS,
     figures=figures,
-    max_rate_bps=_rates,
 )

@@ -175,5 +175,4 @@ STUDY = Study(
     parts=parts,
     findings=FINDINGS,
     figures=figures,
-    max_rate_bps=lambda scale: 1_000_000_000,
 )
