@@ -23,6 +23,8 @@ fn group(cc: &str, count: u32, rtt_ms: u64) -> GroupSpec {
         loss: 0.0,
         ecn: ccfair_sim::tcp::EcnMode::Off,
         host: Default::default(),
+        size: None,
+        arrivals: None,
     }
 }
 
@@ -502,6 +504,7 @@ mod stack {
             initial_cwnd: 10,
             pacing,
             ecn: ccfair_sim::tcp::EcnProfile::default(),
+            app_bytes: 0,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(
