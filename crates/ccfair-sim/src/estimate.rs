@@ -309,12 +309,17 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         .sum();
     let paced_share = paced_flows as f64 / flows.max(1) as f64;
     let per_packet = EVENTS_PER_PACKET + paced_share / burst;
-    let active_flow_seconds: f64 = spec
+    // A finite flow's timers fire at most once per segment it sends (each one sends or probes one).
+    let timer_events: f64 = spec
         .groups
         .iter()
         .map(|g| {
             let end = g.stop_ns.unwrap_or(spec.duration_ns).min(spec.duration_ns);
-            g.count as f64 * end.saturating_sub(g.start_ns) as f64 * 1e-9
+            let per_flow = end.saturating_sub(g.start_ns) as f64 * 1e-9 * TIMER_EVENTS_PER_FLOW_SECOND;
+            let segments = g.size.map_or(f64::INFINITY, |s| {
+                (s.mean_bytes() as f64 / spec.mss() as f64).ceil()
+            });
+            g.count as f64 * per_flow.min(segments)
         })
         .sum();
     let mut event_parts = vec![
@@ -331,7 +336,7 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         Part {
             what: "flow starts, stops and timers",
             field: count_field,
-            amount: to_u64(2.0 * flows as f64 + active_flow_seconds * TIMER_EVENTS_PER_FLOW_SECOND),
+            amount: to_u64(2.0 * flows as f64 + timer_events),
         },
     ];
     event_parts.sort_by_key(|p| std::cmp::Reverse(p.amount));
