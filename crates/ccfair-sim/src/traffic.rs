@@ -306,35 +306,35 @@ pub(crate) fn validate_group(
     f: impl Fn(&str) -> String,
 ) -> Result<(), FieldError> {
     let duration = format_duration_ns(duration_ns);
+    let late = |field: &str, message: String| E::err(f(field), message);
     match g.arrivals {
-        Some(ArrivalSpec::Poisson { mean_interval_ns }) => {
-            let mean_last = g.start_ns as u128 + g.count as u128 * mean_interval_ns as u128;
-            if mean_last > duration_ns as u128 {
-                return E::err(
-                    f("arrivals.mean_interval"),
-                    format!(
-                        "the mean last arrival, start + count × mean_interval = {} + {} × {}, is after the \
-                         end of the run ({duration}): most of the group's flows would never start",
-                        format_duration_ns(g.start_ns),
-                        g.count,
-                        format_duration_ns(mean_interval_ns)
-                    ),
-                );
-            }
+        Some(ArrivalSpec::Poisson { mean_interval_ns })
+            if g.start_ns as u128 + g.count as u128 * mean_interval_ns as u128 > duration_ns as u128 =>
+        {
+            return late(
+                "arrivals.mean_interval",
+                format!(
+                    "the mean last arrival, start + count × mean_interval = {} + {} × {}, is after the end \
+                     of the run ({duration}): most of the group's flows would never start",
+                    format_duration_ns(g.start_ns),
+                    g.count,
+                    format_duration_ns(mean_interval_ns)
+                ),
+            );
         }
-        Some(ArrivalSpec::Uniform { window_ns }) => {
-            if g.start_ns as u128 + window_ns as u128 > duration_ns as u128 {
-                return E::err(
-                    f("arrivals.window"),
-                    format!(
-                        "start + window ({} + {}) must be at most the end of the run ({duration})",
-                        format_duration_ns(g.start_ns),
-                        format_duration_ns(window_ns)
-                    ),
-                );
-            }
+        Some(ArrivalSpec::Uniform { window_ns })
+            if g.start_ns as u128 + window_ns as u128 > duration_ns as u128 =>
+        {
+            return late(
+                "arrivals.window",
+                format!(
+                    "start + window ({} + {}) must be at most the end of the run ({duration})",
+                    format_duration_ns(g.start_ns),
+                    format_duration_ns(window_ns)
+                ),
+            );
         }
-        None => {}
+        _ => {}
     }
     if let Some(size) = g.size {
         let (field, bytes) = match size {
