@@ -1,4 +1,4 @@
-"""Dynamic traffic: finite flows (``size``), arrivals, and the metrics over the flows active at each moment."""
+"""Dynamic traffic: finite flows (``size``), arrivals, and metrics over the flows active at each moment."""
 
 from __future__ import annotations
 
@@ -72,15 +72,15 @@ def test_completion_on_an_idle_link_follows_slow_start() -> None:
     """A 1 MB Reno flow alone on a 1 Gbps link with a 100 ms base RTT and an initial window of 10.
 
     It sends N = ceil(10^6 / 1448) = 691 segments. Slow start doubles the window per round: round r sends
-    10 × 2^r segments, so rounds 0..5 send 10 + 20 + ... + 320 = 630 and round R = 6 the last j = 61.
-    A full segment takes τ = 1500 × 8 / 10^9 s = 12 µs on the link, and a round's segments leave back to
+    10 x 2^r segments, so rounds 0..5 send 10 + 20 + ... + 320 = 630 and round R = 6 the last j = 61.
+    A full segment takes τ = 1500 x 8 / 10^9 s = 12 µs on the link, and a round's segments leave back to
     back (the link needs 640 τ = 7.7 ms for the largest round, far less than an RTT). Round r + 1 starts when
     the first ACK of round r returns: the receiver's 16 quick ACKs (Linux's TCP_MAX_QUICKACKS) acknowledge
     every segment of round 0 and the first six of round 1, so s_1 = rtt + τ, s_2 = s_1 + rtt + τ; from round
     2 on it acknowledges every second segment, so s_(r+1) = s_r + rtt + 2τ. Hence
     s_6 = 6 (rtt + τ) + 4 τ. The last segment (880 payload bytes, 932 on the wire, τ_last = 7.456 µs) leaves
     the link at s_6 + 60 τ + τ_last and reaches the application half an RTT later:
-    FCT = 6 × 100 ms + 10 τ + 60 τ + τ_last + 50 ms = 650.847456 ms."""
+    FCT = 6 x 100 ms + 10 τ + 60 τ + τ_last + 50 ms = 650.847456 ms."""
     sc = {
         "duration": "2s",
         "link": {"rate": "1Gbps", "buffer": "1bdp"},
