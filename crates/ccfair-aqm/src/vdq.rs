@@ -18,8 +18,10 @@
 //!   is the coupling: an L4S flow never sees less congestion than a classic flow, so it cannot take more than
 //!   the share the TVFs give it, whatever its congestion control.
 //!
-//! At dequeue, a packet whose PV is below its queue's CTV (computed with the packet still queued) is CE-marked
-//! if ECN-capable, dropped otherwise. The scheduler is a time-shifted FIFO (RFC 9332 §4.2.2 / its Appendix A
+//! A packet whose PV is below its queue's CTV is CE-marked if ECN-capable, dropped otherwise. The test is made
+//! on arrival (CSAQM's rule: an arrival below the CTV is not admitted; the arrival counts in the queue it is
+//! judged against) and again at dequeue (with the packet still counted), which clears low-valued packets that
+//! were admitted before the CTV rose; a packet marked on arrival stays CE and counts as one mark. The scheduler is a time-shifted FIFO (RFC 9332 §4.2.2 / its Appendix A
 //! names it as an option): the L head is served unless the C head has waited more than (classic target − L4S
 //! target) longer, so each class sees its own delay and neither can starve the other.
 //!
@@ -224,6 +226,25 @@ impl<P> VdqCsaqm<P> {
 }
 
 impl<P: PacketMeta> VdqCsaqm<P> {
+    fn values(&mut self, in_l: bool) -> &mut ValueHistogram {
+        if in_l { &mut self.l_values } else { &mut self.c_values }
+    }
+
+    /// A packet (counted in its queue's histogram) whose PV is below its queue's CTV is CE-marked if it is
+    /// ECN-capable; returns true if it must be dropped instead.
+    fn below_ctv(&mut self, now: Time, in_l: bool, pkt: &mut P, sink: &mut dyn QdiscSink<P>) -> bool {
+        let threshold = if in_l { self.l4s_ctv() } else { self.classic_ctv() };
+        if pkt.packet_value() >= threshold {
+            return false;
+        }
+        if in_l {
+            self.vdq_stats.l_below_ctv += 1;
+        } else {
+            self.vdq_stats.c_below_ctv += 1;
+        }
+        !mark_ce(&mut self.stats, sink, now, pkt)
+    }
+
     /// Time-shifted FIFO: the L head unless the C head arrived more than the shift before it.
     fn serve_l(&self) -> Option<bool> {
         match (self.l_queue.front(), self.c_queue.front()) {
@@ -236,19 +257,25 @@ impl<P: PacketMeta> VdqCsaqm<P> {
 }
 
 impl<P: PacketMeta + Send> Qdisc<P> for VdqCsaqm<P> {
-    fn enqueue(&mut self, now: Time, pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
+    fn enqueue(&mut self, now: Time, mut pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
         if !self.backlog.admits(pkt.wire_len()) {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
             return false;
         }
+        let in_l = is_l4s(pkt.ecn());
+        // The arrival counts in the queue it is judged against.
+        self.values(in_l).add(pkt.packet_value(), pkt.wire_len());
+        if self.below_ctv(now, in_l, &mut pkt, sink) {
+            self.values(in_l).remove(pkt.packet_value(), pkt.wire_len());
+            drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
+            return false;
+        }
         self.backlog.add(pkt.wire_len(), &mut self.stats);
-        if is_l4s(pkt.ecn()) {
+        if in_l {
             self.vdq_stats.packets_in_l += 1;
-            self.l_values.add(pkt.packet_value(), pkt.wire_len());
             self.l_queue.push_back(pkt);
         } else {
             self.vdq_stats.packets_in_c += 1;
-            self.c_values.add(pkt.packet_value(), pkt.wire_len());
             self.c_queue.push_back(pkt);
         }
         true
@@ -256,26 +283,15 @@ impl<P: PacketMeta + Send> Qdisc<P> for VdqCsaqm<P> {
 
     fn dequeue(&mut self, now: Time, sink: &mut dyn QdiscSink<P>) -> Option<P> {
         while let Some(in_l) = self.serve_l() {
-            // The CTV with the packet still queued: it is part of the queue the decision is about.
-            let threshold = if in_l { self.l4s_ctv() } else { self.classic_ctv() };
-            let (queue, values) = if in_l {
-                (&mut self.l_queue, &mut self.l_values)
-            } else {
-                (&mut self.c_queue, &mut self.c_values)
-            };
+            let queue = if in_l { &mut self.l_queue } else { &mut self.c_queue };
             let mut pkt = queue.pop_front().expect("the picked queue is not empty");
-            values.remove(pkt.packet_value(), pkt.wire_len());
+            // Judged with the packet still counted: it is part of the queue the decision is about.
+            let below = self.below_ctv(now, in_l, &mut pkt, sink);
+            self.values(in_l).remove(pkt.packet_value(), pkt.wire_len());
             self.backlog.remove(pkt.wire_len());
-            if pkt.packet_value() < threshold {
-                if in_l {
-                    self.vdq_stats.l_below_ctv += 1;
-                } else {
-                    self.vdq_stats.c_below_ctv += 1;
-                }
-                if !mark_ce(&mut self.stats, sink, now, &mut pkt) {
-                    drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
-                    continue;
-                }
+            if below {
+                drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
+                continue;
             }
             count_dequeue(&mut self.stats, &pkt);
             return Some(pkt);
@@ -358,46 +374,62 @@ mod tests {
     fn an_l_queue_over_its_target_marks_its_lowest_values_and_leaves_classic_alone() {
         let mut q = vdq();
         let mut d = Drops::default();
-        // 6 L4S packets, values 1..6 in arrival order; the L budget is 2 packets (1 ms is one packet at this
-        // rate, floored to 2 MTU).
-        for v in 1..=6u32 {
-            q.enqueue(Time::ZERO, pkt(v as u64, Ecn::Ect1, v), &mut d);
+        // The L budget is 2 packets (1 ms is one packet at this rate, floored to 2 MTU). Arrivals of values
+        // 6, 5, 4, 3, 2, 1: from the third on, each arrival is the lowest of a queue over budget whose two
+        // highest (6 and 5) fit, so CTV_L = 5 and it is marked on arrival.
+        for v in (1..=6u32).rev() {
+            assert!(q.enqueue(Time::ZERO, pkt(v as u64, Ecn::Ect1, v), &mut d));
         }
         q.enqueue(Time::ZERO, pkt(10, Ecn::NotEct, 1), &mut d);
         assert_eq!(q.classic_ctv(), 0);
         assert_eq!(q.l4s_ctv(), 5);
-        let mut marked = vec![];
+        assert_eq!(d.1, vec![4, 3, 2, 1]);
+        let mut out = vec![];
         while let Some(p) = q.dequeue(Time::ZERO, &mut d) {
-            if p.ecn == Ecn::Ce {
-                marked.push(p.value);
-            }
+            out.push((p.id, p.ecn));
         }
-        // Values 6 and 5 fit the budget whenever they are queued, so the CTV stays 5 until only they are left:
-        // exactly the four packets beyond the budget are marked.
-        assert_eq!(marked, vec![1, 2, 3, 4]);
-        assert_eq!(d.0.len(), 0, "the classic packet is not dropped");
+        // Dequeued in order; no further mark (what is left behind fits as the queue drains), nothing dropped.
+        assert_eq!(out.len(), 7);
+        assert_eq!(q.stats().ce_marks, 4);
+        assert!(d.0.is_empty(), "the classic packet is not dropped");
     }
 
     #[test]
     fn classic_excess_is_dropped_lowest_values_first_down_to_the_target() {
         let mut q = vdq();
         let mut d = Drops::default();
-        // 40 packets against a 20-packet budget, alternating value 40 and low values 1..=20.
-        for i in 0..40u32 {
-            let v = if i % 2 == 0 { 40 } else { 1 + i / 2 };
-            q.enqueue(Time::ZERO, pkt(i as u64, Ecn::NotEct, v), &mut d);
+        // Values 1..=30 in arrival order against a 20-packet budget: each arrival is the highest so far, so
+        // none is below the CTV on arrival; at dequeue the queued excess is: with 30 − k packets left, values
+        // 11..=30 fit and the head k + 1 ≤ 10 is below CTV 11.
+        for v in 1..=30u32 {
+            assert!(q.enqueue(Time::ZERO, pkt(v as u64, Ecn::NotEct, v), &mut d));
         }
+        assert_eq!(q.classic_ctv(), 11);
         let mut delivered = vec![];
         while let Some(p) = q.dequeue(Time::ZERO, &mut d) {
             delivered.push(p.value);
         }
-        // After k high packets have left, 20 − k of them remain and the CTV is 21 − k; the low packet k is
-        // served then, so lows 1..=10 are below it and 11..=20 pass. Every high value is delivered.
-        assert_eq!(delivered.iter().filter(|&&v| v == 40).count(), 20);
+        assert_eq!(delivered, (11..=30).collect::<Vec<_>>());
         let dropped: Vec<u32> = d.0.iter().map(|(p, _)| p.value).collect();
         assert_eq!(dropped, (1..=10).collect::<Vec<_>>());
         assert!(d.0.iter().all(|(_, r)| *r == DropReason::Aqm));
         assert_eq!(q.vdq_stats.c_below_ctv, 10);
+    }
+
+    #[test]
+    fn arrivals_below_the_ctv_are_dropped_on_arrival() {
+        let mut q = vdq();
+        let mut d = Drops::default();
+        // 20 packets of value 30 fill the classic budget; arrivals of lower value are over it and dropped, a
+        // higher one is admitted (the queued excess it creates is the dequeue's to clear).
+        for i in 0..20 {
+            assert!(q.enqueue(Time::ZERO, pkt(i, Ecn::NotEct, 30), &mut d));
+        }
+        assert!(!q.enqueue(Time::ZERO, pkt(100, Ecn::NotEct, 29), &mut d));
+        assert!(q.enqueue(Time::ZERO, pkt(101, Ecn::NotEct, 31), &mut d));
+        assert_eq!(d.0.len(), 1);
+        assert_eq!(d.0[0].0.id, 100);
+        assert_eq!(q.backlog_packets(), 21);
     }
 
     #[test]
@@ -414,7 +446,7 @@ mod tests {
         // Values 11..=30 fit the 20-packet budget; 1..=10 are over it and marked as they leave.
         assert_eq!(n, 30);
         assert!(d.0.is_empty());
-        assert_eq!(d.marks(), 10);
+        assert_eq!(d.1, (1..=10).collect::<Vec<u64>>());
         assert_eq!(q.stats().ce_marks, 10);
     }
 
