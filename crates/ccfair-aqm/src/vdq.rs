@@ -5,25 +5,22 @@
 //! In a nutshell: the edge marks every packet with a packet value (PV) from its flow's throughput-value function,
 //! with the same marker as `ppv` ([`crate::ppv::PpvMarker`]), so the sharing policy lives at the edge and the
 //! bottleneck keeps no per-flow state. Packets are classified by ECN as in a DualQ (RFC 9332 §2.3): ECT(1) and
-//! CE to the L queue, Not-ECT and ECT(0) to the C queue. Each queue has a delay target, and a congestion
-//! threshold value (CTV) is derived for it from the PVs it holds: `ctv(S, B)` is the smallest value v such that
-//! the bytes of S with PV ≥ v fit in B bytes, i.e. the CTV a PPV buffer of B bytes would reach holding S (the
-//! lowest-valued bytes beyond B are the ones it would drop). Two virtual queues are evaluated:
+//! CE to the L queue, Not-ECT and ECT(0) to the C queue. Two congestion threshold values (CTVs) decide which
+//! packets carry a congestion signal (a CE mark if ECN-capable, else a drop):
 //!
-//! - the classic virtual queue holds **every** queued packet (both physical queues) against the classic budget
-//!   B_C = classic target × link rate: CTV_C = ctv(L ∪ C, B_C). It sees all traffic, so it is one PPV resource
-//!   shared by both classes: every flow keeps the rate r with V(r) = CTV_C whichever queue it uses;
-//! - the L4S virtual queue holds the L queue against B_L = L4S target × link rate, and is coupled to the
-//!   classic one: CTV_L = max(ctv(L, B_L), CTV_C). The first term keeps the L queue near its 1 ms; the second
-//!   is the coupling: an L4S flow never sees less congestion than a classic flow, so it cannot take more than
-//!   the share the TVFs give it, whatever its congestion control.
+//! - CTV_C comes from the classic **virtual queue**: a PPV buffer of the classic budget B_C = classic target ×
+//!   link rate that **every** arrival (L4S and classic) enters and that drains at the link rate. Like the PPV
+//!   buffer, when full it refuses an arrival not above the lowest value it holds and otherwise pushes out its
+//!   lowest-valued bytes; CTV_C is one above its lowest held value while it is full, 0 while it has room. An
+//!   arrival it refuses gets the signal. Because it sees all traffic at its arrival rate, it is one PPV resource
+//!   shared by both classes: every flow keeps the rate r with V(r) = CTV_C whichever queue it uses.
+//! - CTV_L = max(ctv(L, B_L), CTV_C) for L packets at dequeue, where ctv(S, B) is the smallest v such that the
+//!   bytes of S with PV ≥ v fit in B (B_L = L4S target × link rate): the first term is the L queue's own
+//!   shallow AQM (its lowest-valued bytes beyond 1 ms are marked), the second the coupling: an L4S flow never
+//!   sees less congestion than a classic one, so it cannot take more than the TVFs give it.
 //!
-//! A packet whose PV is below its queue's CTV is CE-marked if ECN-capable, dropped otherwise. The test is made
-//! on arrival (CSAQM's rule: an arrival below the CTV is not admitted; the arrival counts in the queue it is
-//! judged against) and again at dequeue (with the packet still counted), which clears low-valued packets that
-//! were admitted before the CTV rose; a packet marked on arrival stays CE and counts as one mark. The scheduler is a time-shifted FIFO (RFC 9332 §4.2.2 / its Appendix A
-//! names it as an option): the L head is served unless the C head has waited more than (classic target − L4S
-//! target) longer, so each class sees its own delay and neither can starve the other.
+//! The scheduler is a time-shifted FIFO (RFC 9332 §4.2.2 names it): the L head is served unless the C head
+//! arrived more than (classic target − L4S target) before it, so neither queue can starve the other.
 //!
 //! Constants: L4S target 1 ms (RFC 9332's L4S marking threshold, the 1 ms step DualPI2 uses); classic target
 //! 20 ms (the delay target of the CSAQM evaluations this scheduler extends; PIE's is 15 ms); no budget below
@@ -32,11 +29,12 @@
 //!
 //! Deviations, named: the paper's text was not available to us; the design above is reconstructed from its
 //! abstract (VDQ-CSAQM extends the CSAQM concept to L4S while keeping its in-network control of resource
-//! sharing), the PPV/CSAQM definitions and RFC 9332's coupling structure. In particular, the CTVs here come from
-//! the PVs currently queued (the PPV buffer's CTV) rather than from a PIE-like controller over the recent PV
-//! distribution (CSAQM's ECDF), and they are recomputed per packet instead of per update interval. When the
-//! shared buffer limit is reached the arriving packet is dropped (no lowest-value eviction as in `ppv`: the CTVs
-//! keep both queues far below any sensible limit).
+//! sharing), the PPV/CSAQM definitions and RFC 9332's coupling structure. CSAQM derives its CTV from a PIE-like
+//! delay controller over the recent PV distribution; here the virtual queue's PPV buffer takes that role, with a
+//! proportional drain standing in for FIFO order. When the shared buffer limit is reached the arriving packet
+//! is dropped (no lowest-value eviction as in `ppv`). L4S packets are never dropped by the AQM (no overload
+//! protection for an unresponsive L4S flow beyond the scheduler's time shift). Measured against the paper's
+//! claims, this reconstruction falls short: see `tests/test_aqm_scenarios.py`.
 
 use std::collections::VecDeque;
 
@@ -148,17 +146,89 @@ impl ValueHistogram {
     }
 }
 
-/// `ctv(S, B)`: the smallest value v such that the bytes of the histograms' packets with PV ≥ v fit in
-/// `budget_bytes`; 0 when everything fits. Packets below it are the lowest-valued bytes beyond the budget.
-fn ctv(hists: &[&ValueHistogram], budget_bytes: u64) -> u32 {
+/// `ctv(S, B)`: the smallest value v such that the bytes of S with PV ≥ v fit in `budget_bytes`; 0 when
+/// everything fits. Packets below it are the lowest-valued bytes beyond the budget.
+fn ctv(hist: &ValueHistogram, budget_bytes: u64) -> u32 {
     let mut above = 0u64;
-    for v in (0..hists[0].0.len()).rev() {
-        above += hists.iter().map(|h| h.0[v]).sum::<u64>();
+    for v in (0..hist.0.len()).rev() {
+        above += hist.0[v];
         if above > budget_bytes {
             return v as u32 + 1;
         }
     }
     0
+}
+
+/// The classic virtual queue: a PPV buffer of the classic budget that every arrival (L4S and classic) enters
+/// and that drains at the link rate. It holds bytes per value only; its drain takes from every value in
+/// proportion to what it holds (a FIFO's drain, on average, when the mix of values is steady).
+struct VirtualQueue {
+    bytes: Vec<f64>,
+    total: f64,
+    budget: f64,
+    /// Above one packet below the budget: full (the PPV buffer has no room for another full packet).
+    full_at: f64,
+    rate_bytes_per_ns: f64,
+    last_ns: u64,
+}
+
+impl VirtualQueue {
+    fn new(max_value: u32, budget_bytes: u64, mtu_bytes: u32, rate_bps: u64) -> Self {
+        VirtualQueue {
+            bytes: vec![0.0; max_value as usize + 1],
+            total: 0.0,
+            budget: budget_bytes as f64,
+            full_at: budget_bytes.saturating_sub(mtu_bytes as u64) as f64,
+            rate_bytes_per_ns: rate_bps as f64 / 8e9,
+            last_ns: 0,
+        }
+    }
+
+    /// Drains what the link served since the last event.
+    fn advance(&mut self, now: Time) {
+        let drain = now.ns().saturating_sub(self.last_ns) as f64 * self.rate_bytes_per_ns;
+        self.last_ns = self.last_ns.max(now.ns());
+        if drain >= self.total {
+            self.bytes.fill(0.0);
+            self.total = 0.0;
+        } else if drain > 0.0 {
+            let keep = 1.0 - drain / self.total;
+            self.bytes.iter_mut().for_each(|b| *b *= keep);
+            self.total -= drain;
+        }
+    }
+
+    /// CTV_C: when the virtual buffer is full, one above the lowest value it holds (an arrival not above the
+    /// lowest queued value is the one a full PPV buffer drops); 0 when it has room.
+    fn ctv(&self) -> u32 {
+        if self.total <= self.full_at {
+            return 0;
+        }
+        // Below half a byte is rounding left by the proportional drain, not a packet.
+        self.bytes.iter().position(|&b| b >= 0.5).map_or(0, |v| v as u32 + 1)
+    }
+
+    /// An arrival of `value`: admitted (true) unless it is below CTV_C; an admitted arrival that overfills the
+    /// buffer pushes out the lowest-valued bytes, as the PPV buffer does.
+    fn arrive(&mut self, value: u32, len: u32) -> bool {
+        let slot = (value as usize).min(self.bytes.len() - 1);
+        if (slot as u32) < self.ctv() {
+            return false;
+        }
+        self.bytes[slot] += len as f64;
+        self.total += len as f64;
+        let mut excess = self.total - self.budget;
+        for b in self.bytes.iter_mut() {
+            if excess <= 0.0 {
+                break;
+            }
+            let cut = b.min(excess);
+            *b -= cut;
+            excess -= cut;
+            self.total -= cut;
+        }
+        true
+    }
 }
 
 /// ECT(1) and CE select the L queue (RFC 9332 §2.3; DualPI2's default mask).
@@ -171,7 +241,7 @@ fn is_l4s(ecn: Ecn) -> bool {
 pub struct VdqStats {
     pub packets_in_l: u64,
     pub packets_in_c: u64,
-    /// Packets whose PV was below their queue's CTV (marked or dropped), per queue.
+    /// Packets below their queue's CTV (marked or dropped), per queue.
     pub l_below_ctv: u64,
     pub c_below_ctv: u64,
 }
@@ -179,13 +249,13 @@ pub struct VdqStats {
 pub struct VdqCsaqm<P> {
     l_queue: VecDeque<P>,
     c_queue: VecDeque<P>,
+    /// The L queue's packet values, for its own CTV.
     l_values: ValueHistogram,
-    c_values: ValueHistogram,
-    backlog: Backlog,
     l_budget_bytes: u64,
-    c_budget_bytes: u64,
+    classic: VirtualQueue,
     /// The time shift of the scheduler: classic target − L4S target.
     shift_ns: u64,
+    backlog: Backlog,
     pub vdq_stats: VdqStats,
     stats: QdiscStats,
 }
@@ -199,24 +269,23 @@ impl<P> VdqCsaqm<P> {
             l_queue: VecDeque::with_capacity(cap),
             c_queue: VecDeque::with_capacity(cap),
             l_values: ValueHistogram::new(max_value),
-            c_values: ValueHistogram::new(max_value),
-            backlog: Backlog::new(limit),
             l_budget_bytes: budget(params.l4s_target_ns),
-            c_budget_bytes: budget(params.classic_target_ns),
+            classic: VirtualQueue::new(max_value, budget(params.classic_target_ns), mtu_bytes, rate_bps),
             shift_ns: params.classic_target_ns - params.l4s_target_ns,
+            backlog: Backlog::new(limit),
             vdq_stats: VdqStats::default(),
             stats: QdiscStats::default(),
         }
     }
 
-    /// CTV_C: the classic virtual queue, every queued packet against the classic budget.
+    /// CTV_C, the classic virtual queue's (as of its last event).
     pub fn classic_ctv(&self) -> u32 {
-        ctv(&[&self.l_values, &self.c_values], self.c_budget_bytes)
+        self.classic.ctv()
     }
 
     /// CTV_L: the L queue against its own budget, coupled to at least CTV_C.
     pub fn l4s_ctv(&self) -> u32 {
-        ctv(&[&self.l_values], self.l_budget_bytes).max(self.classic_ctv())
+        ctv(&self.l_values, self.l_budget_bytes).max(self.classic_ctv())
     }
 
     /// Packets queued in the L and C queues.
@@ -226,17 +295,9 @@ impl<P> VdqCsaqm<P> {
 }
 
 impl<P: PacketMeta> VdqCsaqm<P> {
-    fn values(&mut self, in_l: bool) -> &mut ValueHistogram {
-        if in_l { &mut self.l_values } else { &mut self.c_values }
-    }
-
-    /// A packet (counted in its queue's histogram) whose PV is below its queue's CTV is CE-marked if it is
-    /// ECN-capable; returns true if it must be dropped instead.
-    fn below_ctv(&mut self, now: Time, in_l: bool, pkt: &mut P, sink: &mut dyn QdiscSink<P>) -> bool {
-        let threshold = if in_l { self.l4s_ctv() } else { self.classic_ctv() };
-        if pkt.packet_value() >= threshold {
-            return false;
-        }
+    /// Marks `pkt` if it is ECN-capable (counting it below its queue's CTV); returns true if it must be dropped
+    /// instead.
+    fn signal(&mut self, now: Time, in_l: bool, pkt: &mut P, sink: &mut dyn QdiscSink<P>) -> bool {
         if in_l {
             self.vdq_stats.l_below_ctv += 1;
         } else {
@@ -244,35 +305,26 @@ impl<P: PacketMeta> VdqCsaqm<P> {
         }
         !mark_ce(&mut self.stats, sink, now, pkt)
     }
-
-    /// Time-shifted FIFO: the L head unless the C head arrived more than the shift before it.
-    fn serve_l(&self) -> Option<bool> {
-        match (self.l_queue.front(), self.c_queue.front()) {
-            (None, None) => None,
-            (Some(_), None) => Some(true),
-            (None, Some(_)) => Some(false),
-            (Some(l), Some(c)) => Some(l.enqueue_ts().ns() <= c.enqueue_ts().ns() + self.shift_ns),
-        }
-    }
 }
 
 impl<P: PacketMeta + Send> Qdisc<P> for VdqCsaqm<P> {
     fn enqueue(&mut self, now: Time, mut pkt: P, sink: &mut dyn QdiscSink<P>) -> bool {
+        self.classic.advance(now);
         if !self.backlog.admits(pkt.wire_len()) {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Overlimit);
             return false;
         }
         let in_l = is_l4s(pkt.ecn());
-        // The arrival counts in the queue it is judged against.
-        self.values(in_l).add(pkt.packet_value(), pkt.wire_len());
-        if self.below_ctv(now, in_l, &mut pkt, sink) {
-            self.values(in_l).remove(pkt.packet_value(), pkt.wire_len());
+        // The coupling: every arrival is judged by the shared virtual queue first.
+        let admitted = self.classic.arrive(pkt.packet_value(), pkt.wire_len());
+        if !admitted && self.signal(now, in_l, &mut pkt, sink) {
             drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
             return false;
         }
         self.backlog.add(pkt.wire_len(), &mut self.stats);
         if in_l {
             self.vdq_stats.packets_in_l += 1;
+            self.l_values.add(pkt.packet_value(), pkt.wire_len());
             self.l_queue.push_back(pkt);
         } else {
             self.vdq_stats.packets_in_c += 1;
@@ -282,21 +334,29 @@ impl<P: PacketMeta + Send> Qdisc<P> for VdqCsaqm<P> {
     }
 
     fn dequeue(&mut self, now: Time, sink: &mut dyn QdiscSink<P>) -> Option<P> {
-        while let Some(in_l) = self.serve_l() {
-            let queue = if in_l { &mut self.l_queue } else { &mut self.c_queue };
-            let mut pkt = queue.pop_front().expect("the picked queue is not empty");
-            // Judged with the packet still counted: it is part of the queue the decision is about.
-            let below = self.below_ctv(now, in_l, &mut pkt, sink);
-            self.values(in_l).remove(pkt.packet_value(), pkt.wire_len());
+        self.classic.advance(now);
+        // Time-shifted FIFO: the L head unless the C head arrived more than the shift before it.
+        let serve_l = match (self.l_queue.front(), self.c_queue.front()) {
+            (Some(l), Some(c)) => l.enqueue_ts().ns() <= c.enqueue_ts().ns() + self.shift_ns,
+            (l, _) => l.is_some(),
+        };
+        if serve_l {
+            // Judged with the packet still counted: it is part of the queue the decision is about. An L4S
+            // packet is ECN-capable, so it is marked, never dropped.
+            let threshold = self.l4s_ctv();
+            let mut pkt = self.l_queue.pop_front().expect("L queue not empty");
+            self.l_values.remove(pkt.packet_value(), pkt.wire_len());
             self.backlog.remove(pkt.wire_len());
-            if below {
-                drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
-                continue;
+            if pkt.packet_value() < threshold && self.signal(now, true, &mut pkt, sink) {
+                unreachable!("L4S packets are ECN-capable");
             }
             count_dequeue(&mut self.stats, &pkt);
             return Some(pkt);
         }
-        None
+        let pkt = self.c_queue.pop_front()?;
+        self.backlog.remove(pkt.wire_len());
+        count_dequeue(&mut self.stats, &pkt);
+        Some(pkt)
     }
 
     qdisc_accessors!(backlog, VdqCsaqmParams);
@@ -336,118 +396,93 @@ mod tests {
         for v in [9, 7, 7, 5] {
             h.add(v, 1500);
         }
-        assert_eq!(ctv(&[&h], 3000), 8);
-        assert_eq!(ctv(&[&h], 4500), 6);
-        assert_eq!(ctv(&[&h], 5999), 6);
-        assert_eq!(ctv(&[&h], 6000), 0);
+        assert_eq!(ctv(&h, 3000), 8);
+        assert_eq!(ctv(&h, 4500), 6);
+        assert_eq!(ctv(&h, 5999), 6);
+        assert_eq!(ctv(&h, 6000), 0);
         // Values above the marker's highest count in its top slot: still above everything else.
         h.add(200, 1500);
-        assert_eq!(ctv(&[&h], 1500), 10);
-        // Two histograms are one virtual queue.
-        let mut other = ValueHistogram::new(50);
-        other.add(8, 1500);
-        assert_eq!(ctv(&[&h, &other], 4500), 8);
+        assert_eq!(ctv(&h, 1500), 10);
+    }
+
+    #[test]
+    fn a_full_virtual_queue_admits_only_values_above_its_lowest_and_drains_at_the_link_rate() {
+        // 12 Mbit/s, 20 ms: a budget of 20 packets, full from 19.
+        let mut vq = VirtualQueue::new(50, 30_000, 1500, RATE_BPS);
+        for _ in 0..10 {
+            assert!(vq.arrive(5, 1500));
+            assert!(vq.arrive(10, 1500));
+        }
+        assert_eq!(vq.ctv(), 6); // full, lowest held value 5
+        assert!(!vq.arrive(5, 1500)); // not above the lowest: the PPV buffer drops the arrival
+        assert!(vq.arrive(7, 1500)); // above it: admitted, pushing out 1500 bytes of value 5
+        assert_eq!((vq.bytes[5], vq.bytes[7], vq.total), (13_500.0, 1500.0, 30_000.0));
+        // 5 ms at 12 Mbit/s drain 7500 bytes, from every value in proportion (a quarter each here).
+        vq.advance(ms(5));
+        assert_eq!((vq.bytes[5], vq.bytes[10], vq.total), (10_125.0, 11_250.0, 22_500.0));
+        assert_eq!(vq.ctv(), 0); // room again: nothing is below the CTV
+        assert!(vq.arrive(1, 1500));
+        vq.advance(ms(100));
+        assert_eq!(vq.total, 0.0);
+    }
+
+    #[test]
+    fn arrivals_the_virtual_queue_refuses_are_dropped_or_marked() {
+        let mut q = vdq();
+        let mut d = Drops::default();
+        for i in 0..20 {
+            assert!(q.enqueue(Time::ZERO, pkt(i, Ecn::NotEct, 10), &mut d));
+        }
+        assert_eq!(q.classic_ctv(), 11);
+        // Classic, not ECN-capable: dropped. Classic ECT(0) and L4S: marked and queued. Higher values: admitted.
+        assert!(!q.enqueue(Time::ZERO, pkt(100, Ecn::NotEct, 9), &mut d));
+        assert!(q.enqueue(Time::ZERO, pkt(101, Ecn::Ect0, 9), &mut d));
+        assert!(q.enqueue(Time::ZERO, pkt(102, Ecn::Ect1, 9), &mut d));
+        assert!(q.enqueue(Time::ZERO, pkt(103, Ecn::NotEct, 12), &mut d));
+        assert_eq!(d.0.iter().map(|(p, r)| (p.id, *r)).collect::<Vec<_>>(), vec![(100, DropReason::Aqm)]);
+        assert_eq!(d.1, vec![101, 102]);
+        assert_eq!(q.queue_lens(), (1, 22));
+        assert_eq!((q.vdq_stats.c_below_ctv, q.vdq_stats.l_below_ctv), (2, 1));
     }
 
     #[test]
     fn l4s_ctv_is_coupled_to_at_least_the_classic_ctv() {
         let mut q = vdq();
         let mut d = Drops::default();
-        // Classic budget: 20 ms = 20 packets. 30 classic packets, values 30 down to 1.
-        for i in 0..30u32 {
-            q.enqueue(Time::ZERO, pkt(i as u64, Ecn::NotEct, 30 - i), &mut d);
+        // One L4S packet: its own queue is within its budget, so CTV_L is the classic virtual queue's.
+        q.enqueue(Time::ZERO, pkt(1, Ecn::Ect1, 12), &mut d);
+        assert_eq!(q.l4s_ctv(), 0);
+        for i in 0..19 {
+            assert!(q.enqueue(Time::ZERO, pkt(10 + i, Ecn::NotEct, 11), &mut d));
         }
-        // One L4S packet of a middle value: its own queue (1 packet) is within the 2-MTU floor.
-        q.enqueue(Time::ZERO, pkt(100, Ecn::Ect1, 12), &mut d);
-        assert_eq!(ctv(&[&q.l_values], q.l_budget_bytes), 0);
-        // 31 packets against 20: values 30..12 are 20 packets (the L packet among them), value 11 is the 21st.
-        let c = q.classic_ctv();
-        assert_eq!(c, 12);
-        assert_eq!(q.l4s_ctv(), c);
-        // Without the classic load the L packet is under no CTV at all.
-        let mut alone = vdq();
-        alone.enqueue(Time::ZERO, pkt(1, Ecn::Ect1, 12), &mut d);
-        assert_eq!(alone.l4s_ctv(), 0);
+        assert_eq!(q.classic_ctv(), 12); // the lowest held value is 11 now that the L packet's 12 is above it
+        assert_eq!(q.l4s_ctv(), 12);
+        // At 12 the L packet is not below CTV_L and leaves unmarked.
+        let first = q.dequeue(Time::ZERO, &mut d).unwrap();
+        assert_eq!((first.id, first.ecn), (1, Ecn::Ect1));
     }
 
     #[test]
     fn an_l_queue_over_its_target_marks_its_lowest_values_and_leaves_classic_alone() {
         let mut q = vdq();
         let mut d = Drops::default();
-        // The L budget is 2 packets (1 ms is one packet at this rate, floored to 2 MTU). Arrivals of values
-        // 6, 5, 4, 3, 2, 1: from the third on, each arrival is the lowest of a queue over budget whose two
-        // highest (6 and 5) fit, so CTV_L = 5 and it is marked on arrival.
-        for v in (1..=6u32).rev() {
+        // The L budget is 2 packets (1 ms is one packet at this rate, floored to 2 MTU). Values 1..=6 arrive
+        // (the virtual queue has room: nothing is marked on arrival), then a classic packet.
+        for v in 1..=6u32 {
             assert!(q.enqueue(Time::ZERO, pkt(v as u64, Ecn::Ect1, v), &mut d));
         }
         q.enqueue(Time::ZERO, pkt(10, Ecn::NotEct, 1), &mut d);
-        assert_eq!(q.classic_ctv(), 0);
-        assert_eq!(q.l4s_ctv(), 5);
-        assert_eq!(d.1, vec![4, 3, 2, 1]);
+        assert!(d.1.is_empty());
+        assert_eq!((q.classic_ctv(), q.l4s_ctv()), (0, 5));
         let mut out = vec![];
         while let Some(p) = q.dequeue(Time::ZERO, &mut d) {
-            out.push((p.id, p.ecn));
+            out.push(p.id);
         }
-        // Dequeued in order; no further mark (what is left behind fits as the queue drains), nothing dropped.
-        assert_eq!(out.len(), 7);
-        assert_eq!(q.stats().ce_marks, 4);
+        // Values 6 and 5 fit the budget whenever they are queued, so CTV_L stays 5 until only they are left:
+        // exactly the four packets beyond the budget are marked.
+        assert_eq!(d.1, vec![1, 2, 3, 4]);
+        assert_eq!(out, vec![1, 2, 3, 4, 5, 6, 10]);
         assert!(d.0.is_empty(), "the classic packet is not dropped");
-    }
-
-    #[test]
-    fn classic_excess_is_dropped_lowest_values_first_down_to_the_target() {
-        let mut q = vdq();
-        let mut d = Drops::default();
-        // Values 1..=30 in arrival order against a 20-packet budget: each arrival is the highest so far, so
-        // none is below the CTV on arrival; at dequeue the queued excess is: with 30 − k packets left, values
-        // 11..=30 fit and the head k + 1 ≤ 10 is below CTV 11.
-        for v in 1..=30u32 {
-            assert!(q.enqueue(Time::ZERO, pkt(v as u64, Ecn::NotEct, v), &mut d));
-        }
-        assert_eq!(q.classic_ctv(), 11);
-        let mut delivered = vec![];
-        while let Some(p) = q.dequeue(Time::ZERO, &mut d) {
-            delivered.push(p.value);
-        }
-        assert_eq!(delivered, (11..=30).collect::<Vec<_>>());
-        let dropped: Vec<u32> = d.0.iter().map(|(p, _)| p.value).collect();
-        assert_eq!(dropped, (1..=10).collect::<Vec<_>>());
-        assert!(d.0.iter().all(|(_, r)| *r == DropReason::Aqm));
-        assert_eq!(q.vdq_stats.c_below_ctv, 10);
-    }
-
-    #[test]
-    fn arrivals_below_the_ctv_are_dropped_on_arrival() {
-        let mut q = vdq();
-        let mut d = Drops::default();
-        // 20 packets of value 30 fill the classic budget; arrivals of lower value are over it and dropped, a
-        // higher one is admitted (the queued excess it creates is the dequeue's to clear).
-        for i in 0..20 {
-            assert!(q.enqueue(Time::ZERO, pkt(i, Ecn::NotEct, 30), &mut d));
-        }
-        assert!(!q.enqueue(Time::ZERO, pkt(100, Ecn::NotEct, 29), &mut d));
-        assert!(q.enqueue(Time::ZERO, pkt(101, Ecn::NotEct, 31), &mut d));
-        assert_eq!(d.0.len(), 1);
-        assert_eq!(d.0[0].0.id, 100);
-        assert_eq!(q.backlog_packets(), 21);
-    }
-
-    #[test]
-    fn ecn_capable_packets_below_the_ctv_are_marked_not_dropped() {
-        let mut q = vdq();
-        let mut d = Drops::default();
-        for v in 1..=30u32 {
-            q.enqueue(Time::ZERO, pkt(v as u64, Ecn::Ect0, v), &mut d);
-        }
-        let mut n = 0;
-        while q.dequeue(Time::ZERO, &mut d).is_some() {
-            n += 1;
-        }
-        // Values 11..=30 fit the 20-packet budget; 1..=10 are over it and marked as they leave.
-        assert_eq!(n, 30);
-        assert!(d.0.is_empty());
-        assert_eq!(d.1, (1..=10).collect::<Vec<u64>>());
-        assert_eq!(q.stats().ce_marks, 10);
     }
 
     #[test]
@@ -470,7 +505,7 @@ mod tests {
         let q: VdqCsaqm<TestPacket> =
             VdqCsaqm::new(&VdqCsaqmParams::default(), QueueLimit::Packets(100), 1500, 100_000_000);
         assert_eq!(q.l_budget_bytes, 12_500);
-        assert_eq!(q.c_budget_bytes, 250_000);
+        assert_eq!(q.classic.budget, 250_000.0);
         assert_eq!(vdq().l_budget_bytes, 3000); // 1 ms at 12 Mbit/s is one packet: the floor is two
         let bad = VdqCsaqmParams {
             l4s_target_ns: 30_000_000,
