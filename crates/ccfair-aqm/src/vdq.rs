@@ -14,6 +14,8 @@
 //!   lowest-valued bytes; CTV_C is one above its lowest held value while it is full, 0 while it has room. An
 //!   arrival it refuses gets the signal. Because it sees all traffic at its arrival rate, it is one PPV resource
 //!   shared by both classes: every flow keeps the rate r with V(r) = CTV_C whichever queue it uses.
+//!   Classic packets are tested against CTV_C again at dequeue: one below it now was pushed out of the virtual
+//!   buffer after it arrived, and this is the physical side of that eviction.
 //! - CTV_L = max(ctv(L, B_L), CTV_C) for L packets at dequeue, where ctv(S, B) is the smallest v such that the
 //!   bytes of S with PV ≥ v fit in B (B_L = L4S target × link rate): the first term is the L queue's own
 //!   shallow AQM (its lowest-valued bytes beyond 1 ms are marked), the second the coupling: an L4S flow never
@@ -205,7 +207,10 @@ impl VirtualQueue {
             return 0;
         }
         // Below half a byte is rounding left by the proportional drain, not a packet.
-        self.bytes.iter().position(|&b| b >= 0.5).map_or(0, |v| v as u32 + 1)
+        self.bytes
+            .iter()
+            .position(|&b| b >= 0.5)
+            .map_or(0, |v| v as u32 + 1)
     }
 
     /// An arrival of `value`: admitted (true) unless it is below CTV_C; an admitted arrival that overfills the
@@ -263,7 +268,8 @@ pub struct VdqCsaqm<P> {
 impl<P> VdqCsaqm<P> {
     pub fn new(params: &VdqCsaqmParams, limit: QueueLimit, mtu_bytes: u32, rate_bps: u64) -> Self {
         let cap = preallocated_packets(limit, mtu_bytes);
-        let budget = |ns: u64| ((rate_bps as u128 * ns as u128 / 8_000_000_000) as u64).max(2 * mtu_bytes as u64);
+        let budget =
+            |ns: u64| ((rate_bps as u128 * ns as u128 / 8_000_000_000) as u64).max(2 * mtu_bytes as u64);
         let max_value = params.marker().max_value();
         VdqCsaqm {
             l_queue: VecDeque::with_capacity(cap),
@@ -353,10 +359,18 @@ impl<P: PacketMeta + Send> Qdisc<P> for VdqCsaqm<P> {
             count_dequeue(&mut self.stats, &pkt);
             return Some(pkt);
         }
-        let pkt = self.c_queue.pop_front()?;
-        self.backlog.remove(pkt.wire_len());
-        count_dequeue(&mut self.stats, &pkt);
-        Some(pkt)
+        // A classic packet below CTV_C now is one the virtual buffer has pushed out since it arrived: the
+        // physical side of the PPV buffer's eviction.
+        while let Some(mut pkt) = self.c_queue.pop_front() {
+            self.backlog.remove(pkt.wire_len());
+            if pkt.packet_value() < self.classic_ctv() && self.signal(now, false, &mut pkt, sink) {
+                drop_packet(&mut self.stats, sink, now, pkt, DropReason::Aqm);
+                continue;
+            }
+            count_dequeue(&mut self.stats, &pkt);
+            return Some(pkt);
+        }
+        None
     }
 
     qdisc_accessors!(backlog, VdqCsaqmParams);
@@ -370,7 +384,12 @@ mod tests {
     const RATE_BPS: u64 = 12_000_000; // 1500 bytes per ms: budgets in whole packets
 
     fn vdq() -> VdqCsaqm<TestPacket> {
-        VdqCsaqm::new(&VdqCsaqmParams::default(), QueueLimit::Packets(1000), 1500, RATE_BPS)
+        VdqCsaqm::new(
+            &VdqCsaqmParams::default(),
+            QueueLimit::Packets(1000),
+            1500,
+            RATE_BPS,
+        )
     }
 
     fn pkt(id: u64, ecn: Ecn, value: u32) -> TestPacket {
@@ -419,7 +438,10 @@ mod tests {
         assert_eq!((vq.bytes[5], vq.bytes[7], vq.total), (13_500.0, 1500.0, 30_000.0));
         // 5 ms at 12 Mbit/s drain 7500 bytes, from every value in proportion (a quarter each here).
         vq.advance(ms(5));
-        assert_eq!((vq.bytes[5], vq.bytes[10], vq.total), (10_125.0, 11_250.0, 22_500.0));
+        assert_eq!(
+            (vq.bytes[5], vq.bytes[10], vq.total),
+            (10_125.0, 11_250.0, 22_500.0)
+        );
         assert_eq!(vq.ctv(), 0); // room again: nothing is below the CTV
         assert!(vq.arrive(1, 1500));
         vq.advance(ms(100));
@@ -439,7 +461,10 @@ mod tests {
         assert!(q.enqueue(Time::ZERO, pkt(101, Ecn::Ect0, 9), &mut d));
         assert!(q.enqueue(Time::ZERO, pkt(102, Ecn::Ect1, 9), &mut d));
         assert!(q.enqueue(Time::ZERO, pkt(103, Ecn::NotEct, 12), &mut d));
-        assert_eq!(d.0.iter().map(|(p, r)| (p.id, *r)).collect::<Vec<_>>(), vec![(100, DropReason::Aqm)]);
+        assert_eq!(
+            d.0.iter().map(|(p, r)| (p.id, *r)).collect::<Vec<_>>(),
+            vec![(100, DropReason::Aqm)]
+        );
         assert_eq!(d.1, vec![101, 102]);
         assert_eq!(q.queue_lens(), (1, 22));
         assert_eq!((q.vdq_stats.c_below_ctv, q.vdq_stats.l_below_ctv), (2, 1));
@@ -502,8 +527,12 @@ mod tests {
 
     #[test]
     fn budgets_follow_the_targets_and_the_rate_with_a_two_packet_floor() {
-        let q: VdqCsaqm<TestPacket> =
-            VdqCsaqm::new(&VdqCsaqmParams::default(), QueueLimit::Packets(100), 1500, 100_000_000);
+        let q: VdqCsaqm<TestPacket> = VdqCsaqm::new(
+            &VdqCsaqmParams::default(),
+            QueueLimit::Packets(100),
+            1500,
+            100_000_000,
+        );
         assert_eq!(q.l_budget_bytes, 12_500);
         assert_eq!(q.classic.budget, 250_000.0);
         assert_eq!(vdq().l_budget_bytes, 3000); // 1 ms at 12 Mbit/s is one packet: the floor is two

@@ -415,13 +415,14 @@ mod tests {
 
     /// The edge marker runs in the emulator as at the simulator's senders: through PPV's full buffer or
     /// VDQ-CSAQM's classic queue over its 20 ms target, a flow sending far above its share carries the low values
-    /// and takes the drops, a flow below it none. (The buffer holds 40 ms, so VDQ-CSAQM's CTV acts before it
-    /// overflows.)
+    /// and takes the drops, a flow below it none. (The buffer holds 200 ms, so VDQ-CSAQM's CTV acts before it
+    /// overflows; PPV drops only when it does.)
     #[test]
     fn core_stateless_disciplines_get_packet_values_from_the_edge_marker() {
         for name in ["ppv", "vdq_csaqm"] {
-            let aqm = AqmConfig::from_name_and_params(name, &serde_json::json!({}), QueueLimit::Packets(40), 1500)
-                .unwrap();
+            let aqm =
+                AqmConfig::from_name_and_params(name, &serde_json::json!({}), QueueLimit::Packets(200), 1500)
+                    .unwrap();
             // 12 Mbit/s link (1 ms per 1500-byte packet); flow 0 offers 2 Mbit/s, flow 1 24 Mbit/s, for 3 s.
             let mut s = shaper_with(aqm, 12_000_000, vec![path(0, 0), path(0, 0)]);
             let mut out = Vec::new();
@@ -441,7 +442,11 @@ mod tests {
             let recs = s.rec.flow_records();
             let drops = |f: usize| recs[f].total.queue_drops;
             assert_eq!(drops(0), 0, "{name}: the flow below its share lost packets");
-            assert!(drops(1) > 1000, "{name}: the flow above its share lost only {}", drops(1));
+            assert!(
+                drops(1) > 1000,
+                "{name}: the flow above its share lost only {}",
+                drops(1)
+            );
         }
     }
 }
