@@ -162,8 +162,8 @@ def test_dualpi2_separates_l4s_and_classic_delay_and_couples_the_signals():
 
 
 # VDQ-CSAQM (Nadas et al., ANRW 2020), as reconstructed in crates/ccfair-aqm/src/vdq.rs. The paper reports
-# that it keeps resource sharing fair, whatever the congestion controls and RTTs, where DualPI2 does not, with L4S
-# delay as low as DualPI2's. Measured here (30 s, 100 Mbps, 2 BDP; relative goodput of each class):
+# that it keeps resource sharing fair, whatever the congestion controls and RTTs, where DualPI2 does not, with
+# L4S delay as low as DualPI2's. Measured here (30 s, 100 Mbps, 2 BDP; relative goodput of each class):
 #   Prague 10 ms vs Cubic 10 ms: DualPI2 1.14 / 0.79, VDQ-CSAQM 0.59 / 1.34, L4S sojourn p99 0.23 / 4.4 ms
 #   Prague 10 ms vs Cubic 50 ms: DualPI2 1.31 / 0.62, VDQ-CSAQM 0.66 / 1.27
 #   BBRv2 vs Cubic, 10 ms:       DualPI2 0.82 / 1.11, VDQ-CSAQM 0.75 / 1.18 (PPV: 0.39 / 1.54)
