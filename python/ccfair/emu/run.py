@@ -338,7 +338,12 @@ def execute(
                 group = spec["groups"][g]
                 data_delay, ack_delay = delays(group)
                 fwd_cfg["flows"].append(
-                    {"data_delay_ns": data_delay, "ack_delay_ns": ack_delay, "loss": group["loss"]}
+                    {
+                        "data_delay_ns": data_delay,
+                        "ack_delay_ns": ack_delay,
+                        "loss": group["loss"],
+                        "group": g,  # the edge marker's weights are per group (ppv, vdq_csaqm)
+                    }
                 )
                 send_cfg["flows"].append(
                     {
