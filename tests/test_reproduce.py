@@ -1,7 +1,8 @@
 """``ccfair reproduce``: every study's quick scale runs end to end and its scorecard has one row per stated
-finding, with numbers (or the explicit not-measured verdict of a finding whose feature this build lacks)
-and a verdict from the allowed set; an interrupted study resumes without rerunning finished runs; the
-verdict rule on hand-made samples; ``--list``; bad input exits with 2 and writes nothing."""
+finding, each with a finite value and a verdict from the allowed set; an interrupted study resumes without
+rerunning finished runs; the verdict rule on hand-made samples; ``--list``; bad input exits with 2 and
+writes nothing; on the kernel backend (without running a kernel) a study's plans are kernel plans with runs
+of their own, and a scale above the clean rate is refused up front."""
 
 import json
 import math
@@ -11,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from ccfair.cli import main
+from ccfair.emu import doctor
+from ccfair.emu import scenario as emu_scenario
 from ccfair.store.reader import query
 from ccfair.studies.reproduce import get_study, study_names
 from ccfair.studies.reproduce.base import Expect, Finding, Measured
-from ccfair.studies.reproduce.capabilities import Capability, not_measured
-from ccfair.studies.reproduce.scorecard import AGREES, DISAGREES, NOT_MEASURED, UNSURE, VERDICTS, verdict
+from ccfair.studies.reproduce.scorecard import AGREES, DISAGREES, UNSURE, VERDICTS, verdict
 from ccfair.studies.run import run_plans
+from ccfair.sweep.driver import plan_runs
 
 # The findings the studies' papers state (every one must have a row).
 STATED = {
@@ -41,12 +44,6 @@ def test_verdict_rule_on_hand_made_samples():
     assert verdict([7.0, 7.1], _finding(Expect(8.0, None, "≥ 8")))[0] == DISAGREES
 
 
-def test_missing_feature_is_not_measured():
-    absent = Capability("the xyz queue discipline", "qdisc", "xyz-not-a-qdisc")
-    assert not_measured((absent,)) == "not measured (this build lacks the xyz queue discipline)"
-    assert not_measured((Capability("fifo", "qdisc", "fifo"),)) is None
-
-
 def test_list_shows_every_study_and_scale_with_estimates(capsys):
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
@@ -68,7 +65,7 @@ def test_list_shows_every_study_and_scale_with_estimates(capsys):
     [
         (["reproduce", "no-such-study"], "STUDY"),
         (["reproduce"], "STUDY"),
-        (["reproduce", "rueth-tma19", "--backend", "kernel"], "--backend"),
+        (["reproduce", "rueth-tma19", "--backend", "kernel", "--cluster", "tcp://127.0.0.1:1"], "--cluster"),
         (["reproduce", "rueth-tma19", "--list"], "--list"),
     ],
 )
@@ -127,12 +124,7 @@ def test_quick_scale_runs_and_scores_every_finding(name, tmp_path, capsys):
     rows = document["findings"]
     assert len(rows) == STATED[name] == len(study.findings)
     assert [r["key"] for r in rows] == [f.key for f in study.findings]
-    for row, finding in zip(rows, study.findings, strict=True):
-        lacking = not_measured(finding.needs)
-        if lacking is not None:
-            assert row["verdict"] == lacking and row["verdict"].startswith(NOT_MEASURED)
-            assert row["mean"] is None
-            continue
+    for row in rows:
         assert row["verdict"] in VERDICTS
         assert isinstance(row["mean"], float) and math.isfinite(row["mean"]), row
         assert row["n"] >= 2
@@ -151,3 +143,53 @@ def test_quick_scale_runs_and_scores_every_finding(name, tmp_path, capsys):
     assert main(["reproduce", name, "--out", str(out), "--quiet"]) == 2
     assert "scorecard.json" in capsys.readouterr().err
     assert (out / "scorecard.json").read_text() == '{"mine": true}\n'
+
+
+@pytest.fixture
+def kernel_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This host as if `ccfair doctor` had measured it clean up to 200 Mbps, with reno, cubic and bbr."""
+    path = tmp_path / "doctor.json"
+    measurement = {
+        "host_key": doctor.host_key(),
+        "measured_at": "2026-01-01 00:00:00",
+        "clean_rate_bps": 200_000_000,
+        "probes": [],
+    }
+    path.write_text(json.dumps(measurement))
+    monkeypatch.setenv(doctor.ENV_VAR, str(path))
+    monkeypatch.setattr(emu_scenario, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
+    return path
+
+
+def test_kernel_plans_have_the_kernel_backend_and_runs_of_their_own(kernel_host):
+    study = get_study("philip-imc21")  # quick: 100 Mbps, reno, cubic and bbr: fits a 200 Mbps clean rate
+    sim = study.plans("quick", 2)
+    kernel = study.plans("quick", 2, "kernel")
+    assert [p.name for p, _ in sim] == [p.name for p, _ in kernel]
+    assert all(plan.backend == "kernel" and "-kernel-quick-" in plan.name for _, plan in kernel)
+    assert not {plan.name for _, plan in sim} & {plan.name for _, plan in kernel}
+    sim_ids = {r.run_id for _, plan in sim for r in plan_runs(plan)[1]}
+    kernel_runs = [r for _, plan in kernel for r in plan_runs(plan)[1]]
+    kernel_ids = {r.run_id for r in kernel_runs}
+    assert len(kernel_ids) == len(sim_ids) and not sim_ids & kernel_ids
+    # The kernel runs this machine's hosts: the start spread is each group's uniform arrivals instead.
+    assert all("host" not in r.scenario for r in kernel_runs)
+    assert {g["arrivals"]["window"] for r in kernel_runs for g in r.scenario["flows"]} == {"10s"}
+
+
+def test_a_kernel_scale_above_the_clean_rate_is_refused_up_front(kernel_host, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for scale, rate in (("full", "10Gbps"), ("quick", None)):
+        for extra in (["--dry-run"], []):
+            args = ["reproduce", "sasaki-cloudnet18" if rate is None else "philip-imc21", "--scale", scale]
+            assert main([*args, "--backend", "kernel", "--out", "out", *extra]) == 2
+            err = capsys.readouterr().err
+            shown = rate or "1Gbps"
+            assert f"error: link.rate: {args[1]} at the {scale} scale cannot run on the kernel backend" in err
+            assert f"{shown} is above what the forwarder handles cleanly on this host (200Mbps" in err
+            assert not (tmp_path / "out").exists()  # nothing written
+    # Within the clean rate the dry run counts the kernel runs, one after the other.
+    assert main(["reproduce", "philip-imc21", "--backend", "kernel", "--out", "out", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "plan repro-philip-imc21-kernel-quick-r2-edge-reno: 4 runs" in out
+    assert "the 72 runs to do run one at a time" in out

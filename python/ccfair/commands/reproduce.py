@@ -7,6 +7,12 @@
 The study's plans and runs go into the results directory like a sweep's (``status``, ``query``, ``plot``,
 ``report`` read them; the same command resumes); its figures (``fig-*.png``), ``scorecard.json`` and
 ``scorecard.html`` are written beside them. The studies are :mod:`ccfair.studies.reproduce`.
+
+``--backend kernel`` runs the study's plans on the sweep layer's kernel backend (plans of their own, named
+``repro-STUDY-kernel-...``, one run at a time). Every plan is checked before anything runs, by the sweep
+layer's own rules: a scale whose link rate is above the clean rate ``ccfair doctor`` measured, or that needs
+what the kernel backend cannot run (L4S ECN, a congestion control this kernel lacks), is refused with exit
+code 2 and nothing written.
 """
 
 from __future__ import annotations
@@ -30,14 +36,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description="Run the experiments of a published fairness study, draw its figures in the paper's "
         "style and write a scorecard (scorecard.json, scorecard.html): one row per stated finding with the "
         "paper's statement, the setup, the value ccfair measured (mean, spread, n over repetitions), the "
-        "tolerance and a verdict (agrees, disagrees, cannot tell, or not measured when this build lacks a "
-        "feature the finding needs). The runs go into the results directory as sweep plans, so status, "
-        "query, plot and report work on it; Ctrl-C keeps the finished runs and the same command resumes.",
+        "tolerance and a verdict (agrees, disagrees or cannot tell). The runs go into the results directory "
+        "as sweep plans, so status, query, plot and report work on it; Ctrl-C keeps the finished runs and the "
+        "same command resumes. With --backend kernel the study runs on real Linux TCP (root), one run at a "
+        "time; a scale the kernel backend cannot run (a rate above the clean rate ccfair doctor measured, "
+        "L4S ECN, a congestion control the kernel lacks) is refused before anything runs.",
         epilog=examples(
             "ccfair reproduce --list                                  # studies, scales, estimated time",
             "ccfair reproduce rueth-tma19 --out repro/rueth           # the quick scale",
             "ccfair reproduce philip-imc21 --scale full --cluster tcp://scheduler:8786",
             "ccfair reproduce sasaki-cloudnet18 --dry-run             # runs and estimates, nothing run",
+            'sudo "$(command -v ccfair)" reproduce rueth-tma19 --backend kernel   # real Linux TCP',
         ),
     )
     p.add_argument("study", metavar="STUDY", nargs="?", help="the study (see --list)")
@@ -47,7 +56,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--repetitions", type=positive_int, metavar="N", help="repetitions per setting (default: the scale's)"
     )
     p.add_argument(
-        "--backend", choices=BACKENDS, default="sim", help="sim (default) or kernel (where the study fits)"
+        "--backend",
+        choices=BACKENDS,
+        default="sim",
+        help="sim (default) or kernel (real Linux TCP, root, one run at a time; a scale above the clean rate "
+        "ccfair doctor measured is refused)",
     )
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
     add_sweep_options(p, out_default=None)
@@ -64,13 +77,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.study is None:
         raise ScenarioError("STUDY", f"give a study ({', '.join(study_names())}) or --list")
     study = get_study(args.study)
-    if args.backend == "kernel":
-        raise ScenarioError(
-            "--backend",
-            "the sweep layer of this build runs only the simulator, so a study cannot run on the kernel yet; "
-            f"allowed now: sim. Where {study.name} would fit the kernel: "
-            + "; ".join(f"{s}: {info.kernel}" for s, info in study.scales.items()),
-        )
     repetitions = args.repetitions or study.scales[args.scale].repetitions
     return reproduce(study, args.scale, repetitions, args)
 
@@ -81,8 +87,9 @@ def reproduce(study: Any, scale: str, repetitions: int, args: argparse.Namespace
     from ccfair.studies.reproduce.outputs import check_outputs, write_outputs
     from ccfair.studies.run import dry_run, run_plans
 
-    parts = study.plans(scale, repetitions)
+    parts = study.plans(scale, repetitions, args.backend)
     plans = [plan for _, plan in parts]
+    check_plans(study, scale, plans, args)
     out = check_out_dir(args.out or f"repro/{study.name}", RESULTS_KIND, replace=False)
     if args.dry_run:
         return dry_run(plans, out, args)
@@ -99,6 +106,30 @@ def reproduce(study: Any, scale: str, repetitions: int, args: argparse.Namespace
         note(f"{failed} runs failed (ccfair status {out}; --retry-failed runs them again)", args.quiet)
         return EXIT_FAILURE
     return EXIT_OK
+
+
+def check_plans(study: Any, scale: str, plans: list[Any], args: argparse.Namespace) -> None:
+    """Expands every plan before anything runs or is written, so a scale the backend cannot run (on the
+    kernel: a rate above the clean rate, L4S ECN, a missing congestion control) is refused up front, by the
+    sweep layer's own checks, with the scale's kernel note."""
+    from ccfair.commands.sweep import note_kernel_jobs
+    from ccfair.sweep.driver import backend_jobs, plan_runs
+    from ccfair.sweep.identity import SIMULATOR
+
+    for plan in plans:
+        backend_jobs(plan, args.jobs, args.cluster)  # the kernel backend refuses --cluster
+        try:
+            plan_runs(plan, quiet=True, limits=None)
+        except ScenarioError as e:
+            if plan.backend == SIMULATOR:
+                raise
+            raise ScenarioError(
+                e.field,
+                f"{study.name} at the {scale} scale cannot run on the {plan.backend} backend: {e.message} "
+                f"[plan {plan.name}; {study.scales[scale].kernel}]",
+            ) from None
+    if plans:
+        note_kernel_jobs(plans[0], args.jobs, args.quiet)
 
 
 def scorecard_text(document: dict[str, Any]) -> str:

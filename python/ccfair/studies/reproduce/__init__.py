@@ -2,9 +2,9 @@
 
 One module per study (:mod:`.rueth_tma19`, :mod:`.fejes_nadas`, :mod:`.sasaki_cloudnet18`,
 :mod:`.philip_imc21`) holds its setup at each scale, its findings and its paper-style figures;
-:mod:`.base` defines what a study is made of, :mod:`.scorecard` scores the findings,
-:mod:`.capabilities` detects the features a build may lack. The runs go through the sweep machinery
-(:mod:`ccfair.studies.run`) into a normal results directory.
+:mod:`.base` defines what a study is made of, :mod:`.scorecard` scores the findings. The runs go through
+the sweep machinery (:mod:`ccfair.studies.run`) into a normal results directory, on the simulator or, where
+a study's scale fits, on the kernel backend.
 """
 
 from __future__ import annotations

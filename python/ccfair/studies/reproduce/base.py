@@ -3,8 +3,9 @@
 A study module (one per paper, in this package) defines:
 
 - its parts at each scale: sweep plans (plain plan documents), named ``repro-<study>-<scale>-r<N>-<part>``
-  so a study's plans are found again in a results directory and a second scale or repetition count adds
-  its own plans while reusing every run the store already has (run ids are content hashes);
+  (``repro-<study>-kernel-<scale>-...`` on the kernel backend, whose runs are other runs) so a study's
+  plans are found again in a results directory and a second scale or repetition count adds its own plans
+  while reusing every run the store already has (run ids are content hashes);
 - its findings: the paper's statement, the setup text, the tolerance as an interval the measured value must
   lie in (:class:`Expect`), and how to compute the value from the store, one sample per repetition (or per
   cell, where the finding is about a spread over repetitions), so the scorecard can give a mean, a spread
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ccfair.studies.reproduce.capabilities import Capability
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan, plan_from_dict
 
 if TYPE_CHECKING:
@@ -69,7 +70,6 @@ class Finding:
     setup: str  # the runs the value is computed from
     expect: Expect | None  # None: the paper states no value to score against (verdict cannot tell)
     measure: Callable[[StudyData], Measured]
-    needs: tuple[Capability, ...] = ()
     unit: str = ""
 
 
@@ -86,7 +86,7 @@ class Part:
 class ScaleInfo:
     setup: str  # what this scale runs and how it departs from the paper
     repetitions: int
-    kernel: str  # whether the kernel backend could run it, and why
+    kernel: str  # whether the kernel backend can run it, and why
 
 
 @dataclass(frozen=True)
@@ -100,15 +100,36 @@ class Study:
     # (data, plan name by part) -> (file stem, title, figure)
     figures: Callable[[StudyData, dict[str, str]], list[tuple[str, str, Figure]]]
 
-    def plan_name(self, scale: str, repetitions: int, part: str) -> str:
-        return f"{PLAN_PREFIX}{self.name}-{scale}-r{repetitions}-{part}"
+    def plan_name(self, scale: str, repetitions: int, part: str, backend: str = SIMULATOR) -> str:
+        where = "" if backend == SIMULATOR else f"{backend}-"
+        return f"{PLAN_PREFIX}{self.name}-{where}{scale}-r{repetitions}-{part}"
 
-    def plans(self, scale: str, repetitions: int) -> list[tuple[Part, Plan]]:
+    def plans(self, scale: str, repetitions: int, backend: str = SIMULATOR) -> list[tuple[Part, Plan]]:
+        """The scale's plans on ``backend`` (not yet expanded: a cell the backend cannot run is refused
+        when the plan is)."""
         out = []
         for part in self.parts(scale, repetitions):
-            name = self.plan_name(scale, repetitions, part.name)
-            out.append((part, plan_from_dict({**part.document, "name": name}, default_name=name)))
+            name = self.plan_name(scale, repetitions, part.name, backend)
+            document = part.document if backend == SIMULATOR else kernel_document(part.document)
+            document = {**document, "name": name, "backend": backend}
+            out.append((part, plan_from_dict(document, default_name=name)))
         return out
+
+
+def kernel_document(document: dict[str, Any]) -> dict[str, Any]:
+    """A part's plan document for the kernel backend, which runs this machine's hosts and refuses a
+    ``[host]`` table: the studies' only host setting, ``start_jitter`` (each group's flows start uniformly
+    over ``[start, start + jitter)``), becomes the same draw as each group's ``arrivals = { process =
+    "uniform", window = jitter }``. A group with arrivals of its own keeps the table, which the kernel
+    backend then refuses, naming it."""
+    scenario = document["scenario"]
+    host = scenario.get("host", {})
+    if set(host) != {"start_jitter"} or any("arrivals" in g for g in scenario["flows"]):
+        return document
+    arrivals = {"process": "uniform", "window": host["start_jitter"]}
+    flows = [{**g, "arrivals": arrivals} for g in scenario["flows"]]
+    rest = {k: v for k, v in scenario.items() if k != "host"}
+    return {**document, "scenario": {**rest, "flows": flows}}
 
 
 @dataclass

@@ -3,9 +3,8 @@ the setup, ccfair's measured value (mean, spread and n over the samples), the to
 
 Verdict of a finding from its samples: the interval is the mean ± the 95 % Student-t half width (n ≥ 2);
 **agrees** if that interval lies inside the tolerance interval, **disagrees** if it lies wholly outside it,
-**cannot tell** otherwise, with fewer than two samples, or when the paper states no value to score. A
-finding whose feature the build lacks is **not measured (this build lacks ...)**. Nothing is tuned to make
-a finding agree: the value is what the runs gave.
+**cannot tell** otherwise, with fewer than two samples, or when the paper states no value to score.
+Nothing is tuned to make a finding agree: the value is what the runs gave.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import numpy as np
 
 from ccfair import __version__
 from ccfair.plots.stats import summarize
-from ccfair.studies.reproduce.capabilities import not_measured
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
 
 AGREES, DISAGREES, UNSURE = "agrees", "disagrees", "cannot tell"
 VERDICTS = (AGREES, DISAGREES, UNSURE)
-NOT_MEASURED = "not measured"
 GENERATOR = "ccfair reproduce"
 JSON_NAME, HTML_NAME = "scorecard.json", "scorecard.html"
 
@@ -82,20 +79,6 @@ def score(finding: Finding, data: StudyData) -> Row:
         "tolerance": finding.expect.text if finding.expect is not None else "none stated",
         "unit": finding.unit,
     }
-    lacking = not_measured(finding.needs)
-    if lacking is not None:
-        return Row(
-            **base,
-            mean=None,
-            sd=None,
-            ci95=None,
-            minimum=None,
-            maximum=None,
-            n=0,
-            per="",
-            verdict=lacking,
-            note="",
-        )
     measured = finding.measure(data)
     stats = summarize(measured.samples)
     finite = [s for s in measured.samples if math.isfinite(s)]
@@ -123,8 +106,7 @@ def scorecard(study: Study, data: StudyData) -> list[Row]:
 def to_json(study: Study, scale: str, repetitions: int, rows: list[Row], plans: list[str]) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for r in rows:
-        kind = NOT_MEASURED if r.verdict.startswith(NOT_MEASURED) else r.verdict
-        counts[kind] = counts.get(kind, 0) + 1
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
     return {
         "generator": GENERATOR,
         "ccfair_version": __version__,
