@@ -191,5 +191,5 @@ def test_a_kernel_scale_above_the_clean_rate_is_refused_up_front(kernel_host, tm
     # Within the clean rate the dry run counts the kernel runs, one after the other.
     assert main(["reproduce", "philip-imc21", "--backend", "kernel", "--out", "out", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "plan repro-philip-imc21-kernel-quick-r2-edge-reno: 4 runs" in out
+    assert "plan repro-philip-imc21-kernel-quick-r2-edge-reno: 12 runs" in out
     assert "the 72 runs to do run one at a time" in out

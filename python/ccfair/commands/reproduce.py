@@ -36,11 +36,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description="Run the experiments of a published fairness study, draw its figures in the paper's "
         "style and write a scorecard (scorecard.json, scorecard.html): one row per stated finding with the "
         "paper's statement, the setup, the value ccfair measured (mean, spread, n over repetitions), the "
-        "tolerance and a verdict (agrees, disagrees or cannot tell). The runs go into the results directory "
-        "as sweep plans, so status, query, plot and report work on it; Ctrl-C keeps the finished runs and the "
-        "same command resumes. With --backend kernel the study runs on real Linux TCP (root), one run at a "
-        "time; a scale the kernel backend cannot run (a rate above the clean rate ccfair doctor measured, "
-        "L4S ECN, a congestion control the kernel lacks) is refused before anything runs.",
+        "tolerance and a verdict (agrees, disagrees or cannot tell). The runs go into the results "
+        "directory as sweep plans, so status, query, plot and report work on it; Ctrl-C keeps the finished "
+        "runs and the same command resumes. With --backend kernel the study runs on real Linux TCP (root), "
+        "one run at a time; a scale the kernel backend cannot run (a rate above the clean rate ccfair doctor "
+        "measured, L4S ECN, a congestion control the kernel lacks) is refused before anything runs.",
         epilog=examples(
             "ccfair reproduce --list                                  # studies, scales, estimated time",
             "ccfair reproduce rueth-tma19 --out repro/rueth           # the quick scale",
