@@ -57,7 +57,11 @@ MANY_FLOWS_DURATION = "2s"
 # thousands of flows small next to the flows' own state.
 SCALE_INTERVAL_NS = NS_PER_S
 # Loads the modules of a run before a child process measures its baseline memory: 1 flow, 0.1 s.
-WARM_UP = {"duration": "100ms", "link": {"rate": "10Mbps", "buffer": "1bdp"}, "flows": [{"cc": "cubic", "rtt": "20ms"}]}
+WARM_UP = {
+    "duration": "100ms",
+    "link": {"rate": "10Mbps", "buffer": "1bdp"},
+    "flows": [{"cc": "cubic", "rtt": "20ms"}],
+}
 # The CoreScale buffer of Philip et al.: 375 MB at 10 Gbps, 300 ms of queue.
 CORE_BUFFER = "375MB"
 
@@ -126,7 +130,12 @@ def _document(
     aqm: str = "fifo",
     **top: Any,
 ) -> dict[str, Any]:
-    return {"duration": duration, "link": {"rate": rate, "buffer": buffer, "aqm": aqm}, "flows": groups, **top}
+    return {
+        "duration": duration,
+        "link": {"rate": rate, "buffer": buffer, "aqm": aqm},
+        "flows": groups,
+        **top,
+    }
 
 
 def _scaled_timing(duration: str) -> dict[str, Any]:
@@ -250,7 +259,10 @@ def benchmarks(quick: bool = False) -> list[Benchmark]:
     return marks
 
 
-SCALED_CASES: dict[str, Callable[[int | None, str | None], Benchmark]] = {"corescale": corescale, "flows100k": many_flows}
+SCALED_CASES: dict[str, Callable[[int | None, str | None], Benchmark]] = {
+    "corescale": corescale,
+    "flows100k": many_flows,
+}
 
 
 def all_cases() -> list[Benchmark]:
@@ -272,7 +284,9 @@ def select(
         chosen = []
         for name in names:
             if name.lower() not in known:
-                raise ScenarioError("--case", f"unknown case {name!r}; the cases are {', '.join(b.name for b in cases)}")
+                raise ScenarioError(
+                    "--case", f"unknown case {name!r}; the cases are {', '.join(b.name for b in cases)}"
+                )
             chosen.append(known[name.lower()])
     if flows is None and duration is None:
         return chosen
@@ -356,8 +370,9 @@ def run_in_child(mark: Benchmark, quiet: bool = True, limits: Limits | None = No
             message = parent_end.recv()
         except EOFError:
             child.join()
-            raise RuntimeError(f"the benchmark process of {mark.name} ended without a result "
-                               f"(exit code {child.exitcode})") from None
+            raise RuntimeError(
+                f"the benchmark process of {mark.name} ended without a result (exit code {child.exitcode})"
+            ) from None
     finally:
         if child.is_alive():
             child.join(timeout=5)
