@@ -138,7 +138,10 @@ def compare(repetitions: int, seconds: float) -> str:
     for rate in RATES:
         sc = scenario(rate, seconds)
         ours = [run_ccfair(sc) for _ in range(repetitions)]
-        theirs = [run_ns3(binary, sc, rate, seconds) for _ in range(repetitions)]
+        theirs = []
+        for i in range(repetitions):  # minutes at 1 Gbps: say how far it is
+            print(f"{rate}: ns-3 run {i + 1} of {repetitions}", file=sys.stderr)
+            theirs.append(run_ns3(binary, sc, rate, seconds))
         ours_wall = [r["wall_seconds"] for r in ours]
         theirs_wall = [r["wall_seconds"] for r in theirs]
         rows.append(

@@ -366,19 +366,17 @@ def run_in_child(mark: Benchmark, quiet: bool = True, limits: Limits | None = No
     child.start()
     child_end.close()
     try:
-        try:
-            message = parent_end.recv()
-        except EOFError:
-            child.join()
-            raise RuntimeError(
-                f"the benchmark process of {mark.name} ended without a result (exit code {child.exitcode})"
-            ) from None
+        message = parent_end.recv()
+    except EOFError:
+        child.join()
+        raise RuntimeError(
+            f"the benchmark process of {mark.name} ended without a result (exit code {child.exitcode})"
+        ) from None
     finally:
+        # After its result (or on Ctrl-C or an error here) the child has nothing left worth waiting for.
         if child.is_alive():
-            child.join(timeout=5)
-            if child.is_alive():
-                child.terminate()
-                child.join()
+            child.terminate()
+        child.join()
     if message[0] == "error":
         raise ScenarioError(message[1], message[2])
     _, events, wall, before, after = message
