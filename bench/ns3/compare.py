@@ -21,10 +21,12 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -114,18 +116,24 @@ def scenario(rate: str, seconds: float) -> Scenario:
 def run_ns3(binary: Path, sc: Scenario, rate: str, seconds: float) -> dict[str, float]:
     packets = sc.buffer_limit()["packets"]
     rtt_ms = sc.base_rtt_ns() / 1e6
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [str(binary), f"--flows={FLOWS}", f"--rate={rate}", f"--rttMs={rtt_ms}", f"--bufferPackets={packets}",
          f"--seconds={seconds}"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    fields = dict(pair.split("=", 1) for pair in done.stdout.split())
-    return {k: float(v) for k, v in fields.items()}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    fields = {k: float(v) for k, v in (pair.split("=", 1) for pair in done.stdout.split())}
+    # The whole process's CPU time (set-up included): on a busy machine, wall time also counts waiting.
+    fields["cpu_seconds"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return fields
 
 
 def run_ccfair(sc: Scenario) -> dict[str, float]:
+    cpu_start = time.process_time()
     result = run(sc, seed=1)
     return {
+        "cpu_seconds": time.process_time() - cpu_start,  # the result tables included: a few ms
         "wall_seconds": float(result.summary["wall_seconds"]),
         "events": float(result.summary["events"]),
         "received_bytes": float(result.flows["total_delivered_bytes"].sum()),
@@ -149,7 +157,10 @@ def compare(repetitions: int, seconds: float) -> str:
                 "rate": rate,
                 "ccfair": f"{min(ours_wall):.3f} to {max(ours_wall):.3f}",
                 "ns3": f"{min(theirs_wall):.2f} to {max(theirs_wall):.2f}",
+                "ns3_cpu": statistics.median(r["cpu_seconds"] for r in theirs),
                 "ratio": statistics.median(theirs_wall) / statistics.median(ours_wall),
+                "cpu_ratio": statistics.median(r["cpu_seconds"] for r in theirs)
+                / statistics.median(r["cpu_seconds"] for r in ours),
                 "ccfair_events": f"{ours[0]['events'] / 1e6:.2f} M",
                 "ns3_events": f"{theirs[0]['events'] / 1e6:.2f} M",
                 "ccfair_mb": ours[0]["received_bytes"] / 1e6,
@@ -160,7 +171,9 @@ def compare(repetitions: int, seconds: float) -> str:
         Column("rate", "rate", text, "left"),
         Column("ccfair wall s", "ccfair", text),
         Column("ns-3 wall s", "ns3", text),
-        Column("ns-3 / ccfair", "ratio", fixed(0)),
+        Column("ns-3 CPU s", "ns3_cpu", fixed(2)),
+        Column("ns-3 / ccfair wall", "ratio", fixed(0)),
+        Column("CPU", "cpu_ratio", fixed(0)),
         Column("ccfair events", "ccfair_events", text),
         Column("ns-3 events", "ns3_events", text),
         Column("ccfair MB", "ccfair_mb", fixed(1)),
@@ -169,7 +182,9 @@ def compare(repetitions: int, seconds: float) -> str:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     head = (
         f"{FLOWS} Cubic flows, {RTT}, {BUFFER} FIFO, {seconds:g} s simulated; {repetitions} runs each, "
-        f"wall time of the simulation alone (ranges; the ratio of the medians); load average {load}\n"
+        "wall time of the simulation alone (ranges; ns-3's CPU seconds and the ratios of wall and of CPU "
+        "time: medians); "
+        f"load average {load}\n"
     )
     return head + render(rows, columns) + "\n"
 
