@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.ccfair-dev
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep snapshots docs fuzz clean
+.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep bench-ns3 snapshots docs fuzz clean
 
 # The runtime: what `make demo` needs (no test or lint tools).
 setup: versions $(STAMP) emulator
@@ -56,8 +56,8 @@ lint: setup-dev
 	-rustup component add rustfmt clippy 2>/dev/null
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	$(BIN)/ruff check python tests
-	$(BIN)/ruff format --check python tests
+	$(BIN)/ruff check python tests bench
+	$(BIN)/ruff format --check python tests bench
 
 test-rust:
 	cargo test --workspace --exclude ccfair-py --quiet
@@ -110,6 +110,12 @@ fuzz: setup
 
 bench: setup
 	$(BIN)/ccfair bench
+
+# ccfair against ns-3 on bench case B's dumbbell at 100 Mbps and 1 Gbps (bench/ns3/compare.py). Optional, not
+# part of `make test`: installs ns-3's PyPI wheel (about 70 MB, no dependencies) into its own virtualenv under
+# target/ns3-bench and compiles bench/ns3/dumbbell.cc against it with the system's C++ compiler.
+bench-ns3: setup
+	$(BIN)/python bench/ns3/compare.py
 
 # Regenerates the golden snapshot tables (tests/snapshots/expected/) from tests/snapshots/cases.toml and prints
 # which cases changed and what moved. Only after a deliberate behaviour change, explained in its commit.

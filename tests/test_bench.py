@@ -1,4 +1,20 @@
-from ccfair.bench import BenchResult, bench_json, bench_report, benchmarks
+import pytest
+
+from ccfair.bench import (
+    BenchResult,
+    all_cases,
+    bench_json,
+    bench_report,
+    benchmarks,
+    cases_report,
+    corescale,
+    many_flows,
+    run_in_child,
+    select,
+)
+from ccfair.cli import main
+from ccfair.errors import ScenarioError
+from ccfair.resources import Limits
 
 
 def test_benchmark_scenarios():
@@ -41,3 +57,63 @@ def test_bench_output():
     }
     text = bench_report([r])
     assert "M ev/s" in text and "2.00" in text and "1,000,000" in text
+
+
+def test_scaled_cases_are_opt_in_and_match_their_settings():
+    assert [b.name for b in benchmarks()] == ["A", "B", "C", "D", "E", "F"]  # not run by default
+    assert [b.name for b in all_cases()][6:] == ["corescale", "flows100k"]
+    core = corescale().scenario
+    # CoreScale of Philip et al.: 10 Gbps, 375 MB drop-tail, 5000 flows, 100 ms, starts spread.
+    assert (core.link.rate_bps, core.flow_count(), core.base_rtt_ns()) == (10**10, 5000, 10**8)
+    assert core.buffer_limit() == {"bytes": 375_000_000}
+    assert core.link.aqm.name == "fifo" and [g.cc for g in core.flows] == ["cubic"]
+    assert core.flows[0].arrivals is not None and core.duration_ns == 20 * 10**9
+    many = many_flows().scenario
+    assert (many.flow_count(), many.link.rate_bps) == (100_000, 10**10)
+    assert many_flows().measure_memory and not corescale().measure_memory
+    for b in all_cases():
+        b.scenario.validate()
+    assert "only with --case" in cases_report(all_cases())
+
+
+def test_select_applies_overrides_to_scalable_cases_only():
+    small = select(["corescale", "FLOWS100K"], flows=50, duration="1s")
+    assert [(b.name, b.scenario.flow_count(), b.scenario.duration_ns) for b in small] == [
+        ("corescale", 50, 10**9),
+        ("flows100k", 50, 10**9),
+    ]
+    with pytest.raises(ScenarioError) as e:
+        select(["B", "corescale"], flows=50)
+    assert e.value.field == "--flows" and "B" in e.value.message
+    with pytest.raises(ScenarioError) as e:
+        select(["G"])
+    assert e.value.field == "--case" and "corescale" in e.value.message
+
+
+def test_memory_case_reports_its_peak_and_refuses_what_cannot_fit():
+    mark = select(["flows100k"], flows=200, duration="500ms")[0]
+    r = run_in_child(mark, quiet=True, limits=Limits(None, None))
+    assert r.memory is not None and r.memory.flows == 200 and r.events > 0
+    # The run's own process grew beyond the interpreter's peak before it.
+    assert r.memory.max_rss_bytes > r.memory.baseline_rss_bytes > 0
+    assert 0 < r.memory.flow_estimate_bytes < r.memory.estimate_bytes
+    d = bench_json([r])["benchmarks"][0]["memory"]
+    assert d["rss_bytes_per_flow"] == r.memory.run_rss_bytes / 200
+    assert "RSS B/flow" in bench_report([r])
+    # A limit below the estimate is refused before a child starts, naming the field that drives it.
+    with pytest.raises(ScenarioError) as e:
+        run_in_child(mark, limits=Limits(10**6, None, "--max-memory"))
+    assert "--max-memory" in e.value.message
+
+
+def test_cli_runs_a_named_case_and_refuses_bad_overrides(capsys):
+    assert (
+        main(["bench", "--case", "corescale", "--flows", "5", "--duration", "200ms", "--quiet", "--json"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert '"name": "corescale"' in out and '"events_per_second"' in out and '"memory"' not in out
+    assert main(["bench", "--quick", "--flows", "5"]) == 2
+    assert "--flows" in capsys.readouterr().err
+    assert main(["bench", "--case", "flows100k", "--max-memory", "1MB", "--quiet"]) == 2
+    assert "more than the limit" in capsys.readouterr().err

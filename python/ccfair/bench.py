@@ -1,4 +1,4 @@
-"""Simulator speed on three fixed scenarios (``ccfair bench``).
+"""Simulator speed on fixed scenarios (``ccfair bench``).
 
 - A: 10 Mbps, 2 flows (reno + cubic), 50 ms, 1 BDP, 60 s
 - B: 1 Gbps, 10 Cubic flows, 10 ms, 0.5 BDP, 30 s
@@ -11,28 +11,103 @@
   the bottleneck in both, as fair queuing serves them, so the two differ only in the number of flows (left out
   with ``quick``)
 
+Two more run only when named (``--case``), as they take up to a minute each:
+
+- ``corescale``: the CoreScale setting of Philip et al. (IMC 2021): 10 Gbps, a 375 MB drop-tail buffer, 5000
+  Cubic flows, 100 ms, their starts spread uniformly over the first quarter of the run (the study spreads them
+  over its first 10 s of 60 s). The study runs 60 s; the bench runs 20 s, and the wall seconds per simulated
+  second give the 60 s figure by multiplication
+- ``flows100k``: 100,000 Cubic flows at 10 Gbps, 20 ms, a 375 MB buffer, 2 s: the cost of the flow count
+  itself, in memory as well as speed. It runs in a child process, whose peak resident memory
+  (``getrusage``) is compared with the simulator's own estimate; both are reported per flow
+
+``--flows`` and ``--duration`` scale these two (a smoke test runs them small).
+
 For each: simulator events, wall-clock seconds of the simulation, millions of events per wall second, and
 wall seconds per simulated second.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import resource
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
+from ccfair.cli_support import progress_bar
+from ccfair.errors import ScenarioError
+from ccfair.resources import Limits
+from ccfair.resources import check as check_resources
+from ccfair.resources import limits as default_limits
 from ccfair.runner import run
 from ccfair.scenario import Scenario
 from ccfair.tables import Column, fixed, integer, render, text
+from ccfair.units import format_duration, parse_duration_ns
 
 BENCH_SEED = 1
+NS_PER_S = 1_000_000_000
+
+CORESCALE_FLOWS = 5000
+CORESCALE_DURATION = "20s"
+MANY_FLOWS = 100_000
+MANY_FLOWS_DURATION = "2s"
+# One time-series row per flow per interval: the study's CoreScale interval (1 s) keeps the rows of
+# thousands of flows small next to the flows' own state.
+SCALE_INTERVAL_NS = NS_PER_S
+# Loads the modules of a run before a child process measures its baseline memory: 1 flow, 0.1 s.
+WARM_UP = {
+    "duration": "100ms",
+    "link": {"rate": "10Mbps", "buffer": "1bdp"},
+    "flows": [{"cc": "cubic", "rtt": "20ms"}],
+}
+# The CoreScale buffer of Philip et al.: 375 MB at 10 Gbps, 300 ms of queue.
+CORE_BUFFER = "375MB"
 
 
 @dataclass(frozen=True)
 class Benchmark:
+    """One case: its name, what it is, the scenario as a user-level dict. ``opt_in`` cases run only when
+    named; ``scalable`` ones accept ``--flows`` and ``--duration``; ``measure_memory`` ones run in a child
+    process whose peak resident memory is reported."""
+
     name: str
     description: str
-    scenario: Scenario
+    document: dict[str, Any]
+    opt_in: bool = False
+    scalable: bool = False
+    measure_memory: bool = False
+
+    @cached_property
+    def scenario(self) -> Scenario:
+        return Scenario.from_dict(self.document)
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    """Peak memory of a run in a child process: the simulator's estimate, the child's maximum resident set
+    (``ru_maxrss``) before the run (the interpreter and the modules) and at its end, and per flow."""
+
+    flows: int
+    estimate_bytes: int
+    flow_estimate_bytes: int  # the parts of the estimate that the flow count drives
+    baseline_rss_bytes: int
+    max_rss_bytes: int
+
+    @property
+    def run_rss_bytes(self) -> int:
+        """What the run added to the child's peak resident memory."""
+        return max(0, self.max_rss_bytes - self.baseline_rss_bytes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "run_rss_bytes": self.run_rss_bytes,
+            "estimate_bytes_per_flow": self.estimate_bytes / self.flows,
+            "flow_estimate_bytes_per_flow": self.flow_estimate_bytes / self.flows,
+            "rss_bytes_per_flow": self.run_rss_bytes / self.flows,
+        }
 
 
 @dataclass(frozen=True)
@@ -44,30 +119,106 @@ class BenchResult:
     wall_seconds: float
     events_per_second: float
     wall_seconds_per_sim_second: float
+    memory: MemoryFigures | None = field(default=None)
 
 
-def _scenario(
-    rate: str, buffer: str, duration: str, groups: list[dict[str, Any]], aqm: str = "fifo"
-) -> Scenario:
-    return Scenario.from_dict(
-        {"duration": duration, "link": {"rate": rate, "buffer": buffer, "aqm": aqm}, "flows": groups}
+def _document(
+    rate: str,
+    buffer: str,
+    duration: str,
+    groups: list[dict[str, Any]],
+    aqm: str = "fifo",
+    **top: Any,
+) -> dict[str, Any]:
+    return {
+        "duration": duration,
+        "link": {"rate": rate, "buffer": buffer, "aqm": aqm},
+        "flows": groups,
+        **top,
+    }
+
+
+def _scaled_timing(duration: str) -> dict[str, Any]:
+    """Starts spread uniformly over the first quarter of the run, one row per flow per second (or two rows
+    in a run shorter than 2 s)."""
+    duration_ns = parse_duration_ns(duration, "--duration")
+    return {
+        "interval": format_duration(min(SCALE_INTERVAL_NS, max(1, duration_ns // 2))),
+        "window_ns": max(1, duration_ns // 4),
+    }
+
+
+def corescale(flows: int | None = None, duration: str | None = None) -> Benchmark:
+    """CoreScale (Philip et al., IMC 2021): 10 Gbps, 375 MB drop-tail, ``flows`` Cubic flows at 100 ms."""
+    flows = CORESCALE_FLOWS if flows is None else flows
+    duration = duration or CORESCALE_DURATION
+    timing = _scaled_timing(duration)
+    window = format_duration(timing["window_ns"])
+    return Benchmark(
+        "corescale",
+        f"CoreScale: 10 Gbps, 375 MB FIFO, {flows} Cubic flows, 100 ms, starts over {window}, {duration}",
+        _document(
+            "10Gbps",
+            CORE_BUFFER,
+            duration,
+            [
+                {
+                    "cc": "cubic",
+                    "rtt": "100ms",
+                    "count": flows,
+                    "arrivals": {"process": "uniform", "window": window},
+                }
+            ],
+            interval=timing["interval"],
+        ),
+        opt_in=True,
+        scalable=True,
+    )
+
+
+def many_flows(flows: int | None = None, duration: str | None = None) -> Benchmark:
+    """``flows`` Cubic flows at 10 Gbps, 20 ms, 375 MB: the memory and speed of a very large flow count."""
+    flows = MANY_FLOWS if flows is None else flows
+    duration = duration or MANY_FLOWS_DURATION
+    timing = _scaled_timing(duration)
+    window = format_duration(timing["window_ns"])
+    return Benchmark(
+        "flows100k",
+        f"10 Gbps, 375 MB FIFO, {flows:,} Cubic flows, 20 ms, starts over {window}, {duration}",
+        _document(
+            "10Gbps",
+            CORE_BUFFER,
+            duration,
+            [
+                {
+                    "cc": "cubic",
+                    "rtt": "20ms",
+                    "count": flows,
+                    "arrivals": {"process": "uniform", "window": window},
+                }
+            ],
+            interval=timing["interval"],
+        ),
+        opt_in=True,
+        scalable=True,
+        measure_memory=True,
     )
 
 
 def benchmarks(quick: bool = False) -> list[Benchmark]:
-    """The fixed benchmark scenarios (A and B only with ``quick``)."""
+    """The default benchmark cases (A and B only with ``quick``)."""
     marks = [
         Benchmark(
             "A",
             "10 Mbps, 2 flows (reno + cubic), 50 ms, 1 BDP, 60 s",
-            _scenario(
+            _document(
                 "10Mbps", "1bdp", "60s", [{"cc": "reno", "rtt": "50ms"}, {"cc": "cubic", "rtt": "50ms"}]
             ),
         ),
         Benchmark(
             "B",
             "1 Gbps, 10 Cubic flows, 10 ms, 0.5 BDP, 30 s",
-            _scenario("1Gbps", "0.5bdp", "30s", [{"cc": "cubic", "rtt": "10ms", "count": 10}]),
+            _document("1Gbps", "0.5bdp", "30s", [{"cc": "cubic", "rtt": "10ms", "count": 10}]),
         ),
     ]
     if not quick:
@@ -75,14 +226,14 @@ def benchmarks(quick: bool = False) -> list[Benchmark]:
             Benchmark(
                 "C",
                 "10 Gbps, 1000 Cubic flows, 20 ms, 1 BDP, 10 s",
-                _scenario("10Gbps", "1bdp", "10s", [{"cc": "cubic", "rtt": "20ms", "count": 1000}]),
+                _document("10Gbps", "1bdp", "10s", [{"cc": "cubic", "rtt": "20ms", "count": 1000}]),
             )
         )
         marks.append(
             Benchmark(
                 "D",
                 "1 Gbps, 5 Cubic + 5 BBRv1 flows, 10 ms, 0.5 BDP, 30 s",
-                _scenario(
+                _document(
                     "1Gbps",
                     "0.5bdp",
                     "30s",
@@ -95,23 +246,62 @@ def benchmarks(quick: bool = False) -> list[Benchmark]:
             Benchmark(
                 "E",
                 "100 Mbps, 10 paced Cubic flows, 20 ms, 1 BDP, FQ-CoDel, 60 s",
-                _scenario("100Mbps", "1bdp", "60s", [{**paced_cubic, "count": 10}], aqm="fq_codel"),
+                _document("100Mbps", "1bdp", "60s", [{**paced_cubic, "count": 10}], aqm="fq_codel"),
             )
         )
         marks.append(
             Benchmark(
                 "F",
                 "10 Gbps, 1000 paced Cubic flows, 20 ms, 1 BDP, FQ-CoDel, 4 s",
-                _scenario("10Gbps", "1bdp", "4s", [{**paced_cubic, "count": 1000}], aqm="fq_codel"),
+                _document("10Gbps", "1bdp", "4s", [{**paced_cubic, "count": 1000}], aqm="fq_codel"),
             )
         )
     return marks
 
 
-def run_benchmark(mark: Benchmark, progress: Callable[[float], None] | None = None) -> BenchResult:
-    result = run(mark.scenario, seed=BENCH_SEED, progress=progress)
-    events = int(result.summary["events"])
-    wall = float(result.summary["wall_seconds"])
+SCALED_CASES: dict[str, Callable[[int | None, str | None], Benchmark]] = {
+    "corescale": corescale,
+    "flows100k": many_flows,
+}
+
+
+def all_cases() -> list[Benchmark]:
+    """Every case, the default ones first: what ``--list`` shows and ``--case`` chooses from."""
+    return benchmarks() + [make() for make in SCALED_CASES.values()]
+
+
+def select(
+    names: list[str] | None, quick: bool = False, flows: int | None = None, duration: str | None = None
+) -> list[Benchmark]:
+    """The cases named (all default ones when None), with ``flows``/``duration`` applied to the scalable
+    ones. Raises :class:`ScenarioError` naming the option for an unknown case, or for an override that a
+    chosen case does not take."""
+    cases = all_cases()
+    known = {b.name.lower(): b for b in cases}
+    if names is None:
+        chosen = benchmarks(quick)
+    else:
+        chosen = []
+        for name in names:
+            if name.lower() not in known:
+                raise ScenarioError(
+                    "--case", f"unknown case {name!r}; the cases are {', '.join(b.name for b in cases)}"
+                )
+            chosen.append(known[name.lower()])
+    if flows is None and duration is None:
+        return chosen
+    fixed_cases = [b.name for b in chosen if not b.scalable]
+    if fixed_cases:
+        option = "--flows" if flows is not None else "--duration"
+        raise ScenarioError(
+            option,
+            f"applies only to the cases {', '.join(SCALED_CASES)}, not to {', '.join(fixed_cases)}; "
+            "choose them with --case",
+        )
+    return [SCALED_CASES[b.name](flows, duration) for b in chosen]
+
+
+def _result(mark: Benchmark, events: int, wall: float, memory: MemoryFigures | None = None) -> BenchResult:
     sim_seconds = mark.scenario.duration_ns / 1e9
     return BenchResult(
         name=mark.name,
@@ -121,11 +311,108 @@ def run_benchmark(mark: Benchmark, progress: Callable[[float], None] | None = No
         wall_seconds=wall,
         events_per_second=events / wall if wall > 0 else float("nan"),
         wall_seconds_per_sim_second=wall / sim_seconds,
+        memory=memory,
     )
 
 
+def run_benchmark(
+    mark: Benchmark, progress: Callable[[float], None] | None = None, limits: Limits | None = None
+) -> BenchResult:
+    """Runs one case in this process (a ``measure_memory`` case: see :func:`run_in_child`)."""
+    result = run(mark.scenario, seed=BENCH_SEED, progress=progress, limits=limits)
+    return _result(mark, int(result.summary["events"]), float(result.summary["wall_seconds"]))
+
+
+def _max_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kibibytes on Linux
+
+
+def _child(conn: Any, document: dict[str, Any], label: str, quiet: bool) -> None:
+    """The child's side of :func:`run_in_child`: runs the scenario (limits already checked by the parent)
+    and sends back ("done", events, wall, max RSS before, max RSS after) or ("error", field, message)."""
+    try:
+        scenario = Scenario.from_dict(document)
+        scenario.resolution()
+        # A tiny run first loads every module a run and its result tables use, so that the peak before
+        # the measured run is the interpreter's and theirs, and the difference is the run's own.
+        run(WARM_UP, seed=BENCH_SEED, limits=Limits(None, None))
+        before = _max_rss_bytes()
+        bar = progress_bar(label, quiet)
+        try:
+            result = run(scenario, seed=BENCH_SEED, progress=bar, limits=Limits(None, None))
+        finally:
+            if bar is not None:
+                bar.close()
+        summary = result.summary
+        conn.send(("done", int(summary["events"]), float(summary["wall_seconds"]), before, _max_rss_bytes()))
+    except ScenarioError as e:
+        conn.send(("error", e.field, e.message))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        conn.close()
+
+
+def run_in_child(mark: Benchmark, quiet: bool = True, limits: Limits | None = None) -> BenchResult:
+    """Runs one case in a fresh child process and measures its peak resident memory. The estimate is
+    checked against ``limits`` (default: the machine's) here, before the child starts: a case that cannot
+    fit is refused with the field that drives its memory."""
+    estimate = mark.scenario.resolution().estimate
+    check_resources(estimate, limits if limits is not None else default_limits())
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: its peak is this run's alone
+    parent_end, child_end = context.Pipe(duplex=False)
+    label = f"{mark.name}: {mark.description}"
+    child = context.Process(target=_child, args=(child_end, mark.document, label, quiet), daemon=True)
+    child.start()
+    child_end.close()
+    try:
+        message = parent_end.recv()
+    except EOFError:
+        child.join()
+        raise RuntimeError(
+            f"the benchmark process of {mark.name} ended without a result (exit code {child.exitcode})"
+        ) from None
+    finally:
+        # After its result (or on Ctrl-C or an error here) the child has nothing left worth waiting for.
+        if child.is_alive():
+            child.terminate()
+        child.join()
+    if message[0] == "error":
+        raise ScenarioError(message[1], message[2])
+    _, events, wall, before, after = message
+    flow_parts = sum(p.amount for p in estimate.memory if p.field.endswith(".count"))
+    memory = MemoryFigures(mark.scenario.flow_count(), estimate.peak_memory_bytes, flow_parts, before, after)
+    return _result(mark, events, wall, memory)
+
+
 def bench_json(results: list[BenchResult]) -> dict[str, Any]:
-    return {"benchmarks": [asdict(r) for r in results]}
+    out = []
+    for r in results:
+        d = asdict(r)
+        d.pop("memory")
+        if r.memory is not None:
+            d["memory"] = r.memory.as_dict()
+        out.append(d)
+    return {"benchmarks": out}
+
+
+def cases_report(marks: list[Benchmark]) -> str:
+    """The ``--list`` table: every case, and when it runs."""
+    quick = {b.name for b in benchmarks(quick=True)}
+    rows = [
+        {
+            "name": b.name,
+            "description": b.description,
+            "runs": "only with --case" if b.opt_in else "default" + (", --quick" if b.name in quick else ""),
+        }
+        for b in marks
+    ]
+    columns = [
+        Column("case", "name", text, "left"),
+        Column("scenario", "description", text, "left"),
+        Column("runs", "runs", text, "left"),
+    ]
+    return render(rows, columns) + "\n"
 
 
 def bench_report(results: list[BenchResult]) -> str:
@@ -137,4 +424,20 @@ def bench_report(results: list[BenchResult]) -> str:
         Column("M ev/s", "events_per_second", fixed(2, 1e6)),
         Column("wall s / sim s", "wall_seconds_per_sim_second", fixed(4)),
     ]
-    return render([asdict(r) for r in results], columns) + "\n"
+    out = render([asdict(r) for r in results], columns) + "\n"
+    measured = [r for r in results if r.memory is not None]
+    if measured:
+        memory_columns = [
+            Column("bench", "name", text, "left"),
+            Column("flows", "flows", integer),
+            Column("estimate MiB", "estimate_bytes", fixed(1, 2**20)),
+            Column("max RSS MiB", "max_rss_bytes", fixed(1, 2**20)),
+            Column("before run MiB", "baseline_rss_bytes", fixed(1, 2**20)),
+            Column("estimate B/flow", "estimate_bytes_per_flow", fixed(0)),
+            Column("(flow parts)", "flow_estimate_bytes_per_flow", fixed(0)),
+            Column("RSS B/flow", "rss_bytes_per_flow", fixed(0)),
+        ]
+        rows = [{"name": r.name, **r.memory.as_dict()} for r in measured if r.memory is not None]
+        out += "\npeak memory (max RSS of the run's own process, less its peak before the run, per flow):\n"
+        out += render(rows, memory_columns) + "\n"
+    return out

@@ -1,6 +1,7 @@
 """Simulator speed.
 
-- ``ccfair bench [--quick] [--json]``: simulator speed on fixed scenarios
+- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--json] [--list]``: simulator speed
+  on fixed scenarios
 """
 
 from __future__ import annotations
@@ -9,8 +10,18 @@ import argparse
 import sys
 from typing import Any
 
-from ccfair.bench import bench_json, bench_report, benchmarks, run_benchmark
-from ccfair.cli_support import EXIT_OK, examples, print_json, progress_bar
+from ccfair.bench import (
+    all_cases,
+    bench_json,
+    bench_report,
+    cases_report,
+    run_benchmark,
+    run_in_child,
+    select,
+)
+from ccfair.cli_support import EXIT_OK, add_limit_options, examples, positive_int, print_json, progress_bar
+from ccfair.resources import check as check_resources
+from ccfair.resources import limits as resource_limits
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -18,22 +29,52 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "bench",
         help="measure simulator speed on fixed scenarios",
         description="Run six fixed scenarios (A to F, from 2 flows at 10 Mbps to 1000 flows at 10 Gbps) and "
-        "print events per wall-second and wall seconds per simulated second.",
-        epilog=examples("ccfair bench", "ccfair bench --quick --json     # A and B only, for scripts"),
+        "print events per wall-second and wall seconds per simulated second. Two larger cases run only when "
+        "named: corescale (5000 flows at 10 Gbps, 100 ms) and flows100k (100,000 flows, with its peak "
+        "memory per flow).",
+        epilog=examples(
+            "ccfair bench",
+            "ccfair bench --quick --json     # A and B only, for scripts",
+            "ccfair bench --list            # every case, and when it runs",
+            "ccfair bench --case corescale --case flows100k",
+            "ccfair bench --case corescale --flows 1000 --duration 10s",
+        ),
     )
-    p.add_argument("--quick", action="store_true", help="only the two smaller scenarios (A and B)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--quick", action="store_true", help="only the two smaller scenarios (A and B)")
+    which.add_argument(
+        "--case",
+        action="append",
+        metavar="NAME",
+        help="run this case (repeatable; A to F, corescale, flows100k; see --list)",
+    )
+    p.add_argument(
+        "--flows", type=positive_int, metavar="N", help="the flow count of corescale and flows100k"
+    )
+    p.add_argument("--duration", metavar="D", help="the simulated time of corescale and flows100k (e.g. 5s)")
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_limit_options(p)
     p.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-
+    if args.list:
+        sys.stdout.write(cases_report(all_cases()))
+        return EXIT_OK
+    marks = select(args.case, quick=args.quick, flows=args.flows, duration=args.duration)
+    limits = resource_limits(args.max_memory, args.max_events)
+    for mark in marks:  # every case checked, and refused if it cannot fit, before the first runs
+        check_resources(mark.scenario.resolution().estimate, limits)
     results = []
-    for mark in benchmarks(quick=args.quick):
+    for mark in marks:
+        if mark.measure_memory:
+            results.append(run_in_child(mark, quiet=args.quiet, limits=limits))
+            continue
         bar = progress_bar(f"{mark.name}: {mark.description}", args.quiet)
         try:
-            results.append(run_benchmark(mark, progress=bar))
+            results.append(run_benchmark(mark, progress=bar, limits=limits))
         finally:
             if bar is not None:
                 bar.close()
