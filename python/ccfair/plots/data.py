@@ -8,7 +8,7 @@ A results directory's ``runs`` table holds each varied scenario path as a column
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,7 @@ def as_sweep(data: Sweep | Results | pd.DataFrame | str | Path, plan: str | None
     return load_sweep(data, plan)
 
 
-def metric_column(frame: pd.DataFrame, metric: str, option: str, exclude: Sequence[str] = ()) -> str:
+def metric_column(frame: pd.DataFrame, metric: str, option: str, exclude: Collection[str] = ()) -> str:
     """``metric`` if it is a numeric column of ``frame``; else a ScenarioError listing the metrics."""
     numeric = [
         c

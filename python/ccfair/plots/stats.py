@@ -148,9 +148,9 @@ def aggregate(
 def interval_note(kinds: Sequence[str]) -> str:
     """What a figure's bars mean, from the kinds of its points: ``"95 % CI"``, ``"min-max of the runs"``
     or both."""
-    kinds = set(kinds)
-    ci = CI in kinds
-    small = bool(kinds & {RANGE, IDENTICAL})
+    present = set(kinds)
+    ci = CI in present
+    small = bool(present & {RANGE, IDENTICAL})
     if ci and small:
         return f"bars: 95 % CI, or min-max where ≤ {SMALL_N} runs (dots)"
     if small:
@@ -161,7 +161,7 @@ def interval_note(kinds: Sequence[str]) -> str:
 
 
 def _scott_bandwidth(x: np.ndarray) -> float:
-    return float(x.std(ddof=1)) * x.size ** (-1 / 5)
+    return float(x.std(ddof=1)) * math.pow(x.size, -1 / 5)
 
 
 def gaussian_kde(values: Sequence[float] | np.ndarray, grid: np.ndarray) -> np.ndarray | None:

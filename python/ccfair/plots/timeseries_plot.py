@@ -70,8 +70,8 @@ def series_of(result: RunResult) -> list[Series]:
             colors[int(flow_id)] = (color, FLOW_LINESTYLES[k % len(FLOW_LINESTYLES)])
     out = []
     for row in flows.itertuples(index=False):
-        label = row.label if isinstance(row.label, str) and row.label else None
-        name = f"{row.flow_id}: {label or _class_label(row.cc, row.rtt_ns, multiple_rtts)}"
+        given = row.label if isinstance(row.label, str) and row.label else None
+        name = f"{row.flow_id}: {given or _class_label(row.cc, row.rtt_ns, multiple_rtts)}"
         color, linestyle = colors[int(row.flow_id)]
         out.append(Series(str(row.flow_id), name, row.cc, color, (int(row.flow_id),), linestyle))
     return out

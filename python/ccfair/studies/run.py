@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ccfair.cli_support import EXIT_OK, note
 from ccfair.errors import ScenarioError
+from ccfair.resources import Limits
 from ccfair.sweep.driver import SweepReport, plan_runs, run_sweep, sweep_limits, unique_runs
 from ccfair.sweep.execute_local import default_jobs
 from ccfair.sweep.expand import PlannedRun
@@ -17,7 +18,7 @@ from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
 
 
-def _limits(args: argparse.Namespace):  # noqa: ANN202 - ccfair.resources.Limits
+def _limits(args: argparse.Namespace) -> Limits:
     jobs = args.jobs or default_jobs()
     return sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
 
