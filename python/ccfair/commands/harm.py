@@ -22,6 +22,7 @@ from ccfair.cli_support import (
     check_out_dir,
     examples,
     note,
+    positive_int,
     print_json,
 )
 from ccfair.errors import ScenarioError
@@ -40,7 +41,6 @@ def _tolerance(value: str) -> float:
 
 def add_sweep_options(p: argparse.ArgumentParser) -> None:
     """The options that say where and how the runs go, as for ``ccfair sweep``."""
-    from ccfair.cli_support import positive_int
 
     p.add_argument(
         "--out",
@@ -77,7 +77,7 @@ def check_figure(path: str) -> Path | None:
     """The ``--figure`` path, checked before any run (None for ``-``)."""
     if path == "-":
         return None
-    from ccfair.plots.output import check_figure_path
+    from ccfair.plots.output import check_figure_path  # pandas, DuckDB: not when the parser loads
 
     check_figure_path(path, "--figure")
     return Path(path)
@@ -124,6 +124,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    # The study modules load when a study runs, not when the parser imports this module.
     from ccfair.studies.harm_plan import group_from_cc, group_from_file
 
     source = args.newcomer
@@ -139,6 +140,7 @@ def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def cmd_harm(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
     from ccfair.studies.harm import DEFAULT_TOLERANCE, analyse, to_json
     from ccfair.studies.harm_plan import harm_plans, suite_scenarios
@@ -186,7 +188,7 @@ def _pm(mean: float, half: float) -> str:
 
 def harm_text(result: Any, title: str, repetitions: int) -> str:
     """The verdict table and the overall verdict."""
-    from ccfair.studies.harm import METRICS, UNDEFINED
+    from ccfair.studies.harm import METRICS, UNDEFINED  # pandas: not when the parser loads
 
     rows = []
     identical = 0

@@ -19,6 +19,8 @@ from ccfair.errors import ScenarioError
 from ccfair.plots.axes import Axis, make_axis, value_text
 from ccfair.store import Results
 from ccfair.store.check import plan_definition
+from ccfair.store.coordinates import companion_columns
+from ccfair.store.schema import RESERVED_COLUMNS
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.paths import column_name
 
@@ -178,8 +180,6 @@ def plan_names(results: Results) -> list[str]:
 def sweep_from_frame(runs: pd.DataFrame, axes: Sequence[str] | None = None) -> Sweep:
     """A :class:`Sweep` over a ``runs`` DataFrame alone (e.g. a filtered ``ccfair.load(dir).runs``); its
     axes are ``axes`` or else every column that is not a catalog column."""
-    from ccfair.store.coordinates import companion_columns
-    from ccfair.store.schema import RESERVED_COLUMNS
 
     if "status" not in runs.columns:
         runs = runs.assign(status="done")
@@ -236,7 +236,6 @@ NOT_METRICS = frozenset(
 
 def run_metric(sweep: Sweep, metric: str, option: str = "--metric") -> str:
     """A metric of the ``runs`` table (a summary metric such as ``jain_index``); errors list them."""
-    from ccfair.store.coordinates import companion_columns
 
     axes = {column_name(a) for a in sweep.axes}
     companions = companion_columns(sweep.runs.columns, axes)

@@ -116,7 +116,7 @@ def is_bbr(cc: str) -> bool:
 @contextmanager
 def paper_style() -> Iterator[None]:
     """The figures' matplotlib settings, for the duration of the block."""
-    import matplotlib as mpl
+    import matplotlib as mpl  # only when a figure is drawn
 
     with mpl.rc_context(RC_PARAMS):
         yield
@@ -126,7 +126,7 @@ def shades(color: str, n: int) -> list[str]:
     """``n`` variants of ``color`` from darker to lighter (``[color]`` for one), for flows of one CCA."""
     if n <= 1:
         return [color]
-    from matplotlib.colors import to_hex, to_rgb
+    from matplotlib.colors import to_hex, to_rgb  # only when a figure is drawn
 
     base = to_rgb(color)
     out = []

@@ -11,9 +11,15 @@ import pandas as pd
 
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import Sweep, default_axes
-from ccfair.plots.heatmap_plot import metric_bounds
+from ccfair.plots.distribution_plot import box
+from ccfair.plots.fness_plot import fness
+from ccfair.plots.heatmap_plot import heatmap, metric_bounds
 from ccfair.plots.html_report import FigureJob, Section, Table, draw
+from ccfair.plots.relgoodput_plot import relgoodput
+from ccfair.plots.share_plot import share
 from ccfair.plots.stats import SMALL_N, summarize
+from ccfair.plots.timeseries_plot import run_title, timeseries
+from ccfair.plots.tput_delay_plot import tput_delay
 from ccfair.sweep.paths import column_name
 from ccfair.tables import MISSING
 from ccfair.toml_text import dumps
@@ -187,13 +193,6 @@ def failed_table(sweep: Sweep) -> Table:
 def figure_jobs(sweep: Sweep) -> list[FigureJob]:
     """Every figure that applies to this plan's done runs. Every varied axis a figure does not draw on x
     or y gets its own panels: nothing is averaged but repetitions."""
-    from ccfair.plots.distribution_plot import box
-    from ccfair.plots.fness_plot import fness
-    from ccfair.plots.heatmap_plot import heatmap
-    from ccfair.plots.relgoodput_plot import relgoodput
-    from ccfair.plots.share_plot import share
-    from ccfair.plots.timeseries_plot import run_title, timeseries
-    from ccfair.plots.tput_delay_plot import tput_delay
 
     if sweep.done.empty:
         return []

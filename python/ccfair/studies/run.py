@@ -11,9 +11,11 @@ from pathlib import Path
 from ccfair.cli_support import EXIT_OK, note
 from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
+from ccfair.store.layout import catalog_path
+from ccfair.store.reader import query
 from ccfair.sweep.driver import SweepReport, plan_runs, run_sweep, sweep_limits, unique_runs
 from ccfair.sweep.execute_local import default_jobs
-from ccfair.sweep.expand import PlannedRun
+from ccfair.sweep.expand import PlannedRun, estimate_lines
 from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
 
@@ -24,9 +26,6 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def stored_states(out: Path) -> dict[str, str]:
-    from ccfair.store.layout import catalog_path
-    from ccfair.store.reader import query
-
     if not catalog_path(out).is_file():
         return {}
     frame = query(out, "SELECT run_id, status FROM runs")
@@ -35,7 +34,6 @@ def stored_states(out: Path) -> dict[str, str]:
 
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
-    from ccfair.sweep.expand import estimate_lines
 
     limits = _limits(args)
     states = stored_states(out)

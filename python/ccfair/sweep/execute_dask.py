@@ -85,6 +85,7 @@ def cluster_security(
             raise ScenarioError(next(iter(given)), "applies to a tls:// --cluster address only")
         return None
     require_distributed()
+    # Dask is an optional extra (ccfair[dask]), here and below.
     import dask.config
     from distributed.security import Security
 
