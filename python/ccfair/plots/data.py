@@ -343,6 +343,19 @@ class Panel:
         return ", ".join(f"{p} = {value_text(v)}" for p, v in self.values)
 
 
+def line_axes(
+    sweep: Sweep,
+    x: str | None,
+    facet: str | Sequence[str] | None,
+    average: str | Sequence[str] | None,
+    figure: str,
+) -> tuple[str, str, list[str]]:
+    """For a figure of lines against one grid axis: that axis (``x``, default: the first varied), its
+    column, and the axes of its panels (:func:`facet_axes`)."""
+    (x,) = default_axes(sweep, ("--x",), (x,), figure)
+    return x, sweep.varied_column(x, "--x"), facet_axes(sweep, [x], facet, average)
+
+
 def split_panels(sweep: Sweep, frame: pd.DataFrame, facets: Sequence[str]) -> list[Panel]:
     """``frame`` split by the facet axes, in the axes' display order; combinations without rows are left
     out (excluded cells)."""
