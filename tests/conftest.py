@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import copy
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
+
+# The tests never read or write the user's saved `ccfair doctor` measurement: what `doctor --no-measure` and
+# the kernel runs' rate check see would otherwise depend on whatever this host last measured. Tests that need
+# a measurement (the kernel tests) point the variable at their own file and restore it afterwards.
+if "CCFAIR_DOCTOR_FILE" not in os.environ:
+    _doctor_dir = tempfile.mkdtemp(prefix="ccfair-tests-")
+    atexit.register(shutil.rmtree, _doctor_dir, ignore_errors=True)
+    os.environ["CCFAIR_DOCTOR_FILE"] = str(Path(_doctor_dir) / "doctor.json")
 
 SMALL_TOML = """\
 duration = "10s"

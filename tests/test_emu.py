@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -323,7 +324,15 @@ def test_kernel_runs_need_root_before_anything_is_built(monkeypatch: pytest.Monk
     assert e.value.field == "backend"
 
 
-def test_stale_sweep_removes_only_namespaces_of_dead_owners(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_sweep_removes_only_namespaces_of_dead_owners(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A private temporary directory: the host's own /tmp may hold work directories of other dead runs.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = tmp_path / f"{netns.WORKDIR_PREFIX}{netns.new_run_id()}-x"
+    dead = tmp_path / f"{netns.WORKDIR_PREFIX}999999999-1-x"
+    mine.mkdir()
+    dead.mkdir()
     me = netns.new_run_id()
     names = [
         f"ccfair-{me}-snd",
@@ -335,8 +344,9 @@ def test_stale_sweep_removes_only_namespaces_of_dead_owners(monkeypatch: pytest.
     monkeypatch.setattr(netns, "list_namespaces", lambda: names)
     removed: list[str] = []
     monkeypatch.setattr(netns, "remove_namespace", removed.append)
-    assert netns.sweep_stale() == ["ccfair-999999999-1-rtr", "ccfair-1-123456789-rcv"]
+    assert netns.sweep_stale() == ["ccfair-999999999-1-rtr", "ccfair-1-123456789-rcv", str(dead)]
     assert removed == ["ccfair-999999999-1-rtr", "ccfair-1-123456789-rcv"]
+    assert mine.is_dir() and not dead.exists()
 
 
 def test_kernel_scenario_class_is_a_scenario() -> None:

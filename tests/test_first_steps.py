@@ -29,7 +29,8 @@ def test_init_writes_files_that_run_as_written(tmp_path):
         assert (tmp_path / "study" / name).read_bytes() == starter_files()[name]
     scenario = Scenario.from_toml(tmp_path / "study" / "scenario.toml")
     res = ccfair.run(scenario)
-    assert len(res.flows) == 2 and 0 < res.summary["jain_index"] <= 1
+    assert len(res.flows) == 12 and 0 < res.summary["jain_index"] <= 1
+    assert res.dynamic is not None and res.dynamic["flows_completed"] > 0
     plan, runs = plan_runs(tmp_path / "study" / "plan.toml")
     assert plan.name == "my-study" and len(runs) == 32 and all(r.invalid is None for r in runs)
 

@@ -30,6 +30,10 @@ def resolve(input_json: str) -> str:
     """Resolves a scenario in base units (JSON): returns ``{"spec": ..., "estimate": ...}`` as JSON, or raises
     :class:`ScenarioError`."""
 
+def flow_plans(spec_json: str, seed: int) -> str:
+    """Every flow's start time and size under ``seed`` for a resolved spec (JSON), as the simulator draws
+    them: a JSON list of ``{"start_ns", "size_bytes"}``."""
+
 def run(
     spec_json: str, seed: int, progress: Callable[[float], object] | None = None
 ) -> dict[str, _Table | dict[str, int | float]]:

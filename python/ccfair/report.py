@@ -93,7 +93,33 @@ def run_report(result: RunResult) -> str:
         render(result.classes.to_dict("records"), CLASS_COLUMNS),
     ]
     parts += ["", "Summary", render_pairs(summary_pairs(result.summary))]
+    dynamic = result.dynamic
+    if dynamic is not None:
+        parts += ["", "Dynamic traffic (flows active at each moment; completion times)"]
+        parts.append(render_pairs(_dynamic_pairs(dynamic)))
+        parts.append(render(dynamic["groups"], DYNAMIC_GROUP_COLUMNS))
     return "\n".join(parts) + "\n"
+
+
+DYNAMIC_GROUP_COLUMNS = [
+    Column("group", "group", integer),
+    Column("finite", "finite_flows", integer),
+    Column("completed", "completed", integer),
+    Column("fct mean ms", "fct_mean_ns", fixed(1, 1e6)),
+    Column("fct p50 ms", "fct_p50_ns", fixed(1, 1e6)),
+    Column("fct p99 ms", "fct_p99_ns", fixed(1, 1e6)),
+    Column("nfct mean", "nfct_mean", fixed(2)),
+    Column("nfct p99", "nfct_p99", fixed(2)),
+]
+
+
+def _dynamic_pairs(dynamic: Mapping[str, Any]) -> list[tuple[str, str]]:
+    jain = dynamic["active_jain_mean"]
+    return [
+        ("jain over active flows", f"{fixed(3)(jain)} (mean of {dynamic['competing_bins']} intervals)"),
+        ("flows completed", integer(dynamic["flows_completed"])),
+        ("flows not started", integer(dynamic["flows_not_started"])),
+    ]
 
 
 def _short_window_note(result: RunResult) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccfair import fsio
+from ccfair.analysis.dynamic import dynamic_summary, has_dynamic_traffic
 from ccfair.analysis.metrics import (
     CLASS_COLUMNS,
     Columns,
@@ -70,6 +71,8 @@ class RunResult:
     - ``timeseries``: one row per active flow per interval (``t_ns`` = interval end), native columns
     - ``queue``: one row per interval for the bottleneck queue, native columns
     - ``summary``: run-level metrics, plain JSON types
+    - ``dynamic``: fairness among the flows active at each moment and completion times
+      (:mod:`ccfair.analysis.dynamic`), for a scenario with finite flows or arrivals; None otherwise
     - ``scenario``: the scenario run, with ``seed`` set to the seed used
     - ``name``: what the run is, for titles (its scenario file, saved directory, or plan and cell), if known
 
@@ -128,6 +131,17 @@ class RunResult:
     def queue(self) -> pd.DataFrame:
         return self._frame("queue")
 
+    @property
+    def dynamic(self) -> dict[str, Any] | None:
+        if not has_dynamic_traffic(self.scenario):
+            return None
+        if "dynamic" not in self.__dict__:
+            self.__dict__["dynamic"] = dynamic_summary(
+                self._tables["flows"], self._tables["timeseries"], self.scenario
+            )
+        summary: dict[str, Any] = self.__dict__["dynamic"]
+        return summary
+
     @classmethod
     def from_native(cls, output: Mapping[str, Any], scenario: Scenario, seed: int) -> RunResult:
         """Builds the tables from ``_native.run``'s output for ``scenario`` run with ``seed``."""
@@ -143,15 +157,20 @@ class RunResult:
         )
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The machine-readable document: ``summary``, ``flows``, ``classes``, ``scenario`` (all defaults
-        written out, ``seed`` included). Plain JSON types, None for undefined values."""
+        """The machine-readable document: ``summary``, ``flows``, ``classes``, ``dynamic`` (only for a
+        scenario with finite flows or arrivals), ``scenario`` (all defaults written out, ``seed`` included).
+        Plain JSON types, None for undefined values."""
         scenario = self.scenario.with_seed(self.seed).to_dict(explicit=True)
-        return {
+        document: dict[str, Any] = {
             "summary": {k: _json_value(v) for k, v in self.summary.items()},
             "flows": _records(self._tables["flows"], JSON_FLOW_KEYS),
             "classes": _records(self._tables["classes"], JSON_CLASS_KEYS),
-            "scenario": scenario,
         }
+        dynamic = self.dynamic
+        if dynamic is not None:
+            document["dynamic"] = dynamic
+        document["scenario"] = scenario
+        return document
 
     def save(self, directory: str | Path, *, option: str = "directory") -> Path:
         """Writes ``scenario.toml``, ``summary.json``, the tables as Parquet and ccfair's marker file into

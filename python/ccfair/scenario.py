@@ -27,6 +27,11 @@ A scenario file::
     ecn = "off"                 # "off" | "classic" (RFC 3168, ECT(0)) | "l4s" (ECT(1), Accurate ECN)
     cc_params = { beta = 0.7 }
     label = "bulk"              # free text for tables
+    size = "1MB"                # optional: bytes each flow writes, then closes; or a table
+                                # { distribution = "exponential" | "pareto" | "lognormal" | "fixed",
+                                #   mean = "1MB", shape = 1.2 } drawn per flow (default: until stop)
+    arrivals = { process = "poisson", mean_interval = "200ms" }   # optional: flows start at start + the
+                                # arrival times of a Poisson process (or "uniform" with window = "10s")
     [flows.host]                # optional, laid over the scenario's [host] key by key
     preset = "home"
     [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host.rs)
@@ -76,6 +81,7 @@ from ccfair.units import (
     format_buffer,
     format_duration,
     format_rate,
+    format_size,
     parse_buffer,
     parse_duration_ns,
     parse_rate_bps,
@@ -105,7 +111,13 @@ _FLOW_KEYS = (
     "cc_params",
     "label",
     "host",
+    "size",
+    "arrivals",
 )
+_SIZE_KEYS = ("distribution", "mean", "shape")
+_ARRIVAL_KEYS = ("process", "mean_interval", "window")
+# The arrival keys that are durations, read and written as durations and sent in ns.
+_ARRIVAL_DURATIONS = ("mean_interval", "window")
 _HOST_KEYS = ("preset", "start_jitter", "noise", "noise_scale", "pacing_slack", "delack_granularity")
 # The host's duration keys, read and written as durations (``"5us"``) and sent in ns.
 _HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity")
@@ -144,8 +156,29 @@ class Host:
 
 
 @dataclass(frozen=True)
+class Size:
+    """A group's ``size`` as written: a number of bytes (``distribution`` None), or a table naming a
+    distribution with its mean (and ``shape`` for pareto and lognormal). What they mean is the native
+    side's (``crates/ccfair-sim/src/traffic.rs``)."""
+
+    mean_bytes: int
+    distribution: str | None = None
+    shape: float | None = None
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """A group's ``arrivals`` table as written (durations in ns; None: not written)."""
+
+    process: str
+    mean_interval_ns: int | None = None
+    window_ns: int | None = None
+
+
+@dataclass(frozen=True)
 class FlowGroup:
-    """``count`` identical bulk flows."""
+    """``count`` identical flows: bulk, or finite (``size``), starting together or as they arrive
+    (``arrivals``)."""
 
     cc: str
     rtt_ns: int
@@ -159,6 +192,8 @@ class FlowGroup:
     cc_params: dict[str, Any] = field(default_factory=dict)
     label: str | None = None
     host: Host | None = None
+    size: Size | None = None
+    arrivals: Arrivals | None = None
 
 
 @dataclass(frozen=True)
@@ -511,7 +546,83 @@ def _group_input(i: int, g: FlowGroup) -> dict[str, Any]:
     }
     if g.host is not None:
         native["host"] = _host_input(g.host, f"{f}.host")
+    if g.size is not None:
+        native["size"] = _size_input(g.size, f"{f}.size")
+    if g.arrivals is not None:
+        native["arrivals"] = _arrivals_input(g.arrivals, f"{f}.arrivals")
     return native
+
+
+def _size_input(size: Size, f: str) -> dict[str, Any]:
+    table = size.distribution is not None
+    native: dict[str, Any] = {
+        "distribution": None if size.distribution is None else _str(size.distribution, f"{f}.distribution"),
+        "mean_bytes": _wire_int(f"{f}.mean" if table else f, size.mean_bytes),
+    }
+    if size.shape is not None:
+        shape = size.shape
+        if isinstance(shape, bool) or not isinstance(shape, int | float) or not math.isfinite(shape):
+            raise ScenarioError(f"{f}.shape", f"expected a finite number, got {_kind(shape)} {shape!r}")
+        native["shape"] = float(shape)
+    return native
+
+
+def _arrivals_input(a: Arrivals, f: str) -> dict[str, Any]:
+    native: dict[str, Any] = {"process": _str(a.process, f"{f}.process")}
+    for key in _ARRIVAL_DURATIONS:
+        native[f"{key}_ns"] = _optional_int(f"{f}.{key}", getattr(a, f"{key}_ns"))
+    return native
+
+
+def _size_to_dict(size: Size) -> str | dict[str, Any]:
+    if size.distribution is None:
+        return format_size(size.mean_bytes)
+    d: dict[str, Any] = {"distribution": size.distribution, "mean": format_size(size.mean_bytes)}
+    if size.shape is not None:
+        d["shape"] = size.shape
+    return d
+
+
+def _arrivals_to_dict(a: Arrivals) -> dict[str, Any]:
+    d: dict[str, Any] = {"process": a.process}
+    for key in _ARRIVAL_DURATIONS:
+        ns = getattr(a, f"{key}_ns")
+        if ns is not None:
+            d[key] = format_duration(ns)
+    return d
+
+
+def _size_bytes(value: object, f: str) -> int:
+    """A size as a quantity string (``"1MB"``) or an integer of bytes (its range is the native side's)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _wire_int(f, value)
+    return parse_size_bytes(value, f)
+
+
+def _size_from_dict(value: object, f: str) -> Size:
+    if not isinstance(value, Mapping):
+        return Size(mean_bytes=_size_bytes(value, f))
+    t = _table(value, f, _SIZE_KEYS)
+    distribution = _str(_required(t, "distribution", f"{f}.distribution"), f"{f}.distribution")
+    mean = _size_bytes(_required(t, "mean", f"{f}.mean"), f"{f}.mean")
+    shape = None
+    if "shape" in t:
+        raw = t["shape"]
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise ScenarioError(f"{f}.shape", f"expected a number, got {_kind(raw)} {raw!r}")
+        shape = float(raw)
+    return Size(mean_bytes=mean, distribution=distribution, shape=shape)
+
+
+def _arrivals_from_dict(value: object, f: str) -> Arrivals:
+    t = _table(value, f, _ARRIVAL_KEYS)
+    process = _str(_required(t, "process", f"{f}.process"), f"{f}.process")
+    durations = {
+        f"{key}_ns": parse_duration_ns(t[key], f"{f}.{key}", allow_zero=True)
+        for key in _ARRIVAL_DURATIONS
+        if key in t
+    }
+    return Arrivals(process=process, **durations)
 
 
 def _host_input(h: Host, f: str) -> dict[str, Any]:
@@ -599,6 +710,10 @@ def _group_to_dict(g: FlowGroup, resolved: Mapping[str, Any] | None) -> dict[str
         d["label"] = g.label
     if g.host is not None:
         d["host"] = _host_to_dict(g.host)
+    if g.size is not None:
+        d["size"] = _size_to_dict(g.size)
+    if g.arrivals is not None:
+        d["arrivals"] = _arrivals_to_dict(g.arrivals)
     return d
 
 
@@ -705,4 +820,6 @@ def _group_from_dict(value: object, f: str) -> FlowGroup:
         cc_params=params,
         label=_str(t["label"], f"{f}.label") if "label" in t else None,
         host=_host_from_dict(t["host"], f"{f}.host") if "host" in t else None,
+        size=_size_from_dict(t["size"], f"{f}.size") if "size" in t else None,
+        arrivals=_arrivals_from_dict(t["arrivals"], f"{f}.arrivals") if "arrivals" in t else None,
     )

@@ -436,6 +436,7 @@ flow_table! {
         rtt_ns: u64 = ("ns", Both, "the flow's base RTT"),
         start_ns: u64 = ("ns", Both, "when the flow's application starts sending"),
         stop_ns: u64 = ("ns", Both, "when its application stops (the run's end if it does not)"),
+        size_bytes: u64 = ("bytes", Both, "bytes its application writes before it closes; 0 = until it stops"),
     }
     counters FlowCounters {
         delivered_bytes = ("bytes", Both, "payload delivered in order to the receiving application"),
@@ -452,6 +453,8 @@ flow_table! {
         rtt_samples: u64 = ("", Both, "RTT samples taken in the measurement window"),
         rtt_mean_ns: f64 = ("ns", Both, "mean of the window's RTT samples; NaN without samples"),
         rtt_p99_ns: f64 = ("ns", Both, "99th percentile of the window's RTT samples; NaN without samples"),
+        completion_ns: f64 = ("ns", Both,
+            "a finite flow's completion time: from its start to the delivery of its last byte; NaN if it did not complete"),
     }
 }
 
@@ -580,6 +583,7 @@ mod tests {
             rtt_ns: 1,
             start_ns: 0,
             stop_ns: 2,
+            size_bytes: 0,
             window: FlowCounters {
                 ce_marks: 3,
                 ..FlowCounters::default()
@@ -591,6 +595,7 @@ mod tests {
             rtt_samples: 0,
             rtt_mean_ns: f64::NAN,
             rtt_p99_ns: f64::NAN,
+            completion_ns: f64::NAN,
         };
         let cols = FlowRecord::columns(std::slice::from_ref(&rec));
         let at = |name: &str| FlowRecord::SCHEMA.iter().position(|c| c.name == name).unwrap();

@@ -47,6 +47,10 @@ pub enum StreamId {
     HostRecv(u32),
     /// A flow's timer slack.
     HostTimer(u32),
+    /// A finite flow's size, drawn from its group's distribution.
+    FlowSize(u32),
+    /// A flow group's arrival times (one stream per group).
+    Arrivals(u32),
 }
 
 impl StreamId {
@@ -60,6 +64,8 @@ impl StreamId {
             StreamId::HostSend(i) => (6 << 32) | i as u64,
             StreamId::HostRecv(i) => (7 << 32) | i as u64,
             StreamId::HostTimer(i) => (8 << 32) | i as u64,
+            StreamId::FlowSize(i) => (9 << 32) | i as u64,
+            StreamId::Arrivals(i) => (10 << 32) | i as u64,
         }
     }
 }

@@ -98,6 +98,9 @@ pub struct SendFlow {
     pub stop_ns: Option<u64>,
     #[serde(default)]
     pub pacing: bool,
+    /// Bytes to write, then shut down the sending side; None = write until the stop.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
 }
 
 /// `ccfair-emu send`.
@@ -119,6 +122,9 @@ pub struct SendConfig {
 pub struct RecvConfig {
     /// Flow i is whatever connects to `ports[i]`.
     pub ports: Vec<u16>,
+    /// Flow i's size in bytes, whose last byte read is its completion (0 or missing: a bulk flow).
+    #[serde(default)]
+    pub sizes: Vec<u64>,
     /// CPUs to run on (empty: any).
     #[serde(default)]
     pub cpus: Vec<usize>,

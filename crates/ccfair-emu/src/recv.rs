@@ -2,7 +2,8 @@
 //! everything it is sent and counts the bytes (in-order payload, what the application receives: the
 //! simulator's `delivered_bytes`). At each interval boundary and at the window's edges it records every flow's
 //! cumulative count. No receive-buffer setting: the kernel's autotuning runs, with the namespace's
-//! `tcp_rmem` maximum raised by the orchestrator.
+//! `tcp_rmem` maximum raised by the orchestrator. A finite flow (its size given) completes when its last byte
+//! is read: the time of that read is its completion.
 
 use std::io::{ErrorKind, Read};
 use std::net::{TcpListener, TcpStream};
@@ -26,6 +27,8 @@ struct Output {
     total: Vec<u64>,
     /// Whether each flow's connection arrived.
     connected: Vec<bool>,
+    /// When each finite flow's last byte was read (ns after the epoch), if it was.
+    completed_ns: Vec<Option<u64>>,
 }
 
 pub fn run(cfg: RecvConfig) -> Result<(), String> {
@@ -51,6 +54,7 @@ pub fn run(cfg: RecvConfig) -> Result<(), String> {
         window_end: vec![0; n],
         total: vec![0; n],
         connected: vec![false; n],
+        completed_ns: vec![None; n],
     };
     let clock = Clock::new();
     let mut control = Control::new();
@@ -130,7 +134,17 @@ pub fn run(cfg: RecvConfig) -> Result<(), String> {
                         conns[i] = None; // the sender finished; keep the count
                         break;
                     }
-                    Ok(k) => bytes[i] += k as u64,
+                    Ok(k) => {
+                        bytes[i] += k as u64;
+                        let size = cfg.sizes.get(i).copied().unwrap_or(0);
+                        if size > 0
+                            && bytes[i] >= size
+                            && out.completed_ns[i].is_none()
+                            && let Some(e) = epoch
+                        {
+                            out.completed_ns[i] = Some(clock.now().saturating_since(e).ns());
+                        }
+                    }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                     Err(_) => {

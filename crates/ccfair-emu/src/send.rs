@@ -1,8 +1,8 @@
 //! `ccfair-emu send`: the bulk senders. One TCP socket per flow, its congestion control set with
 //! TCP_CONGESTION (and internal pacing switched on with SO_MAX_PACING_RATE when the scenario asks) before it
 //! connects. Every flow connects before the epoch (the simulator's flows start established, without a
-//! handshake); from its start time it writes as fast as the socket takes data, until its stop time, when it
-//! shuts down its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
+//! handshake); from its start time it writes as fast as the socket takes data, until its stop time or, for a
+//! finite flow, until it has written its size, when it shuts down its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
 //! (and BBR's TCP_CC_INFO) of every flow.
 
 use std::io::Write;
@@ -60,6 +60,8 @@ struct Flow {
     stop_ns: u64,
     writing: bool,
     shut: bool,
+    /// Bytes still to write (`u64::MAX`: a bulk flow).
+    unwritten: u64,
     is_bbr: bool,
     series: FlowSeries,
 }
@@ -166,6 +168,7 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
             stop_ns: f.stop_ns.unwrap_or(duration).min(duration),
             writing: false,
             shut: false,
+            unwritten: f.size_bytes.unwrap_or(u64::MAX),
             is_bbr: cc.starts_with("bbr"),
             series: FlowSeries {
                 cc,
@@ -242,8 +245,17 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
                 continue;
             }
             for _ in 0..WRITES_PER_WAKEUP {
-                match f.stream.write(&data) {
-                    Ok(_) => {}
+                let chunk = WRITE_BYTES.min(usize::try_from(f.unwritten).unwrap_or(usize::MAX));
+                match f.stream.write(&data[..chunk]) {
+                    Ok(k) => {
+                        f.unwritten = f.unwritten.saturating_sub(k as u64);
+                        if f.unwritten == 0 {
+                            f.writing = false;
+                            f.shut = true;
+                            let _ = f.stream.shutdown(Shutdown::Write);
+                            break;
+                        }
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                     Err(e) => {
                         eprintln!("ccfair-emu send: {} flow stopped: {e}", f.series.cc);

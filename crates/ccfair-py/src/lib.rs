@@ -93,6 +93,17 @@ fn resolve(py: Python<'_>, input_json: &str) -> PyResult<String> {
     Ok(serde_json::json!({"spec": spec, "estimate": estimate}).to_string())
 }
 
+/// Every flow's start time and size under `seed` for a resolved scenario (JSON), as the simulator draws them
+/// (`ccfair_sim::traffic::flow_plans`): a JSON list of `{"start_ns", "size_bytes"}`, so that the kernel
+/// backend starts and sizes its flows as the simulator does.
+#[pyfunction]
+fn flow_plans(py: Python<'_>, spec_json: &str, seed: u64) -> PyResult<String> {
+    let spec: ScenarioSpec = serde_json::from_str(spec_json)
+        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
+    let plans = ccfair_sim::traffic::flow_plans(&spec, seed);
+    Ok(serde_json::to_string(&plans).expect("plans serialize"))
+}
+
 /// The available congestion controls and queue disciplines, with parameters, as JSON.
 #[pyfunction]
 fn catalog() -> String {
@@ -257,6 +268,7 @@ fn run<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_plans, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

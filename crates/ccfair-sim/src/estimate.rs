@@ -23,7 +23,10 @@
 //! each flow's start, stop and retransmission timers. The packets are the link's capacity over the run, or
 //! less when slow start cannot fill it: a flow's window at most doubles per base RTT from its initial
 //! window, so by time t a group can have sent at most count × initial_window × 2^(t / rtt) segments per RTT.
-//! Path loss limits flows further; the estimate ignores that and errs high.
+//! Path loss limits flows further; the estimate ignores that and errs high. When every group is finite
+//! (`size`), the packets are at most the flows' mean sizes in segments, plus a margin for retransmissions.
+//! With arrivals, a flow's time-series rows count from its mean arrival; its slow start is counted from
+//! its group's start (which errs high while flows are still arriving).
 
 use ccfair_core::rng::StreamId;
 use ccfair_core::{LogHistogram, Rng};
@@ -95,6 +98,10 @@ const BURST_NS: f64 = 1e6;
 /// Retransmission timers that fire per flow per second at most, when a flow starves (RTO backoff starts at
 /// Linux's 200 ms minimum; TLP and RACK timers fire once per loss episode).
 const TIMER_EVENTS_PER_FLOW_SECOND: f64 = 1.0;
+/// Segments a finite flow sends per segment of its size: its retransmissions. A slow start that overflows a
+/// drop-tail buffer loses up to half its last window (Hoe, 1996), and a transfer that long is in slow
+/// start for most of its life; a quarter more errs high for transfers that see less loss.
+const RETRANSMIT_MARGIN: f64 = 1.25;
 /// How long after its `stop` a flow may still have rows (its last data and ACKs draining).
 const DRAIN_NS: u64 = 1_000_000_000;
 
@@ -105,7 +112,16 @@ pub fn series_rows(spec: &ScenarioSpec) -> (u64, u64) {
     let flow_rows = spec
         .groups
         .iter()
-        .map(|g| group_rows(spec, g.start_ns, g.stop_ns).saturating_mul(g.count as u64))
+        .map(|g| match g.arrivals {
+            None => group_rows(spec, g.start_ns, g.stop_ns).saturating_mul(g.count as u64),
+            // Each flow from its mean arrival: the rows of late arrivals are fewer.
+            Some(a) => (0..g.count)
+                .map(|k| {
+                    let start = g.start_ns.saturating_add(a.mean_offset_ns(k, g.count) as u64);
+                    group_rows(spec, start, g.stop_ns)
+                })
+                .fold(0u64, u64::saturating_add),
+        })
         .fold(0u64, u64::saturating_add);
     (flow_rows, samples)
 }
@@ -117,6 +133,19 @@ fn group_rows(spec: &ScenarioSpec, start_ns: u64, stop_ns: Option<u64>) -> u64 {
         None => samples,
     };
     last.saturating_sub(start_ns / spec.interval_ns)
+}
+
+/// Segments the finite flows send, retransmissions included, if every group is finite (a bulk group can
+/// fill whatever the link has left): each flow's mean size in segments, with [`RETRANSMIT_MARGIN`].
+fn finite_segments(spec: &ScenarioSpec) -> Option<f64> {
+    let mss = spec.mss() as f64;
+    spec.groups
+        .iter()
+        .map(|g| {
+            g.size
+                .map(|s| g.count as f64 * (s.mean_bytes() as f64 / mss).ceil() * RETRANSMIT_MARGIN)
+        })
+        .sum()
 }
 
 /// Bytes of one flow's state with congestion control `cc_bytes` bytes large.
@@ -265,7 +294,10 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
 
     // ---- events
     let capacity_pps = rate_bps / 8.0 / mtu;
-    let packets = link_packets(spec, capacity_pps);
+    let packets = match finite_segments(spec) {
+        Some(finite) => link_packets(spec, capacity_pps).min(finite),
+        None => link_packets(spec, capacity_pps),
+    };
     // Pacing timers: one per burst of the paced flows' share of the packets.
     let fair_share_bps = rate_bps / flows.max(1) as f64;
     let burst = (fair_share_bps * BURST_NS * 1e-9 / 8.0 / mtu).max(MIN_BURST_SEGMENTS);
@@ -277,12 +309,17 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         .sum();
     let paced_share = paced_flows as f64 / flows.max(1) as f64;
     let per_packet = EVENTS_PER_PACKET + paced_share / burst;
-    let active_flow_seconds: f64 = spec
+    // A finite flow's timers fire at most once per segment it sends (each one sends or probes one).
+    let timer_events: f64 = spec
         .groups
         .iter()
         .map(|g| {
             let end = g.stop_ns.unwrap_or(spec.duration_ns).min(spec.duration_ns);
-            g.count as f64 * end.saturating_sub(g.start_ns) as f64 * 1e-9
+            let per_flow = end.saturating_sub(g.start_ns) as f64 * 1e-9 * TIMER_EVENTS_PER_FLOW_SECOND;
+            let segments = g.size.map_or(f64::INFINITY, |s| {
+                (s.mean_bytes() as f64 / spec.mss() as f64).ceil()
+            });
+            g.count as f64 * per_flow.min(segments)
         })
         .sum();
     let mut event_parts = vec![
@@ -299,7 +336,7 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         Part {
             what: "flow starts, stops and timers",
             field: count_field,
-            amount: to_u64(2.0 * flows as f64 + active_flow_seconds * TIMER_EVENTS_PER_FLOW_SECOND),
+            amount: to_u64(2.0 * flows as f64 + timer_events),
         },
     ];
     event_parts.sort_by_key(|p| std::cmp::Reverse(p.amount));

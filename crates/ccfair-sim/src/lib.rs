@@ -8,7 +8,8 @@
 //! - [`host`]: the end hosts' departures from an ideal host (presets and parameters of `[host]`).
 //! - [`scenario`]: the user's scenario in base units, checked and resolved into the spec the simulation
 //!   runs; [`sim`]: the simulation; [`recorder`]: columnar results; [`estimate`]: a run's memory and
-//!   events, predicted from its scenario.
+//!   events, predicted from its scenario; [`traffic`]: finite flows and flow arrivals (dynamic traffic),
+//!   drawn per flow.
 
 pub mod engine;
 pub mod estimate;
@@ -18,6 +19,7 @@ pub mod recorder;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod traffic;
 
 pub use ccfair_core::QueueSeries;
 pub use ccfair_core::{FlowCounters, FlowRecord, FlowSeries, Totals};

@@ -21,6 +21,19 @@ pub struct FlowView {
     pub vars: CcVars,
 }
 
+/// What the flow table says of a flow besides its counters.
+pub struct FlowMeta {
+    pub group: u32,
+    pub cc: &'static str,
+    pub rtt_ns: u64,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    /// Bytes its application writes; 0 = until it stops.
+    pub size_bytes: u64,
+    /// From its start to the delivery of its last byte, if it completed.
+    pub completion_ns: Option<u64>,
+}
+
 #[derive(Default)]
 pub struct Recorder {
     interval: Dur,
@@ -129,23 +142,25 @@ impl Recorder {
     }
 
     /// The flow table, after the run.
-    pub fn flow_records(&self, meta: &[(u32, &'static str, u64, u64, u64)]) -> Vec<FlowRecord> {
+    pub fn flow_records(&self, meta: &[FlowMeta]) -> Vec<FlowRecord> {
         meta.iter()
             .zip(0u32..)
-            .map(|(&(group, cc, rtt_ns, start_ns, stop_ns), flow_id)| {
+            .map(|(m, flow_id)| {
                 let (rtt_samples, rtt_mean_ns, rtt_p99_ns) = self.meter.rtt_stats(flow_id);
                 FlowRecord {
                     flow_id,
-                    group,
-                    cc,
-                    rtt_ns,
-                    start_ns,
-                    stop_ns,
+                    group: m.group,
+                    cc: m.cc,
+                    rtt_ns: m.rtt_ns,
+                    start_ns: m.start_ns,
+                    stop_ns: m.stop_ns,
+                    size_bytes: m.size_bytes,
                     window: self.meter.window(flow_id),
                     total: *self.meter.counters(flow_id),
                     rtt_samples,
                     rtt_mean_ns,
                     rtt_p99_ns,
+                    completion_ns: m.completion_ns.map_or(f64::NAN, |ns| ns as f64),
                 }
             })
             .collect()

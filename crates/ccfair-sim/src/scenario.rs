@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::{HostInput, HostSpec};
 use crate::tcp::{EcnMode, EcnProfile};
+use crate::traffic::{self, ArrivalSpec, ArrivalsInput, SizeInput, SizeSpec};
 
 use FieldError as E;
 
@@ -83,6 +84,12 @@ pub struct FlowInput {
     /// The group's `[flows.host]` table, laid over the scenario's.
     #[serde(default)]
     pub host: Option<HostInput>,
+    /// Bytes each flow writes before it closes (see [`crate::traffic`]); `None`: it writes until `stop`.
+    #[serde(default)]
+    pub size: Option<SizeInput>,
+    /// When the group's flows start after `start`; `None`: all at `start`.
+    #[serde(default)]
+    pub arrivals: Option<ArrivalsInput>,
 }
 
 /// `value` in `[low, high]`, as the integer type the spec holds.
@@ -209,6 +216,8 @@ impl FlowInput {
             loss: self.loss,
             ecn,
             host: HostSpec::resolve(host, self.host.as_ref(), &f("host"), rtt_ns)?,
+            size: self.size.as_ref().map(|s| s.resolve(group)).transpose()?,
+            arrivals: self.arrivals.as_ref().map(|a| a.resolve(group)).transpose()?,
         })
     }
 }
@@ -252,6 +261,13 @@ pub struct GroupSpec {
     /// The group's end hosts; the ideal host is left out of the serialized spec.
     #[serde(default, skip_serializing_if = "HostSpec::is_ideal")]
     pub host: HostSpec,
+    /// Bytes each flow writes, fixed or drawn per flow; `None` (left out of the serialized spec, so that a
+    /// scenario without it keeps its run ids): a bulk flow writing until `stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeSpec>,
+    /// The flows' arrival process; `None` (left out likewise): every flow starts at `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<ArrivalSpec>,
 }
 
 /// The largest MTU accepted (jumbo frames).
@@ -407,6 +423,7 @@ impl ScenarioSpec {
                 );
             }
             EcnProfile::resolve(g.ecn, &g.cc.flags()).map_err(|m| E::new(f("ecn"), m))?;
+            traffic::validate_group(g, self.duration_ns, f)?;
         }
         Ok(())
     }

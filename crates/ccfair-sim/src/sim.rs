@@ -19,11 +19,12 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
-use crate::host::{HostSpec, HostTiming};
+use crate::host::HostTiming;
 use crate::net::{Bottleneck, Pipe};
-use crate::recorder::{FlowView, Recorder};
+use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
 use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
+use crate::traffic::flow_plans;
 use ccfair_core::QueueSeries;
 use ccfair_core::{FlowRecord, FlowSeries, Totals};
 
@@ -51,15 +52,6 @@ fn code(kind: u64, flow: u32) -> u64 {
     (kind << FLOW_BITS) | flow as u64
 }
 
-/// How long after its group's start flow `flow` starts: U[0, start_jitter) from its own stream, no draw for a
-/// host without jitter (the ideal host draws nothing, so its runs are those of a simulator without hosts).
-fn start_jitter_ns(host: &HostSpec, seed: u64, flow: u32) -> u64 {
-    match host.start_jitter_ns {
-        0 => 0,
-        window => Rng::stream(seed, StreamId::HostStart(flow)).below_u64(window),
-    }
-}
-
 /// Bytes of one flow's fixed state (for the estimate of a run's memory).
 pub(crate) const FLOW_BYTES: usize = std::mem::size_of::<Flow>();
 
@@ -78,6 +70,11 @@ struct Flow {
     start: Time,
     stop: Time,
     finished_at: Option<Time>,
+    /// Bytes the application writes (0: until it stops) and the segments they take (`u32::MAX`: unlimited).
+    size_bytes: u64,
+    size_segments: u32,
+    /// When the last byte of a finite flow reached the receiving application.
+    completed_at: Option<Time>,
     xmit_slot: TimerSlot,
     pacing_slot: TimerSlot,
     delack_slot: TimerSlot,
@@ -136,9 +133,11 @@ impl<O: Observer> Simulation<O> {
         spec.validate()?;
         let mss = spec.mss();
         let mut flows = Vec::with_capacity(spec.flow_count() as usize);
+        let plans = flow_plans(&spec, seed);
         for (gi, g) in spec.groups.iter().enumerate() {
             for _ in 0..g.count {
                 let id = flows.len() as u32;
+                let plan = plans[id as usize];
                 let cc = g.cc.build(Rng::stream(seed, StreamId::Cc(id)));
                 let ecn = EcnProfile::resolve(g.ecn, &cc.flags()).expect("validated");
                 let cfg = SenderConfig {
@@ -147,6 +146,7 @@ impl<O: Observer> Simulation<O> {
                     initial_cwnd: g.initial_window,
                     pacing: g.pacing,
                     ecn,
+                    app_bytes: plan.size_bytes,
                 };
                 let rtt = Dur::from_ns(g.rtt_ns);
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
@@ -163,9 +163,15 @@ impl<O: Observer> Simulation<O> {
                     loss: g.loss,
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,
-                    start: Time::from_ns(g.start_ns + start_jitter_ns(&g.host, seed, id)),
+                    start: Time::from_ns(plan.start_ns),
                     stop,
                     finished_at: None,
+                    size_bytes: plan.size_bytes,
+                    size_segments: match plan.size_bytes {
+                        0 => u32::MAX,
+                        bytes => bytes.div_ceil(mss as u64) as u32,
+                    },
+                    completed_at: None,
                     xmit_slot: TimerSlot::default(),
                     pacing_slot: TimerSlot::default(),
                     delack_slot: TimerSlot::default(),
@@ -192,6 +198,10 @@ impl<O: Observer> Simulation<O> {
         rec.reserve_rows(flow_rows, queue_rows);
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
+            // A flow that arrives after its group stopped, or after the end, never starts.
+            if f.start >= f.stop || f.start.ns() >= spec.duration_ns {
+                continue;
+            }
             events.push(f.start, code(EV_START, i as u32));
             if f.stop.ns() < spec.duration_ns {
                 events.push(f.stop, code(EV_STOP, i as u32));
@@ -334,17 +344,17 @@ impl<O: Observer> Simulation<O> {
     }
 
     fn flow_records(&self) -> Vec<FlowRecord> {
-        let meta: Vec<(u32, &'static str, u64, u64, u64)> = self
+        let meta: Vec<FlowMeta> = self
             .flows
             .iter()
-            .map(|f| {
-                (
-                    f.group,
-                    f.sender.cc_name(),
-                    f.rtt.ns(),
-                    f.start.ns(),
-                    f.stop.ns().min(self.end.ns()),
-                )
+            .map(|f| FlowMeta {
+                group: f.group,
+                cc: f.sender.cc_name(),
+                rtt_ns: f.rtt.ns(),
+                start_ns: f.start.ns(),
+                stop_ns: f.stop.ns().min(self.end.ns()),
+                size_bytes: f.size_bytes,
+                completion_ns: f.completed_at.map(|t| t.saturating_since(f.start).ns()),
             })
             .collect();
         self.report.0.flow_records(&meta)
@@ -551,7 +561,15 @@ impl<O: Observer> Simulation<O> {
         let mut acks = std::mem::take(&mut self.ack_buf);
         let d = fl.receiver.on_segment(now, &seg, &mut acks);
         if d.segments > 0 {
-            let bytes = d.segments as u64 * self.spec.mss() as u64;
+            let mss = self.spec.mss() as u64;
+            let delivered_end = d.first_seq.saturating_add(d.segments);
+            let bytes = if delivered_end >= fl.size_segments {
+                // The last segment of a finite flow carries the remainder of its size.
+                fl.completed_at.get_or_insert(now);
+                fl.size_bytes - d.first_seq as u64 * mss
+            } else {
+                d.segments as u64 * mss
+            };
             self.report
                 .delivered_to_app(now, f, d.first_seq, d.segments, bytes);
         }

@@ -116,6 +116,7 @@ impl Harness {
             initial_cwnd: 10,
             pacing: false,
             ecn,
+            app_bytes: 0,
         };
         Harness {
             name,

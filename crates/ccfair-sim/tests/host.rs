@@ -22,6 +22,8 @@ fn group(cc: &str, count: u32, rtt_ms: u64, start_ms: u64, host: HostSpec) -> Gr
         loss: 0.0,
         ecn: ccfair_sim::tcp::EcnMode::Off,
         host,
+        size: None,
+        arrivals: None,
     }
 }
 

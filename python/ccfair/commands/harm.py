@@ -39,14 +39,15 @@ def _tolerance(value: str) -> float:
     return x
 
 
-def add_sweep_options(p: argparse.ArgumentParser) -> None:
-    """The options that say where and how the runs go, as for ``ccfair sweep``."""
+def add_sweep_options(p: argparse.ArgumentParser, out_default: str | None = "results") -> None:
+    """The options that say where and how the runs go, as for ``ccfair sweep``; ``out_default`` None
+    leaves ``--out`` unset for the command to choose."""
 
     p.add_argument(
         "--out",
         metavar="DIR",
-        default="results",
-        help="results directory (default: results); runs already there are reused",
+        default=out_default,
+        help=f"results directory (default: {out_default or 'per command'}); runs already there are reused",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(

@@ -86,6 +86,7 @@ SMOKE_COMMANDS: tuple[Smoke, ...] = (
     Smoke(("ccfair", "plot", "runs/first", "--kind", "timeseries", "-o", "first.png", "--quiet"), _figure),
     Smoke(("ccfair", "sweep", "study/plan.toml", "--dry-run"), _has("plan my-study: 16 cells, 32 runs")),
     Smoke(("ccfair", "list"), _has("cubic", "fq_codel")),
+    Smoke(("ccfair", "reproduce", "--list"), _has("rueth-tma19", "philip-imc21", "estimate")),
     Smoke(("ccfair", "doctor", "--no-measure", "--json"), _doctor, exit_codes=(0, 1)),
     # The core install has no Dask: --cluster says how to get it, and writes nothing.
     Smoke(

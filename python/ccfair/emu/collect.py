@@ -4,7 +4,8 @@ the same column names, meanings and dtypes, so :meth:`RunResult.from_native` and
 
 Where each column comes from:
 
-- goodput, ``delivered_bytes``: the receiving application's byte counts (in-order payload)
+- goodput, ``delivered_bytes``: the receiving application's byte counts (in-order payload); a finite flow's
+  ``completion_ns``: when the receiver read its last byte, after its start
 - ``cwnd``, ``ssthresh``, ``srtt_ns``, ``min_rtt_ns``, ``pacing_rate_bps``, ``inflight``, ``ca_state``,
   ``retransmits``, sent and retransmitted segments, RTO events: the sender's TCP_INFO; ``cc_bw_bps``,
   ``cc_min_rtt_ns``, ``cc_pacing_gain``, ``cc_cwnd_gain``: BBR's TCP_CC_INFO. Sampled at the interval's end.
@@ -35,7 +36,9 @@ import numpy as np
 
 from ccfair.catalog import output_table
 
-FlowInfo = tuple[int, int, str, int, int, int]  # flow_id, group, cc, rtt_ns, start_ns, stop_ns
+FlowInfo = tuple[
+    int, int, str, int, int, int, int
+]  # flow_id, group, cc, rtt_ns, start_ns, stop_ns, size_bytes
 
 
 def _col(values: Sequence[Any], dtype: str) -> tuple[str, bytes]:
@@ -70,12 +73,28 @@ def _f(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def flow_infos(spec: Mapping[str, Any]) -> list[FlowInfo]:
+def flow_infos(spec: Mapping[str, Any], plans: Sequence[Mapping[str, int]] | None = None) -> list[FlowInfo]:
+    """Per flow: id, group, cc, base RTT, start, stop, size (0: bulk). ``plans`` are the flows' starts and
+    sizes as the simulator draws them (``_native.flow_plans``); without them every flow starts at its
+    group's start and is bulk."""
     infos: list[FlowInfo] = []
     for g, group in enumerate(spec["groups"]):
         stop = group["stop_ns"] if group["stop_ns"] is not None else spec["duration_ns"]
         for _ in range(group["count"]):
-            infos.append((len(infos), g, group["cc"]["name"], group["rtt_ns"], group["start_ns"], stop))
+            plan = (
+                plans[len(infos)] if plans is not None else {"start_ns": group["start_ns"], "size_bytes": 0}
+            )
+            infos.append(
+                (
+                    len(infos),
+                    g,
+                    group["cc"]["name"],
+                    group["rtt_ns"],
+                    plan["start_ns"],
+                    stop,
+                    plan["size_bytes"],
+                )
+            )
     return infos
 
 
@@ -101,6 +120,7 @@ def to_native(
         "rtt_ns": [i[3] for i in infos],
         "start_ns": [i[4] for i in infos],
         "stop_ns": [i[5] for i in infos],
+        "size_bytes": [i[6] for i in infos],
     }
     for prefix in ("window", "total"):
         if prefix == "window":
@@ -124,11 +144,15 @@ def to_native(
     flows["rtt_samples"] = [e["rtt_samples"] for e in e_flows]
     flows["rtt_mean_ns"] = [_f(e["rtt_mean_ns"]) for e in e_flows]
     flows["rtt_p99_ns"] = [_f(e["rtt_p99_ns"]) for e in e_flows]
+    completed = receiver.get("completed_ns") or [None] * n
+    flows["completion_ns"] = [
+        math.nan if c is None else c - info[4] for c, info in zip(completed, infos, strict=True)
+    ]
 
     rows: dict[str, list[Any]] = {c["name"]: [] for c in output_table("timeseries")}
     t_all = receiver["t_ns"]
     for k, t in enumerate(t_all):
-        for f, (_, _, _, _, start, _) in enumerate(infos):
+        for f, (_, _, _, _, start, _, _) in enumerate(infos):
             s = s_flows[f]
             finished = s.get("finished_ns")
             if not (start < t and (finished is None or finished > t - interval)):

@@ -281,7 +281,7 @@ def run_kernel(
     spec = sc.resolve()
     effective = check_seed(sc.effective_seed(seed))
     binary = preflight(spec)
-    output, provenance = execute(spec, effective, binary, progress)
+    output, provenance = execute(spec, effective, binary, progress, plans=sc.flow_plans(effective))
     result = RunResult.from_native(output, sc, effective)
     result.summary.update(provenance)
     return result
@@ -294,11 +294,14 @@ def execute(
     progress: Callable[[float], None] | None = None,
     *,
     during: Callable[[netns.Topology], None] | None = None,
+    plans: list[dict[str, int]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Builds, runs and tears down one kernel run of a resolved kernel ``spec``; returns the native-shaped
-    output and the provenance. ``during(topology)`` is called once the run has started (tests use it)."""
+    output and the provenance. ``during(topology)`` is called once the run has started (tests use it);
+    ``plans`` are the flows' starts and sizes (:meth:`KernelScenario.flow_plans`; default: every flow at its
+    group's start, bulk)."""
     netns.sweep_stale()
-    infos = collect.flow_infos(spec)
+    infos = collect.flow_infos(spec, plans)
     sysctls = sysctls_for(spec)
     groups = [(g["initial_window"], g["ecn"] == "classic") for g in spec["groups"]]
     t0 = time.monotonic()
@@ -317,6 +320,7 @@ def execute(
             recv_cfg = {
                 **sched,
                 "ports": [PORT_BASE + i for i in range(len(infos))],
+                "sizes": [info[6] for info in infos],
                 "cpus": endpoint_cpus,
                 "out": str(work / "rcv.json"),
             }
@@ -327,7 +331,7 @@ def execute(
                 "cpus": endpoint_cpus,
                 "out": str(work / "snd.json"),
             }
-            for flow_id, g, cc, _rtt, start, _stop in infos:
+            for flow_id, g, cc, _rtt, start, _stop, size in infos:
                 group = spec["groups"][g]
                 data_delay, ack_delay = delays(group)
                 fwd_cfg["flows"].append(
@@ -341,6 +345,7 @@ def execute(
                         "start_ns": start,
                         "stop_ns": group["stop_ns"],
                         "pacing": bool(group["pacing"]),
+                        "size_bytes": size or None,
                     }
                 )
             for role, cfg in (("rcv", recv_cfg), ("rtr", fwd_cfg), ("snd", send_cfg)):

@@ -11,6 +11,9 @@ the rules a real kernel imposes.
   bottleneck) or ``"ack"`` (all of it on the ACK path). The simulator always splits, so a scenario with
   another placement does not run there.
 - ``flows[].ecn`` is ``off`` or ``classic`` (RFC 3168 through a per-group route feature); ``l4s`` is refused.
+- ``flows[].size`` and ``flows[].arrivals`` work as in the simulator: the flows start at the times and write
+  the sizes the simulator draws for the same seed (:meth:`KernelScenario.flow_plans`); a finite flow's sender
+  shuts down its sending side after its last byte, and its completion is when the receiver reads that byte.
 - At most :data:`MAX_KERNEL_FLOWS` flows and :data:`MAX_KERNEL_GROUPS` groups (ports and addresses).
 
 Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
@@ -21,12 +24,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ccfair import _native
 from ccfair.catalog import catalog
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Host, Resolution, Scenario
@@ -152,6 +157,13 @@ class KernelScenario(Scenario):
         simulator's for this link and these flows), after the kernel's own checks."""
         self.resolve()
         return self._stand_in().resolution()
+
+    def flow_plans(self, seed: int) -> list[dict[str, int]]:
+        """Every flow's start and size (``start_ns``, ``size_bytes``, 0 for a bulk flow) under ``seed``, as
+        the simulator draws them from ``arrivals`` and ``size``, so both backends start and size the same
+        flows."""
+        plans: list[dict[str, int]] = json.loads(_native.flow_plans(self.resolution().spec_json, seed))
+        return plans
 
     def to_dict(self, *, explicit: bool = False) -> dict[str, Any]:
         d = self._stand_in().to_dict(explicit=explicit)

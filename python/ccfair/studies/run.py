@@ -70,6 +70,7 @@ def run_plans(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> lis
                 jobs=args.jobs,
                 cluster=args.cluster,
                 time_limit_s=time_limit_s,
+                retry_failed=getattr(args, "retry_failed", False),
                 quiet=args.quiet,
                 limits=limits,
             )

@@ -22,8 +22,9 @@
 //!   access link is infinitely fast, so an unpaced burst reaches the bottleneck at once.
 //! - No handshake: the connection is established at the flow's start time without an RTT sample, so the first
 //!   RTO is the initial 1 s and the first RTT sample comes from the first data ACK.
-//! - The application is a bulk source that never idles until it stops, so idle restart
-//!   (`tcp_cwnd_restart`) and application-limited cwnd decay (`tcp_cwnd_application_limited`) never apply.
+//! - The application is a bulk source that never idles until it stops, or writes a finite flow's bytes at
+//!   once when it starts and closes, so idle restart (`tcp_cwnd_restart`) and application-limited cwnd decay
+//!   (`tcp_cwnd_application_limited`) never apply.
 
 use ccfair_cc::rate::{self, RateScratch, RateState};
 use ccfair_cc::stack::TcpCore;
@@ -80,6 +81,8 @@ pub struct SenderConfig {
     pub pacing: bool,
     /// ECN codepoint and feedback (see [`EcnProfile::resolve`]).
     pub ecn: EcnProfile,
+    /// Bytes the application writes at the start and then closes; 0: a bulk source writing until it stops.
+    pub app_bytes: u64,
 }
 
 /// Counters for the recorder.
@@ -109,6 +112,10 @@ pub struct Sender {
     pub(super) core: TcpCore,
     pub(super) flow: u32,
     pub(super) wire_len: u32,
+    /// A finite flow's last segment and its wire length (the remainder of its size plus the headers); for a
+    /// bulk source `u32::MAX`, a sequence number it never sends.
+    pub(super) last_seq: u32,
+    pub(super) last_wire_len: u32,
     pub(super) q: RtxQueue,
     pub rtt: RttEstimator,
     pub(super) rack: Rack,
@@ -152,11 +159,23 @@ impl Sender {
         let mut tp = TcpSock::new(cfg.mss, cfg.initial_cwnd);
         tp.internal_pacing = cfg.pacing || core.flags().needs_pacing;
         tp.ecn_ok = cfg.ecn.enabled();
+        let mss = cfg.mss as u64;
+        let (app_end_seq, last_seq, last_wire_len) = match cfg.app_bytes {
+            0 => (u32::MAX, u32::MAX, 0),
+            bytes => {
+                let segments =
+                    u32::try_from(bytes.div_ceil(mss)).expect("flow sizes fit in 32-bit sequences");
+                let remainder = bytes - (segments as u64 - 1) * mss;
+                (segments, segments - 1, remainder as u32 + HEADER_BYTES)
+            }
+        };
         Sender {
             tp,
             core,
             flow: cfg.flow,
             wire_len: cfg.mss + HEADER_BYTES,
+            last_seq,
+            last_wire_len,
             q: RtxQueue::with_capacity(cfg.initial_cwnd as usize),
             rtt: RttEstimator::new(),
             rack: Rack::default(),
@@ -173,7 +192,7 @@ impl Sender {
             sack_cache_len: 0,
             wstamp: Time::ZERO,
             data_segs_out: 0,
-            app_end_seq: u32::MAX,
+            app_end_seq,
             started: false,
             xmit_timer: None,
             pacing_timer: None,

@@ -137,7 +137,11 @@ impl Sender {
         Segment {
             flow: self.flow,
             seq,
-            wire_len: self.wire_len,
+            wire_len: if seq == self.last_seq {
+                self.last_wire_len
+            } else {
+                self.wire_len
+            },
             tsval_ms: ts_clock_ms(self.tp.now),
             enqueue_ts: Time::ZERO,
             ecn,

@@ -1,0 +1,403 @@
+"""Fejes, Gombos, Laki, Nádas: "Who will save the Internet from the congestion control revolution?",
+ACM Buffer Sizing Workshop 2019, and Nádas et al., "On congestion control (un)fairness" (slides).
+
+Half BBRv2 and half Cubic flows (and Cubic alone) share a bottleneck (100 Mbps to 5 Gbps; 10 ms, 100 ms and
+mixed RTTs; buffers of 0.05 to 2 BDP; TailDrop, PIE, GSP, PPV; N = 2 to 100); the figures show each
+connection class's relative goodput against the buffer size, one panel per AQM, and Jain's index. The
+stated findings are at 1 Gbps and 10 ms. The slides add L4S: DCTCP against BBRv2 in its scalable (ECN) mode
+at 1 Gbps, 5 ms, through DualPI2 and VDQ-CSAQM (the Per-Packet-Value resource sharing with an L4S and a
+classic queue), the ECN marking ratio per class, and dynamic traffic (flows joining and leaving, equal
+5 ms RTT). Parts that need VDQ-CSAQM or dynamic traffic are planned only when the build has them
+(:mod:`.capabilities`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ccfair.analysis.fairness import jain_index
+from ccfair.studies.reproduce.base import (
+    Expect,
+    Finding,
+    Measured,
+    Part,
+    ScaleInfo,
+    Study,
+    StudyData,
+    group_goodput,
+    per_repetition,
+    ratio,
+)
+from ccfair.studies.reproduce.capabilities import DYNAMIC_TRAFFIC, VDQ_CSAQM
+from ccfair.units import parse_buffer
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+BUFFERS = {
+    "quick": ["0.1bdp", "0.2bdp", "0.5bdp", "2bdp"],
+    "full": ["0.05bdp", "0.1bdp", "0.2bdp", "0.5bdp", "1bdp", "2bdp"],
+}
+TIMING = {"quick": ("10s", "4s", 4_000_000_000), "full": ("60s", "20s", 20_000_000_000)}
+
+
+def _bdp(buffer: str) -> float:
+    value = parse_buffer(buffer, "link.buffer")
+    return float(value.value) if value.kind == "bdp" else float("nan")
+
+
+def _aqms() -> list[str]:
+    return ["fifo", "pie", "gsp", "ppv"] + (["vdq_csaqm"] if VDQ_CSAQM.available() else [])
+
+
+def parts(scale: str, repetitions: int) -> list[Part]:
+    duration, start, start_ns = TIMING[scale]
+    counts = [10] if scale == "quick" else [2, 10, 50, 100]
+    mono_counts = [2, 10] if scale == "quick" else [2, 10, 50, 100]
+    base = {"duration": duration, "measure": {"start": start}, "host": {"start_jitter": "10ms"}}
+    mixed = {
+        "seed": 20,
+        "repetitions": repetitions,
+        "scenario": {
+            **base,
+            "link": {"rate": "1Gbps", "buffer": "1bdp", "aqm": "fifo"},
+            "flows": [
+                {"cc": "bbr2", "count": counts[0] // 2, "rtt": "10ms"},
+                {"cc": "cubic", "count": counts[0] // 2, "rtt": "10ms"},
+            ],
+        },
+        "grid": {"link.aqm": _aqms(), "link.buffer": BUFFERS[scale]},
+        "zip": [{"flows[0].count": [n // 2 for n in counts], "flows[1].count": [n // 2 for n in counts]}],
+    }
+    mono = {
+        "seed": 20,
+        "repetitions": repetitions,
+        "scenario": {
+            **base,
+            "link": {"rate": "1Gbps", "buffer": "1bdp", "aqm": "fifo"},
+            "flows": [{"cc": "cubic", "count": 2, "rtt": "10ms"}],
+        },
+        "grid": {"flows[0].count": mono_counts, "link.buffer": ["0.2bdp", "1bdp", "2bdp"]},
+    }
+    l4s_aqms = ["dualpi2"] + (["vdq_csaqm"] if VDQ_CSAQM.available() else [])
+    l4s = {
+        "seed": 20,
+        "repetitions": repetitions,
+        "scenario": {
+            **base,
+            "link": {"rate": "1Gbps", "buffer": "2bdp", "aqm": "dualpi2"},
+            "flows": [
+                {"cc": "dctcp", "count": 2, "rtt": "5ms", "ecn": "l4s"},
+                {"cc": "bbr2", "count": 2, "rtt": "5ms", "ecn": "l4s"},
+            ],
+        },
+        "grid": {"link.aqm": l4s_aqms},
+    }
+    out = [Part("mixed", mixed, start_ns), Part("mono-cubic", mono, start_ns), Part("l4s", l4s, start_ns)]
+    if DYNAMIC_TRAFFIC.available() and VDQ_CSAQM.available():
+        arrivals = {"process": "poisson", "mean_interval": "200ms"}
+        dynamic = {
+            "seed": 20,
+            "repetitions": repetitions,
+            "scenario": {
+                **base,
+                "link": {"rate": "1Gbps", "buffer": "2bdp", "aqm": "vdq_csaqm"},
+                "flows": [
+                    {"cc": "cubic", "rtt": "5ms", "size": "10MB", "arrivals": arrivals},
+                    {"cc": "bbr2", "rtt": "5ms", "size": "10MB", "arrivals": arrivals},
+                ],
+            },
+            "grid": {"link.aqm": ["dualpi2", "vdq_csaqm"]},
+        }
+        out.append(Part("dynamic", dynamic, start_ns))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- findings
+
+
+def _mixed(data: StudyData, aqm: str) -> pd.DataFrame:
+    """Runs of the mixed part under ``aqm``: BBRv2/Cubic per-flow goodput ratio, BBRv2 share, buffer
+    in BDP."""
+    runs, flows = data.part("mixed")
+    runs = runs[runs["link.aqm"] == aqm]
+    groups = group_goodput(flows[flows["run_id"].isin(runs["run_id"])])
+    bbr = groups[groups["cc"] == "bbr2"].set_index("run_id")
+    cubic = groups[groups["cc"] == "cubic"].set_index("run_id")
+    return runs.assign(
+        bdp=runs["link.buffer"].map(_bdp),
+        ratio=[
+            ratio(bbr["per_flow_bps"].get(r, 0.0), cubic["per_flow_bps"].get(r, 0.0)) for r in runs["run_id"]
+        ],
+        bbr_share=[
+            ratio(
+                bbr["goodput_bps"].get(r, 0.0),
+                bbr["goodput_bps"].get(r, 0.0) + cubic["goodput_bps"].get(r, 0.0),
+            )
+            for r in runs["run_id"]
+        ],
+    )
+
+
+def shallow_ratio(data: StudyData) -> Measured:
+    r = _mixed(data, "fifo")
+    return Measured(
+        per_repetition(r[r["bdp"] <= 0.2], lambda g: g["ratio"].max()),
+        note="the largest BBRv2/Cubic ratio at ≤ 0.2 BDP",
+    )
+
+
+def deep_utilization(data: StudyData) -> Measured:
+    r = _mixed(data, "fifo")
+    return Measured(
+        per_repetition(r[r["bdp"] >= 0.5], lambda g: g["utilization"].min()),
+        note="the lowest utilization at ≥ 0.5 BDP",
+    )
+
+
+def deep_share(data: StudyData) -> Measured:
+    r = _mixed(data, "fifo")
+    return Measured(per_repetition(r[r["bdp"] >= 0.5], lambda g: g["bbr_share"].mean()))
+
+
+def gsp_ratio(data: StudyData) -> Measured:
+    r = _mixed(data, "gsp")
+    return Measured(
+        per_repetition(r[r["bdp"] < 2.0], lambda g: g["ratio"].min()),
+        note="the smallest BBRv2/Cubic ratio below 2 BDP",
+    )
+
+
+def ppv_best(data: StudyData) -> Measured:
+    runs, _ = data.part("mixed")
+    runs = runs[runs["link.aqm"].isin(["fifo", "pie", "gsp", "ppv"])]
+
+    def margin(g: pd.DataFrame) -> float:
+        jain = g.groupby("link.aqm")["jain_index"].mean()
+        others = jain.drop("ppv", errors="ignore")
+        return float(jain.get("ppv", float("nan")) - others.max()) if len(others) else float("nan")
+
+    return Measured(per_repetition(runs, margin), note="PPV's mean Jain minus the best other AQM's")
+
+
+def _mono(data: StudyData) -> pd.DataFrame:
+    runs, _ = data.part("mono-cubic")
+    exception = (runs["flows[0].count"] == 2) & (runs["link.buffer"].map(_bdp) >= 1.0)
+    return runs.assign(exception=exception)
+
+
+def mono_fair(data: StudyData) -> Measured:
+    r = _mono(data)
+    return Measured(
+        per_repetition(r[~r["exception"]], lambda g: g["jain_index"].min()),
+        note="the lowest Jain outside N = 2 at ≥ 1 BDP",
+    )
+
+
+def mono_exception(data: StudyData) -> Measured:
+    r = _mono(data)
+    return Measured(
+        per_repetition(r[r["exception"]], lambda g: g["jain_index"].min()),
+        note="the lowest Jain at N = 2, ≥ 1 BDP",
+    )
+
+
+def l4s_jain(aqm: str) -> Any:
+    def measure(data: StudyData) -> Measured:
+        runs, _ = data.part("l4s")
+        return Measured(per_repetition(runs[runs["link.aqm"] == aqm], lambda g: g["jain_index"].mean()))
+
+    return measure
+
+
+def vdq_mixed_jain(data: StudyData) -> Measured:
+    runs, _ = data.part("mixed")
+    return Measured(
+        per_repetition(runs[runs["link.aqm"] == "vdq_csaqm"], lambda g: g["jain_index"].mean()),
+        note="mean over the buffer sizes",
+    )
+
+
+def marking_ratio(data: StudyData) -> Measured:
+    runs, flows = data.part("l4s")
+    flows = flows[flows["run_id"].isin(runs[runs["link.aqm"] == "dualpi2"]["run_id"])]
+
+    def rel(g: pd.DataFrame) -> float:
+        by_cc = g.groupby("cc")["window_ce_marks"].sum() / g.groupby("cc")["window_sent_segments"].sum()
+        return ratio(float(by_cc.get("dctcp", float("nan"))), float(by_cc.get("bbr2", float("nan"))))
+
+    return Measured(per_repetition(flows, rel), note="DualPI2; DCTCP's marking ratio over BBRv2's")
+
+
+def dynamic_fair(data: StudyData) -> Measured:
+    runs, flows = data.part("dynamic")
+    flows = flows[flows["run_id"].isin(runs[runs["link.aqm"] == "vdq_csaqm"]["run_id"])]
+    done = flows[flows["completion_ns"].notna() & (flows["completion_ns"] > flows["start_ns"])]
+    done = done.assign(rate=done["size_bytes"] * 8 / ((done["completion_ns"] - done["start_ns"]) / 1e9))
+
+    def jain(g: pd.DataFrame) -> float:
+        rates = g.groupby("cc")["rate"].mean()
+        return jain_index(list(rates)) if len(rates) else float("nan")
+
+    return Measured(
+        per_repetition(done, jain), note="Jain of the two classes' mean flow rates (size / completion)"
+    )
+
+
+SETUP = "half BBRv2, half Cubic (N = 10 in quick), 1 Gbps, 10 ms"
+FINDINGS = (
+    Finding(
+        "bbr2-up-to-7x-shallow",
+        "1 Gbps, 10 ms, half BBRv2 half Cubic: at ≤ 0.2 BDP BBRv2 gets up to 7 times Cubic's goodput.",
+        "up to 7x",
+        SETUP + ", TailDrop, buffers ≤ 0.2 BDP; the largest per-flow ratio",
+        Expect(3.5, 14.0, "7x within a factor of 2 (3.5-14)"),
+        shallow_ratio,
+        unit="BBRv2/Cubic",
+    ),
+    Finding(
+        "full-utilization-from-0.5bdp",
+        "From 0.5 BDP the link is fully utilized.",
+        "full utilization",
+        SETUP + ", TailDrop, buffers ≥ 0.5 BDP; the lowest utilization",
+        Expect(0.95, None, "utilization ≥ 0.95"),
+        deep_utilization,
+        unit="utilization",
+    ),
+    Finding(
+        "six-to-four-from-0.5bdp",
+        "From 0.5 BDP BBRv2 and Cubic share about 6:4.",
+        "6:4",
+        SETUP + ", TailDrop, buffers ≥ 0.5 BDP; BBRv2's share",
+        Expect(0.5, 0.7, "BBRv2 share 0.6 ± 0.1"),
+        deep_share,
+        unit="share",
+    ),
+    Finding(
+        "gsp-16x",
+        "With GSP BBRv2 gets 16 times Cubic's goodput or more, except at 2 BDP.",
+        "≥ 16x below 2 BDP",
+        SETUP + ", GSP, buffers below 2 BDP; the smallest per-flow ratio",
+        Expect(8.0, None, "≥ 8x (16x with a factor of 2)"),
+        gsp_ratio,
+        unit="BBRv2/Cubic",
+    ),
+    Finding(
+        "ppv-best-fairness",
+        "PPV gives the best fairness of the AQMs.",
+        "highest Jain",
+        SETUP + ", TailDrop, PIE, GSP, PPV, every buffer; Jain's index",
+        Expect(-0.02, None, "PPV's mean Jain at least the best other AQM's minus 0.02"),
+        ppv_best,
+        unit="Δ Jain",
+    ),
+    Finding(
+        "mono-cubic-jain-1",
+        "Cubic alone: Jain's index about 1 ...",
+        "Jain ≈ 1",
+        "N Cubic flows (2, 10 in quick), 1 Gbps, 10 ms, TailDrop, 0.2/1/2 BDP, except N = 2 at ≥ 1 BDP",
+        Expect(0.95, 1.0, "Jain ≥ 0.95"),
+        mono_fair,
+        unit="Jain",
+    ),
+    Finding(
+        "mono-cubic-n2-deep-exception",
+        "... except N = 2 with ≥ 1 BDP buffer.",
+        "Jain below 1",
+        "2 Cubic flows, 1 Gbps, 10 ms, TailDrop, 1 and 2 BDP",
+        Expect(None, 0.95, "Jain < 0.95"),
+        mono_exception,
+        unit="Jain",
+    ),
+    Finding(
+        "l4s-dualpi2-unfair",
+        "Slides: DCTCP against BBRv2 in scalable (ECN) mode, 1 Gbps, 5 ms: DualPI2 does not share fairly.",
+        "unfair",
+        "2 DCTCP + 2 BBRv2 (ECN, L4S), 1 Gbps, 5 ms, DualPI2, 2 BDP; Jain's index",
+        Expect(None, 0.9, "Jain < 0.9"),
+        l4s_jain("dualpi2"),
+        unit="Jain",
+    ),
+    Finding(
+        "l4s-vdq-csaqm-fair",
+        "Slides: VDQ-CSAQM shares fairly between DCTCP and BBRv2 in scalable mode.",
+        "fair",
+        "2 DCTCP + 2 BBRv2 (ECN, L4S), 1 Gbps, 5 ms, VDQ-CSAQM, 2 BDP; Jain's index",
+        Expect(0.9, 1.0, "Jain ≥ 0.9"),
+        l4s_jain("vdq_csaqm"),
+        needs=(VDQ_CSAQM,),
+        unit="Jain",
+    ),
+    Finding(
+        "vdq-csaqm-bbr2-cubic-fair",
+        "Slides: VDQ-CSAQM shares fairly between BBRv2 and Cubic.",
+        "fair",
+        SETUP + ", VDQ-CSAQM, every buffer; Jain's index",
+        Expect(0.9, 1.0, "Jain ≥ 0.9"),
+        vdq_mixed_jain,
+        needs=(VDQ_CSAQM,),
+        unit="Jain",
+    ),
+    Finding(
+        "ecn-marking-ratio-per-class",
+        "Slides: the ECN marking ratio per class (DCTCP, BBRv2) under the AQMs.",
+        "shown, no value stated",
+        "2 DCTCP + 2 BBRv2 (ECN, L4S), 1 Gbps, 5 ms, DualPI2; DCTCP's marking ratio over BBRv2's",
+        None,
+        marking_ratio,
+        unit="ratio",
+    ),
+    Finding(
+        "dynamic-traffic-fair",
+        "Slides: with flows joining and leaving (equal 5 ms RTT) VDQ-CSAQM keeps the classes' shares even.",
+        "even shares",
+        "Poisson arrivals (mean 200 ms) of 10 MB Cubic and BBRv2 flows, 1 Gbps, 5 ms, VDQ-CSAQM; Jain of the "
+        "classes' mean flow rates",
+        Expect(0.9, 1.0, "Jain ≥ 0.9"),
+        dynamic_fair,
+        needs=(VDQ_CSAQM, DYNAMIC_TRAFFIC),
+        unit="Jain",
+    ),
+)
+
+
+def figures(data: StudyData, plan_names: dict[str, str]) -> list[tuple[str, str, Figure]]:
+    """Relative goodput per class against the buffer size, one panel per AQM (and flow count)."""
+    from ccfair.plots.relgoodput_plot import relgoodput
+
+    if not (data.runs["part"] == "mixed").any():
+        return []
+    figure = relgoodput(data.root, plan=plan_names["mixed"], x="link.buffer", facet="link.aqm")
+    return [("relgoodput-mixed", "relative goodput per class against buffer size, per AQM", figure)]
+
+
+STUDY = Study(
+    name="fejes-nadas",
+    title="Fejes et al., Who will save the Internet from the congestion control revolution? (2019), with "
+    "Nádas et al., On congestion control (un)fairness (slides)",
+    citation="F. Fejes, G. Gombos, S. Laki, S. Nádas. Who will save the Internet from the congestion control "
+    "revolution? ACM Workshop on Buffer Sizing 2019; S. Nádas et al., On congestion control (un)fairness "
+    "(slides)",
+    scales={
+        "quick": ScaleInfo(
+            "1 Gbps, 10 ms, 5 BBRv2 + 5 Cubic, buffers 0.1/0.2/0.5/2 BDP, TailDrop/PIE/GSP/PPV; Cubic alone "
+            "with N = 2 and 10 at 0.2/1/2 BDP; L4S: 2 DCTCP + 2 BBRv2 (ECN) at 1 Gbps, 5 ms through DualPI2; "
+            "10 s runs measured from 4 s, 2 repetitions (the paper's rate, fewer points and shorter runs)",
+            2,
+            "fits at the limit for the TailDrop/AQM parts (1 Gbps); the L4S part does not (the kernel "
+            'backend refuses ecn = "l4s")',
+        ),
+        "full": ScaleInfo(
+            "1 Gbps, 10 ms, N = 2/10/50/100 half BBRv2 half Cubic, buffers 0.05-2 BDP, TailDrop/PIE/GSP/PPV "
+            "(and VDQ-CSAQM where built); Cubic alone N = 2-100; L4S and dynamic traffic as in quick; 60 s "
+            "runs measured from 20 s, 5 repetitions",
+            5,
+            "fits at the limit for the TailDrop/AQM parts (1 Gbps); not the L4S part",
+        ),
+    },
+    parts=parts,
+    findings=FINDINGS,
+    figures=figures,
+)
