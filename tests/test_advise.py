@@ -6,6 +6,7 @@ link; an impossible constraint yields "no configuration meets" and the closest o
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,19 @@ def advise_cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         check=False,
     )
+
+
+def report_html(results: Path, path: Path) -> str:
+    """The text of ``ccfair report RESULTS -o PATH``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ccfair", "report", str(results), "-o", str(path), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return path.read_text()
 
 
 def _config(name: str, jain: float, rel: float, delay: float, util: float) -> Config:
@@ -67,15 +81,14 @@ def test_fq_codel_is_the_fairest_for_bbr_and_cubic(tmp_path):
     assert len(ccfair.load(out).runs) == SEARCH_RUNS
     text = advise_cli(*[a for a in SEARCH if a != "--json"], "--max-delay", "1us", "--out", str(out))
     assert "no configuration meets the constraints; closest:" in text.stdout
-    report = subprocess.run(
-        [sys.executable, "-m", "ccfair", "report", str(out), "-o", str(tmp_path / "r.html"), "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert report.returncode == 0, report.stderr
-    assert 'id="advise-front-' in (tmp_path / "r.html").read_text()
+    html = report_html(out, tmp_path / "r.html")
+    assert 'id="advise-front-' in html
+    # The report advises under the constraints of the last search, kept in the plan's definition.
+    assert "--max-delay 0.001ms" in html and "no configuration meets the constraints; closest:" in html
+    assert advise_cli(*SEARCH, "--min-jain", "0.9", "--out", str(out)).returncode == 0
+    html = report_html(out, tmp_path / "r.html")
+    assert "--min-jain 0.9" in html and "--max-delay" not in html
+    assert "recommended: fq_codel" in html
 
 
 @pytest.mark.parametrize("name", ["advise-mine", "harm-x-vs-y"])
@@ -95,12 +108,7 @@ def test_a_plain_plan_named_like_a_study_gets_the_plain_report(tmp_path, name):
         [*cli, "sweep", str(plan), "--out", str(out), "--quiet"], capture_output=True, text=True
     )
     assert sweep.returncode == 0, sweep.stderr
-    html = tmp_path / "r.html"
-    report = subprocess.run(
-        [*cli, "report", str(out), "-o", str(html), "--quiet"], capture_output=True, text=True
-    )
-    assert report.returncode == 0, report.stderr
-    page = html.read_text()
+    page = report_html(out, tmp_path / "r.html")
     assert name in page and 'id="advise-front-' not in page and 'id="harm-table-' not in page
 
 

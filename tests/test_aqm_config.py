@@ -14,7 +14,7 @@ from ccfair.errors import ScenarioError
 from ccfair.scenario import Scenario
 from conftest import SMALL, run_cli
 
-QDISCS = ["fifo", "red", "codel", "fq_codel", "pie", "gsp", "ppv", "dualpi2", "step"]
+QDISCS = ["fifo", "red", "codel", "fq_codel", "pie", "gsp", "ppv", "dualpi2", "step", "vdq_csaqm"]
 
 
 def with_aqm(aqm: Any, **link: Any) -> dict[str, Any]:
@@ -74,6 +74,12 @@ def test_parameters_take_quantities_in_their_unit():
         ({"name": "dualpi2", "c_protection_percent": 101}, "link.aqm.c_protection_percent", "0 and 100"),
         ({"name": "ppv", "weights": [1, 2, 3]}, "link.aqm.weights", "one weight per flow group (2)"),
         ({"name": "ppv", "weights": [1, -2]}, "link.aqm.weights", "positive"),
+        ({"name": "vdq_csaqm", "weights": [1, 2, 3]}, "link.aqm.weights", "one weight per flow group (2)"),
+        (
+            {"name": "vdq_csaqm", "l4s_target_ns": "30ms"},
+            "link.aqm.l4s_target_ns",
+            "at most classic_target_ns",
+        ),
         ({"name": "gsp", "alpha": float("nan")}, "link.aqm.alpha", "finite"),
         ({"name": "step", "limit": 5}, "link.aqm.limit", "set by link.buffer"),
         ({"name": "sfq"}, "link.aqm", "unknown queue discipline"),

@@ -161,6 +161,69 @@ def test_dualpi2_separates_l4s_and_classic_delay_and_couples_the_signals():
     assert 0.7 <= p_l / (2 * math.sqrt(p_c)) <= 1.4, (p_l, p_c)
 
 
+# VDQ-CSAQM (Nadas et al., ANRW 2020), as reconstructed in crates/ccfair-aqm/src/vdq.rs. The paper reports
+# that it keeps resource sharing fair, whatever the congestion controls and RTTs, where DualPI2 does not, with
+# L4S delay as low as DualPI2's. Measured here (30 s, 100 Mbps, 2 BDP; relative goodput of each class):
+#   Prague 10 ms vs Cubic 10 ms: DualPI2 1.14 / 0.79, VDQ-CSAQM 0.59 / 1.34, L4S sojourn p99 0.23 / 4.4 ms
+#   Prague 10 ms vs Cubic 50 ms: DualPI2 1.31 / 0.62, VDQ-CSAQM 0.66 / 1.27
+#   BBRv2 vs Cubic, 10 ms:       DualPI2 0.82 / 1.11, VDQ-CSAQM 0.75 / 1.18 (PPV: 0.39 / 1.54)
+# The reconstruction does not reproduce the claim: its L queue is blocked behind the classic one whenever the
+# classic head is 19 ms older (time-shifted FIFO), so the L4S flow is marked by its own 1 ms target more than
+# its share calls for. The claims are kept as strict expected failures so that a faithful model shows up.
+
+VDQ_PAPER = pytest.mark.xfail(
+    strict=True,
+    reason="the reconstructed VDQ-CSAQM does not reproduce the paper's fair sharing (numbers above)",
+)
+
+
+def two_flows(aqm: str, a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+    d = {
+        "duration": "30s",
+        "seed": 1,
+        "link": {"rate": "100Mbps", "buffer": "2bdp", "aqm": aqm},
+        "flows": [a, b],
+    }
+    return classes(ccfair.run(d))
+
+
+def test_vdq_csaqm_separates_the_classes_and_signals_l4s_by_marks_only():
+    r = run("aqm-vdq_csaqm-prague-vs-cubic")
+    s = r.summary
+    f = r.flows.set_index("cc")
+    assert s["utilization"] >= 0.95
+    # L4S packets are marked, never dropped; the classic flow is signalled by drops (it is not ECN-capable).
+    assert f.loc["prague", "window_queue_drops"] == 0 and f.loc["prague", "window_ce_marks"] > 0
+    assert f.loc["cubic", "window_queue_drops"] > 0 and f.loc["cubic", "window_ce_marks"] == 0
+    # The classic side holds the virtual buffer's 20 ms target; the L queue stays well below it.
+    assert queue_delay_ms(r, "cubic") <= 1.5 * 20.0
+    assert s["queue_sojourn_l4s_p99_ns"] < s["queue_sojourn_p99_ns"] / 2
+    # Neither class is starved.
+    assert min(classes(r).values()) >= 0.4
+
+
+def test_vdq_csaqm_shares_between_bbr2_and_cubic_at_least_as_well_as_ppv():
+    bbr2, cubic = {"cc": "bbr2", "rtt": "10ms"}, {"cc": "cubic", "rtt": "10ms"}
+    vdq = two_flows("vdq_csaqm", bbr2, cubic)
+    ppv = two_flows("ppv", bbr2, cubic)
+    assert 0.7 <= vdq["bbr2"] <= 1.3 and 0.7 <= vdq["cubic"] <= 1.3
+    assert abs(vdq["bbr2"] - 1) <= abs(ppv["bbr2"] - 1)
+
+
+@VDQ_PAPER
+def test_vdq_csaqm_shares_fairly_between_prague_and_cubic_where_dualpi2_does_not():
+    prague, cubic = {"cc": "prague", "rtt": "10ms"}, {"cc": "cubic", "rtt": "50ms"}
+    dualpi2 = two_flows("dualpi2", prague, cubic)
+    vdq = two_flows("vdq_csaqm", prague, cubic)
+    assert dualpi2["prague"] / dualpi2["cubic"] > 1.5
+    assert 0.8 <= vdq["prague"] / vdq["cubic"] <= 1.25
+
+
+@VDQ_PAPER
+def test_vdq_csaqm_keeps_l4s_delay_as_low_as_dualpi2():
+    assert run("aqm-vdq_csaqm-prague-vs-cubic").summary["queue_sojourn_l4s_p99_ns"] <= 2e6
+
+
 def test_step_marking_keeps_a_dctcp_queue_around_k():
     r = run("aqm-step-dctcp")
     k = 12

@@ -1,7 +1,8 @@
 """Kernel runs end to end (root): the emulated link delivers its rate and its RTT, kernel BBR against kernel
 Cubic reproduces the published split, a SIGKILLed run leaves nothing after the next one, `compare` gives
-both backends and their difference, and bad input fails before anything is built. Scenarios are short
-(15-30 s); the whole module takes about two and a half minutes."""
+both backends and their difference, bad input fails before anything is built, and a small harm study runs
+on the kernel one run at a time, resumes after SIGKILL and stays apart from the simulator's. Scenarios are
+short (3-30 s); the whole module takes about three and a half minutes."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import ccfair
@@ -258,7 +260,7 @@ def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("flow", "link_rate", "expected"),
     [
-        ('cc = "vegas"', "10Mbps", "error: flows[0].cc: 'vegas' is not available in this kernel"),
+        ('cc = "kernel:vegas"', "10Mbps", "error: flows[0].cc: 'vegas' is not available in this kernel"),
         ('cc = "cubic"\ncc_params = { beta = 0.5 }', "10Mbps", "error: flows[0].cc_params:"),
         ('cc = "cubic"', "1Gbps", "error: link.rate: 1Gbps is above what the forwarder handles cleanly"),
     ],
@@ -317,3 +319,74 @@ def test_not_root_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "error: backend: the kernel backend needs root" in done.stderr
+
+
+TINY_SUITE = """name = "tiny"
+duration = "3s"
+measure_start = "1s"
+rate = "10Mbps"
+buffers = ["1bdp"]
+rtts = ["20ms"]
+flow_counts = [1]
+aqms = ["fifo"]
+repetitions = 2
+stagger = "500ms"
+start_jitter = "10ms"
+"""
+
+
+def test_a_kernel_harm_study_runs_one_run_at_a_time_resumes_after_sigkill_and_writes_a_verdict(
+    tmp_path: Path,
+) -> None:
+    """10 kernel runs of 3 s (solo 2, self and vs 2 x 2 start orders): about 45 s."""
+    from ccfair.store.status import store_status
+
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY_SUITE)
+    out = tmp_path / "results"
+    study = ["harm", "reno", "--against", "cubic", "--suite", str(suite), "--out", str(out), "--figure", "-"]
+    kernel = [*study, "--backend", "kernel", "--jobs", "2"]
+    # Killed (with its worker) in the middle of the study; the same command then runs only what is missing.
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "ccfair", *kernel, "--quiet"], start_new_session=True, cwd=REPO
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and victim.poll() is None:
+            plans = store_status(out)["plans"] if (out / "catalog.duckdb").exists() else []
+            if sum(p["done"] for p in plans) >= 3:
+                break
+            time.sleep(0.5)
+        assert victim.poll() is None, "the study ended before it could be killed"
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait(timeout=10)
+    finally:
+        if victim.poll() is None:
+            os.killpg(victim.pid, signal.SIGKILL)
+    done_before = {r for r in ccfair.load(out).runs.query("status == 'done'")["run_id"]}
+    assert 3 <= len(done_before) < 10
+    done = cli(*kernel, "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["backend"] == "kernel" and doc["verdict"] in ("passes", "fails", "cannot tell")
+    throughput = doc["scenarios"][0]["metrics"]["throughput"]
+    assert throughput["samples"] == 4 and throughput["solo"] > 0.5 * 10e6
+    assert "one run at a time (--jobs 2 does not apply" in done.stderr
+    runs = ccfair.load(out).runs
+    assert len(runs) == 10 and set(runs["status"]) == {"done"} and set(runs["backend"]) == {"kernel"}
+    assert done_before <= set(runs["run_id"])  # the runs done before the kill were kept, not run again
+    # One run at a time although --jobs 2 (the first runs after the restart included).
+    runs = runs.sort_values("started_at")
+    ends = runs["started_at"] + pd.to_timedelta(runs["task_wall_seconds"], unit="s")
+    assert (runs["started_at"].iloc[1:].to_numpy() >= ends.iloc[:-1].to_numpy()).all()
+    # Nothing of the killed run is left: the next run swept its namespaces.
+    dead = [n for n in netns.list_namespaces() if n.startswith("ccfair-") and not running(n.split("-")[1])]
+    assert not dead, f"left behind: {dead}"
+    # The simulator's study of the same pair in the same directory shares no plan and no run.
+    sim = cli(*study, "--json", timeout=300)
+    assert sim.returncode == 0, sim.stderr
+    assert json.loads(sim.stdout)["backend"] == "sim"
+    status = store_status(out)["plans"]
+    assert sorted(p["backend"] for p in status) == ["kernel"] * 3 + ["sim"] * 3
+    every = ccfair.load(out).runs
+    assert len(every) == 20 and every.groupby("backend").size().to_dict() == {"kernel": 10, "sim": 10}

@@ -52,7 +52,7 @@ SMALL = Limits(max_memory_bytes=RUN_MEMORY_BYTES, max_events=RUN_EVENTS, memory_
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 CCS = ("reno", "cubic", "dctcp", "prague", "bbr", "bbr1", "bbr2", "bbr3")
-AQMS = ("fifo", "red", "codel", "fq_codel", "pie", "gsp", "ppv", "dualpi2", "step")
+AQMS = ("fifo", "red", "codel", "fq_codel", "pie", "gsp", "ppv", "dualpi2", "step", "vdq_csaqm")
 
 # A field names a place in the scenario: one of these paths (list indices as [N]), or a key the input has.
 SCHEMA_PATH = re.compile(

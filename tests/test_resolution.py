@@ -34,7 +34,11 @@ PINNED = [
 @pytest.mark.parametrize(("name", "pinned_run_id", "plain_digest"), PINNED)
 def test_run_ids_and_documents_are_unchanged(name, pinned_run_id, plain_digest):
     sc = Scenario.from_toml(SCENARIOS / name)
-    assert run_id(sc.with_seed(None).to_dict(explicit=True), sc.resolve(), 1, "pinned") == pinned_run_id
+    doc, spec = sc.with_seed(None).to_dict(explicit=True), sc.resolve()
+    assert run_id(doc, spec, 1, "pinned") == pinned_run_id
+    # The simulator named as the backend is the same identity; another backend is another run.
+    assert run_id(doc, spec, 1, "pinned", "sim") == pinned_run_id
+    assert run_id(doc, spec, 1, "pinned", "kernel") != pinned_run_id
     assert hashlib.sha256(canonical_json(sc.to_dict()).encode()).hexdigest()[:16] == plain_digest
 
 

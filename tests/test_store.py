@@ -83,7 +83,7 @@ def test_status_counts_per_plan(swept):
     status = store_status(swept)
     assert status["running"] is None
     assert status["plans"] == [
-        {"plan": "small", "runs": 8, "done": 8, "failed": 0, "missing": 0, "failures": {}}
+        {"plan": "small", "runs": 8, "done": 8, "failed": 0, "missing": 0, "backend": "sim", "failures": {}}
     ]
 
 

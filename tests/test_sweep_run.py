@@ -49,7 +49,7 @@ def test_sweep_command_runs_resumes_and_reports(tmp_path):
     assert again.returncode == 0 and again.stderr == ""
     status = run_cli("status", str(out))
     assert status.returncode == 0
-    assert status.stdout.splitlines()[1].split() == ["small", "8", "8", "0", "0", "-"]
+    assert status.stdout.splitlines()[1].split() == ["small", "sim", "8", "8", "0", "0", "-"]
     committed = ccfair.load(out).runs["committed_at"]
     # Growing the plan runs only the new cells.
     bigger = write_plan(

@@ -63,3 +63,21 @@ def raise_on_half_bdp(task: RunTask, parent_pid: int | None) -> RunOutcome:
         finally:
             ccfair.runner._native.run = original
     return run_task(task, parent_pid)
+
+
+def simulated_kernel_run(task: RunTask, parent_pid: int | None) -> RunOutcome:
+    """A kernel task run by the simulator (no root or emulator needed), its time on the worker widened by a
+    pause so that two tasks running at once would overlap; the outcome keeps the task's backend and the
+    whole time on the worker as its start and wall time."""
+    import dataclasses
+    import datetime
+    import time
+
+    started_at = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    t0 = time.monotonic()
+    time.sleep(0.3)
+    outcome = run_task(dataclasses.replace(task, backend="sim"), parent_pid)
+    outcome.provenance.update(
+        backend=task.backend, started_at=started_at, task_wall_seconds=time.monotonic() - t0
+    )
+    return outcome

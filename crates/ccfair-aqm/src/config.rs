@@ -19,6 +19,7 @@ use crate::ppv::{Ppv, PpvMarker, PpvParams};
 use crate::queue::QueueLimit;
 use crate::red::{Red, RedParams};
 use crate::step::{Step, StepParams};
+use crate::vdq::{VdqCsaqm, VdqCsaqmParams};
 
 pub(crate) fn check_positive_ns(field: &str, ns: u64) -> Result<(), FieldError> {
     if ns == 0 {
@@ -259,6 +260,14 @@ registry! {
         validate: |p, _limit, _mtu| p.validate(),
         build: |p, limit, ctx| Step::new(p, limit, ctx.mtu_bytes),
     },
+    VdqCsaqm(VdqCsaqmParams) {
+        name: "vdq_csaqm",
+        summary: "Virtual Dual Queue core-stateless AQM: PPV edge marker, L4S and classic queues, coupled CTVs",
+        source: "Nadas, Gombos, Fejes, Laki, ANRW 2020 (reconstructed: see the model's header); RFC 9332",
+        params: &crate::vdq::param_docs()[..],
+        validate: |p, _limit, _mtu| p.validate(),
+        build: |p, limit, ctx| VdqCsaqm::new(p, limit, ctx.mtu_bytes, ctx.rate_bps),
+    },
 }
 
 impl AqmConfig {
@@ -348,11 +357,20 @@ impl AqmConfig {
         self.kind.name()
     }
 
-    /// Checks what depends on the scenario's flows: PPV's weights, one per flow group.
-    pub fn validate_groups(&self, groups: usize) -> Result<(), FieldError> {
+    /// The edge marker's parameters of a discipline that needs one (PPV, VDQ-CSAQM).
+    fn marker_params(&self) -> Option<PpvParams> {
         match &self.kind {
-            AqmKind::Ppv(p) => p.validate_groups(groups).map_err(|e| e.prefixed("aqm")),
-            _ => Ok(()),
+            AqmKind::Ppv(p) => Some(p.clone()),
+            AqmKind::VdqCsaqm(p) => Some(p.marker()),
+            _ => None,
+        }
+    }
+
+    /// Checks what depends on the scenario's flows: the edge marker's weights, one per flow group.
+    pub fn validate_groups(&self, groups: usize) -> Result<(), FieldError> {
+        match self.marker_params() {
+            Some(p) => p.validate_groups(groups).map_err(|e| e.prefixed("aqm")),
+            None => Ok(()),
         }
     }
 
@@ -372,36 +390,40 @@ impl AqmConfig {
     pub fn preallocated_packets(&self, mtu_bytes: u32) -> u64 {
         let n = crate::queue::preallocated_packets(self.limit, mtu_bytes) as u64;
         match &self.kind {
-            AqmKind::DualPi2(_) => 2 * n,
+            AqmKind::DualPi2(_) | AqmKind::VdqCsaqm(_) => 2 * n,
             _ => n,
         }
     }
 
-    /// Bytes of state besides the queued packets for a run of `flows` flows: FQ-CoDel's buckets, PPV's
-    /// per-flow marker (for the estimate of a run's memory).
+    /// Bytes of state besides the queued packets for a run of `flows` flows: FQ-CoDel's buckets, the edge
+    /// marker's per-flow buckets (PPV, VDQ-CSAQM) and VDQ-CSAQM's two value histograms (for the estimate of a
+    /// run's memory).
     pub fn state_bytes(&self, flows: u64) -> u64 {
-        match &self.kind {
-            AqmKind::FqCodel(p) => p.flows as u64 * crate::fq_codel::BUCKET_BYTES as u64,
-            AqmKind::Ppv(p) => {
-                let regions = (p.octaves * p.regions_per_octave + 1) as u64;
-                // Tokens per region, last refill time and weight per flow.
-                flows * (regions * 8 + 16)
+        let marker = self.marker_params().map_or(0, |p| {
+            let regions = (p.max_value() - 1) as u64;
+            // Tokens per region, last refill time and weight per flow.
+            flows * (regions * 8 + 16)
+        });
+        marker
+            + match &self.kind {
+                AqmKind::FqCodel(p) => p.flows as u64 * crate::fq_codel::BUCKET_BYTES as u64,
+                AqmKind::VdqCsaqm(p) => 2 * (p.marker().max_value() as u64 + 1) * 8,
+                _ => 0,
             }
-            _ => 0,
-        }
     }
 
-    /// The edge marker this discipline needs at the senders (PPV only), for flows of groups `flow_groups`.
+    /// The edge marker this discipline needs at the senders (PPV, VDQ-CSAQM), for flows of groups
+    /// `flow_groups`.
     pub fn edge_marker(
         &self,
         ctx: &BuildContext,
         flow_groups: &[u32],
     ) -> Result<Option<PpvMarker>, FieldError> {
-        match &self.kind {
-            AqmKind::Ppv(p) => PpvMarker::new(p, ctx, flow_groups)
+        match self.marker_params() {
+            Some(p) => PpvMarker::new(&p, ctx, flow_groups)
                 .map(Some)
                 .map_err(|e| e.prefixed("aqm")),
-            _ => Ok(None),
+            None => Ok(None),
         }
     }
 }
@@ -463,7 +485,7 @@ mod tests {
                 q.name
             );
         }
-        assert_eq!(infos.len(), 9);
+        assert_eq!(infos.len(), 10);
     }
 
     #[test]
@@ -487,6 +509,9 @@ mod tests {
         assert_eq!(d("dualpi2")["c_protection_percent"], 10);
         assert_eq!(d("red")["probability"], 0.02);
         assert_eq!(d("red")["adaptive"], false);
+        assert_eq!(d("vdq_csaqm")["l4s_target_ns"], 1_000_000);
+        assert_eq!(d("vdq_csaqm")["classic_target_ns"], 20_000_000);
+        assert_eq!(d("vdq_csaqm")["bucket_ns"], d("ppv")["bucket_ns"]);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! the queue does not change, so a tick run late sees exactly the state the kernel's timer would have seen.
 //!
 //! Files: `fifo` (tail drop), `red`, `codel` (+ the control law `fq_codel` reuses), `fq_codel`, `pie`, `gsp`,
-//! `ppv` (core-stateless bottleneck + edge marker), `dualpi2`, `step`; `queue` is the limit, backlog and
+//! `ppv` (core-stateless bottleneck + edge marker), `dualpi2`, `step`, `vdq` (VDQ-CSAQM: PPV's marker with an
+//! L4S and a classic queue); `queue` is the limit, backlog and
 //! preallocation bookkeeping the single-FIFO disciplines share; `pool` and `heap` are the allocation-free packet
 //! lists and indexed priority queue the multi-queue disciplines share.
 
@@ -27,6 +28,7 @@ pub mod ppv;
 pub mod queue;
 pub mod red;
 pub mod step;
+pub mod vdq;
 
 use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
 

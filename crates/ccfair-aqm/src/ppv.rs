@@ -104,6 +104,12 @@ impl PpvParams {
         Ok(())
     }
 
+    /// The highest packet value the marker gives (its lowest rate region); values run from 1 (above the link
+    /// rate) up to this, one per region.
+    pub fn max_value(&self) -> u32 {
+        self.octaves * self.regions_per_octave + 2
+    }
+
     /// The weights, if given, must be one per flow group.
     pub fn validate_groups(&self, groups: usize) -> Result<(), FieldError> {
         if !self.weights.is_empty() && self.weights.len() != groups {
@@ -149,6 +155,7 @@ impl PpvMarker {
         }
         let depth: Vec<f64> = rate.iter().map(|r| r * bucket_ns).collect();
         let regions = rate.len();
+        debug_assert_eq!(regions as u32 + 1, params.max_value());
         let weight: Vec<f64> = flow_groups
             .iter()
             .map(|&g| params.weights.get(g as usize).copied().unwrap_or(1.0))

@@ -110,6 +110,7 @@ fn variants() -> Vec<(&'static str, serde_json::Value)> {
         ("dualpi2", json!({"step_threshold_packets": 3, "min_qlen_step": 2, "target_ns": 1_000_000, "tupdate_ns": 1_000_000})),
         ("step", json!({"threshold_packets": 3})),
         ("step", json!({"threshold_ns": 100_000})),
+        ("vdq_csaqm", json!({"l4s_target_ns": 100_000, "classic_target_ns": 100_000, "regions_per_octave": 1, "octaves": 2})),
     ]);
     v
 }

@@ -163,7 +163,7 @@ registry! {
         source: "Linux mainline net/ipv4/tcp_bbr.c",
         params: bbr::v1::PARAMS,
         flags: |_| CcFlags { cong_control: true, needs_pacing: true, ..CcFlags::default() },
-        vars: "cc_mode: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; cc_aux: index into the 8-phase PROBE_BW gain cycle (0 the 1.25 phase, 1 the 0.75 phase); cc_bw_bps, cc_min_rtt_ns, cc_pacing_gain, cc_cwnd_gain: the model; cc_inflight_hi/lo NaN",
+        vars: "cc_mode: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; cc_aux: index into the 8-phase PROBE_BW gain cycle (0 the 1.25 phase, 1 the 0.75 phase); cc_bw_bps: bbr_bw, the long-term (policer) estimate lt_bw while it is in use, when cc_pacing_gain stays 1 in PROBE_BW; cc_min_rtt_ns, cc_pacing_gain, cc_cwnd_gain: the model; cc_inflight_hi/lo NaN",
         build: |p, rng| Bbr1::new(p.clone(), rng),
     },
     Bbr2(Bbr2Params) {

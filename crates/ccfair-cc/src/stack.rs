@@ -242,12 +242,13 @@ impl TcpCore {
     /// loss episode (from Open/Disorder, once `high_seq` was acknowledged, or on the first RTO after an ACK made
     /// progress in Loss, `retransmits` = `icsk_retransmits` = 0) takes the `ssthresh` hook, raises
     /// `CaEvent::Loss` and may be undone; cwnd becomes in-flight + 1 and the state Loss until `snd_nxt`.
-    pub fn enter_loss(&mut self, tp: &mut TcpSock, retransmits: u32) {
+    /// Returns whether a new episode began.
+    pub fn enter_loss(&mut self, tp: &mut TcpSock, retransmits: u32) -> bool {
         let state = tp.ca_state;
-        if state <= CaState::Disorder
+        let new_episode = state <= CaState::Disorder
             || !after(tp.high_seq, tp.snd_una)
-            || (state == CaState::Loss && retransmits == 0)
-        {
+            || (state == CaState::Loss && retransmits == 0);
+        if new_episode {
             self.prior_ssthresh = tp.current_ssthresh();
             tp.prior_cwnd = tp.snd_cwnd;
             tp.snd_ssthresh = self.cc.ssthresh(tp);
@@ -258,6 +259,7 @@ impl TcpCore {
         tp.snd_cwnd_cnt = 0;
         self.set_ca_state(tp, CaState::Loss);
         tp.high_seq = tp.snd_nxt;
+        new_episode
     }
 
     /// `tcp_undo_cwnd_reduction` without unmarking losses (the caller's, on its queue): the algorithm's

@@ -448,6 +448,8 @@ flow_table! {
         ce_marks = ("packets", Both, "segments the bottleneck CE-marked"),
         rto_events = ("", KernelFloatWhenMissing("float64 and NaN on kernels before 6.7, which lack tcpi_total_rto"),
             "retransmission timeouts"),
+        cwnd_reductions = ("", KernelFloatWhenMissing("float64 and NaN: the emulator cannot see the sender's congestion state"),
+            "window reductions for congestion: entries into fast recovery, into CWR on ECN, and new RTO loss episodes"),
     }
     then {
         rtt_samples: u64 = ("", Both, "RTT samples taken in the measurement window"),

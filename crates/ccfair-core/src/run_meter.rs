@@ -91,6 +91,12 @@ impl RunMeter {
         self.counters[flow as usize].delivered_bytes += bytes;
     }
 
+    /// `flow`'s sender began `n` window reductions (Recovery, CWR, a new Loss episode).
+    #[inline]
+    pub fn cwnd_reductions(&mut self, flow: u32, n: u64) {
+        self.counters[flow as usize].cwnd_reductions += n;
+    }
+
     /// `flow`'s retransmission timer fired.
     #[inline]
     pub fn rto(&mut self, flow: u32) {
@@ -191,6 +197,7 @@ mod tests {
         m.marked(1);
         m.delivered(1, 1448);
         m.rto(0);
+        m.cwnd_reductions(0, 2);
         m.rtt(0, 20);
         m.rtt(0, 40);
         assert_eq!(m.window(0).sent_segments, 1, "the window counts while open");
@@ -199,7 +206,7 @@ mod tests {
         m.path_drop(0);
         let w0 = m.window(0);
         assert_eq!((w0.sent_segments, w0.retransmitted_segments), (1, 1));
-        assert_eq!((w0.path_drops, w0.rto_events), (1, 1));
+        assert_eq!((w0.path_drops, w0.rto_events, w0.cwnd_reductions), (1, 1, 2));
         assert_eq!(m.counters(0).sent_segments, 3);
         assert_eq!(m.window(1).ce_marks, 1);
         assert_eq!(m.window(1).delivered_bytes, 1448);

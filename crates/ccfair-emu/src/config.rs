@@ -54,6 +54,9 @@ pub struct FlowPath {
     pub ack_delay_ns: u64,
     #[serde(default)]
     pub loss: f64,
+    /// The scenario's flow group (the edge marker's weights are per group).
+    #[serde(default)]
+    pub group: u32,
 }
 
 /// `ccfair-emu forward`.

@@ -165,6 +165,7 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
             data_delay: Dur::from_ns(f.data_delay_ns),
             ack_delay: Dur::from_ns(f.ack_delay_ns),
             loss: f.loss,
+            group: f.group,
         })
         .collect();
     let shaper = Shaper::new(
@@ -353,6 +354,7 @@ impl Forwarder {
                 hash: p.hash,
                 ack: p.ack,
                 is_tcp: p.proto == 6,
+                packet_value: 0,
             };
             match side {
                 Side::Senders => self.shaper.from_sender(now, pkt, p.payload, p.seq),

@@ -163,6 +163,8 @@ pub struct EmuPacket {
     /// The TCP acknowledgment number (ACK direction: for RTT sampling); 0 otherwise.
     pub ack: u32,
     pub is_tcp: bool,
+    /// Packet value stamped by the edge marker of a core-stateless AQM (PPV, VDQ-CSAQM); 0 when none.
+    pub packet_value: u32,
 }
 
 impl PacketMeta for EmuPacket {
@@ -185,7 +187,7 @@ impl PacketMeta for EmuPacket {
         self.hash
     }
     fn packet_value(&self) -> u32 {
-        0
+        self.packet_value
     }
 }
 

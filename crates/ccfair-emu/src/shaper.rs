@@ -3,7 +3,8 @@
 //! and per-flow delay lines on the data and ACK directions.
 //!
 //! Data frames (sender to receiver): Bernoulli loss on the flow's own path first (data segments only, as in
-//! the simulator), then the qdisc, then the link, then the flow's data delay line. ACK frames (receiver to
+//! the simulator), then the edge marker of a core-stateless AQM (PPV, VDQ-CSAQM: the packet value, stamped per
+//! flow as the simulator's senders' edge does), then the qdisc, then the link, then the flow's data delay line. ACK frames (receiver to
 //! sender) cross the flow's ACK delay line only: the reverse path is uncongested, as in the simulator.
 //!
 //! The link works like the simulator's (`ccfair-sim/src/net/link.rs`): a packet leaves the qdisc when its
@@ -19,7 +20,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use ccfair_aqm::{AqmConfig, BuildContext, Qdisc, QdiscSink};
+use ccfair_aqm::{AqmConfig, BuildContext, PpvMarker, Qdisc, QdiscSink};
 use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, Ecn, PacketMeta, Rate, Rng, Time};
 
@@ -43,6 +44,8 @@ pub struct Path {
     pub ack_delay: Dur,
     /// Bernoulli loss probability of data segments before the bottleneck.
     pub loss: f64,
+    /// The flow's group in the scenario (for the edge marker's per-group weights).
+    pub group: u32,
 }
 
 /// Frees dropped frames and counts drops and marks.
@@ -64,6 +67,8 @@ impl QdiscSink<EmuPacket> for Sink<'_> {
 
 pub struct Shaper {
     qdisc: Box<dyn Qdisc<EmuPacket>>,
+    /// The edge marker the queue discipline needs, if any.
+    marker: Option<PpvMarker>,
     rate: Rate,
     busy_start: Time,
     busy_bytes: u128,
@@ -97,14 +102,19 @@ impl Shaper {
                 ]
             })
             .collect();
+        let ctx = BuildContext {
+            rate_bps: rate.bps(),
+            mtu_bytes,
+            seed,
+        };
+        let groups: Vec<u32> = paths.iter().map(|p| p.group).collect();
         Shaper {
             qdisc: aqm
-                .build(&BuildContext {
-                    rate_bps: rate.bps(),
-                    mtu_bytes,
-                    seed,
-                })
+                .build(&ctx)
                 .expect("the front end validates the queue discipline"),
+            marker: aqm
+                .edge_marker(&ctx, &groups)
+                .expect("the front end validates the marker's weights"),
             rate,
             busy_start: Time::ZERO,
             busy_bytes: 0,
@@ -139,6 +149,9 @@ impl Shaper {
                 self.pool.release(pkt.slot);
                 return;
             }
+        }
+        if let Some(m) = &mut self.marker {
+            pkt.packet_value = m.mark(now, pkt.flow, pkt.wire_len());
         }
         pkt.set_enqueue_ts(now);
         let mut sink = Sink {
@@ -272,13 +285,18 @@ mod tests {
             hash: flow,
             ack: 0,
             is_tcp: true,
+            packet_value: 0,
         }
     }
 
     fn shaper(rate_bps: u64, limit: u32, paths: Vec<Path>) -> Shaper {
+        shaper_with(AqmConfig::fifo(QueueLimit::Packets(limit)), rate_bps, paths)
+    }
+
+    fn shaper_with(aqm: AqmConfig, rate_bps: u64, paths: Vec<Path>) -> Shaper {
         let n = paths.len();
         Shaper::new(
-            &AqmConfig::fifo(QueueLimit::Packets(limit)),
+            &aqm,
             Rate::from_bps(rate_bps),
             1500,
             paths,
@@ -293,6 +311,7 @@ mod tests {
             data_delay: Dur::from_ms(data_ms),
             ack_delay: Dur::from_ms(ack_ms),
             loss: 0.0,
+            group: 0,
         }
     }
 
@@ -392,5 +411,42 @@ mod tests {
         let drops = s.rec.flow_records()[0].total.path_drops as f64;
         // Binomial(20000, 0.1): sd = 42.4; allow 5 sd.
         assert!((drops - 2000.0).abs() < 5.0 * 42.4, "drops {drops}");
+    }
+
+    /// The edge marker runs in the emulator as at the simulator's senders: through PPV's full buffer or
+    /// VDQ-CSAQM's classic queue over its 20 ms target, a flow sending far above its share carries the low values
+    /// and takes the drops, a flow below it none. (The buffer holds 200 ms, so VDQ-CSAQM's CTV acts before it
+    /// overflows; PPV drops only when it does.)
+    #[test]
+    fn core_stateless_disciplines_get_packet_values_from_the_edge_marker() {
+        for name in ["ppv", "vdq_csaqm"] {
+            let aqm =
+                AqmConfig::from_name_and_params(name, &serde_json::json!({}), QueueLimit::Packets(200), 1500)
+                    .unwrap();
+            // 12 Mbit/s link (1 ms per 1500-byte packet); flow 0 offers 2 Mbit/s, flow 1 24 Mbit/s, for 3 s.
+            let mut s = shaper_with(aqm, 12_000_000, vec![path(0, 0), path(0, 0)]);
+            let mut out = Vec::new();
+            for us in (0..3_000_000u64).step_by(500) {
+                let now = Time::from_ns(us * 1000);
+                if us % 6000 == 0 {
+                    let p = pkt(&mut s.pool, 0, 1500);
+                    s.from_sender(now, p, 1448, 0);
+                }
+                let p = pkt(&mut s.pool, 1, 1500);
+                s.from_sender(now, p, 1448, 0);
+                s.advance(now, &mut out);
+                for (p, _, _) in out.drain(..) {
+                    s.pool.release(p.slot);
+                }
+            }
+            let recs = s.rec.flow_records();
+            let drops = |f: usize| recs[f].total.queue_drops;
+            assert_eq!(drops(0), 0, "{name}: the flow below its share lost packets");
+            assert!(
+                drops(1) > 1000,
+                "{name}: the flow above its share lost only {}",
+                drops(1)
+            );
+        }
     }
 }

@@ -144,6 +144,7 @@ fn catalog() -> String {
         "queue_disciplines": qdiscs,
         "limits": limits,
         "output": output_schema(),
+        "kernel_cc_prefix": ccfair_sim::scenario::KERNEL_CC_PREFIX,
     })
     .to_string()
 }

@@ -73,6 +73,11 @@ impl Recorder {
         self.meter.rto(flow);
     }
 
+    /// `flow`'s sender began `n` window reductions.
+    pub fn cwnd_reductions(&mut self, flow: u32, n: u64) {
+        self.meter.cwnd_reductions(flow, n);
+    }
+
     /// The measurement window opens; `backlog_bytes` of payload have crossed the bottleneck but not reached
     /// the application yet (see [`Totals::window_backlog_bytes`]).
     pub fn window_start(&mut self, backlog_bytes: u64) {

@@ -28,6 +28,10 @@ use FieldError as E;
 
 // ------------------------------------------------------------------------------------------------ the input
 
+/// A congestion control written `kernel:NAME` is the running kernel's module NAME, one the simulator does not
+/// model: the kernel backend runs it (and checks that this kernel offers it), the simulator refuses it here.
+pub const KERNEL_CC_PREFIX: &str = "kernel:";
+
 /// The measurement window starts at this fraction of the duration unless the scenario says otherwise (the
 /// first fifth is the flows' start-up).
 pub const DEFAULT_MEASURE_START_DIVISOR: u64 = 5;
@@ -189,6 +193,21 @@ impl FlowInput {
     /// (`flows[1]`).
     pub fn resolve(&self, group: &str, host: Option<&HostInput>) -> Result<GroupSpec, FieldError> {
         let f = |name: &str| format!("{group}.{name}");
+        if let Some(module) = self.cc.strip_prefix(KERNEL_CC_PREFIX) {
+            return E::err(
+                f("cc"),
+                format!(
+                    "'{}' names the kernel's module '{module}', which only the kernel backend runs \
+                     (ccfair run --backend kernel); the simulator's algorithms: {}",
+                    self.cc,
+                    ccfair_cc::algorithms()
+                        .iter()
+                        .map(|a| a.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
         let cc = CcConfig::from_name_and_params(&self.cc, &self.cc_params).map_err(|e| e.prefixed(group))?;
         let ecn = match self.ecn.as_str() {
             "off" => EcnMode::Off,
@@ -489,7 +508,51 @@ pub fn format_size_bytes(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{format_duration_ns, format_size_bytes};
+    use super::{FlowInput, format_duration_ns, format_size_bytes};
+
+    fn group(cc: &str) -> FlowInput {
+        FlowInput {
+            cc: cc.into(),
+            cc_params: serde_json::Value::Null,
+            count: 1,
+            rtt_ns: 20_000_000,
+            start_ns: 0,
+            stop_ns: None,
+            initial_window: 10,
+            pacing: false,
+            loss: 0.0,
+            ecn: "off".into(),
+            host: None,
+            size: None,
+            arrivals: None,
+        }
+    }
+
+    #[test]
+    fn a_kernel_module_is_refused_by_the_simulator_naming_the_field_and_the_backend() {
+        let e = group("kernel:vegas").resolve("flows[1]", None).unwrap_err();
+        assert_eq!(e.field, "flows[1].cc");
+        assert!(
+            e.message
+                .contains("'kernel:vegas' names the kernel's module 'vegas'"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("--backend kernel"), "{}", e.message);
+        // Every kernel: name is the kernel's, even one the simulator models under its plain name.
+        assert_eq!(
+            group("kernel:cubic").resolve("flows[0]", None).unwrap_err().field,
+            "flows[0].cc"
+        );
+        // Not a prefix match on the name alone: a plain unknown name keeps the registry's message.
+        let unknown = group("vegas").resolve("flows[0]", None).unwrap_err();
+        assert!(
+            unknown.message.starts_with("unknown congestion control"),
+            "{}",
+            unknown.message
+        );
+        assert!(group("cubic").resolve("flows[0]", None).is_ok());
+    }
 
     #[test]
     fn durations_read_as_the_scenario_writes_them() {

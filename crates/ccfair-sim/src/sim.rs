@@ -384,10 +384,15 @@ impl<O: Observer> Simulation<O> {
                 if fl.sender.xmit_deadline().is_some_and(|d| d <= self.now) {
                     self.events_processed += 1;
                     let rto_before = fl.sender.stats.rto_events;
+                    let reductions_before = fl.sender.stats.cwnd_reductions;
                     let mut buf = std::mem::take(&mut self.seg_buf);
                     fl.sender.on_xmit_timer(self.now, &mut buf);
                     if fl.sender.stats.rto_events > rto_before {
                         self.report.0.rto_event(f);
+                    }
+                    let reductions = fl.sender.stats.cwnd_reductions - reductions_before;
+                    if reductions > 0 {
+                        self.report.0.cwnd_reductions(f, reductions);
                     }
                     self.transmit(&mut buf);
                     self.seg_buf = buf;
@@ -600,7 +605,12 @@ impl<O: Observer> Simulation<O> {
             self.events.push(t, code(EV_ACK, f));
         }
         let mut buf = std::mem::take(&mut self.seg_buf);
+        let reductions_before = fl.sender.stats.cwnd_reductions;
         fl.sender.on_ack(now, &ack, &mut buf);
+        let reductions = fl.sender.stats.cwnd_reductions - reductions_before;
+        if reductions > 0 {
+            self.report.0.cwnd_reductions(f, reductions);
+        }
         if fl.sender.last_rtt_us >= 0 {
             let rtt = Dur::from_us(fl.sender.last_rtt_us as u64);
             self.report.rtt_sample(now, f, rtt);

@@ -622,6 +622,8 @@ mod stack {
         assert_eq!(s.tp.lost_out, 20);
         assert_eq!(seqs(&out), vec![(10, true)]);
         assert_eq!(s.stats.rto_events, 1);
+        // The probe did not reduce the window; the RTO began one loss episode.
+        assert_eq!(s.stats.cwnd_reductions, 1);
         let next = s.xmit_deadline().unwrap();
         assert_eq!(s.rtt.rto_ms, 2 * rto_before, "the RTO doubles");
         assert_eq!(next - rto_at, Dur::from_ms(2 * rto_before as u64));
@@ -633,6 +635,24 @@ mod stack {
         assert_eq!(s.tp.snd_cwnd, 2);
         assert_eq!(seqs(&out), vec![(11, true), (12, true)]);
         s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn an_rto_begins_one_window_reduction_and_its_backed_off_repeats_none() {
+        let (mut s, mut out) = warmed_up();
+        s.stop_app(ms(50));
+        let pto = s.xmit_deadline().unwrap();
+        s.on_xmit_timer(pto, &mut out);
+        assert_eq!(s.stats.cwnd_reductions, 0, "a loss probe is not a reduction");
+        let rto_at = s.xmit_deadline().unwrap();
+        s.on_xmit_timer(rto_at, &mut out);
+        assert_eq!((s.stats.rto_events, s.stats.cwnd_reductions), (1, 1));
+        // Nothing is acknowledged: the backed-off RTO fires within the same loss episode (tcp_enter_loss does
+        // not start a new one while high_seq is unacknowledged and retransmits > 0).
+        let again = s.xmit_deadline().unwrap();
+        s.on_xmit_timer(again, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!((s.stats.rto_events, s.stats.cwnd_reductions), (2, 1));
     }
 
     #[test]

@@ -120,7 +120,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     buffers = _items(args.buffers, "--buffers") if args.buffers else list(DEFAULT_BUFFERS)
     for b in buffers:
         parse_buffer(b, "--buffers")
-    plan = advise_plan(args.rate, rtts, mix, duration, aqms, buffers)
+    constraints = {"min_jain": min_jain, "max_delay_ms": max_delay_ms, "min_utilization": min_util}
+    plan = advise_plan(args.rate, rtts, mix, duration, aqms, buffers, constraints)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
     figure = check_figure(args.figure)
     if args.dry_run:

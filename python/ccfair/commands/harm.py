@@ -1,11 +1,14 @@
 """``ccfair harm``: is a newcomer congestion control safe to deploy next to an incumbent?
 
-- ``ccfair harm NEWCOMER --against INCUMBENT [--suite quick|standard|FILE] [--out DIR] [--jobs N | --cluster
-  ADDRESS] [--tolerance H] [--figure FILE] [--json] [--dry-run] [--quiet] [--time-limit D] [limits]``
+- ``ccfair harm NEWCOMER --against INCUMBENT [--suite quick|standard|FILE] [--backend sim|kernel] [--out DIR]
+  [--jobs N | --cluster ADDRESS] [--tolerance H] [--figure FILE] [--json] [--dry-run] [--quiet]
+  [--time-limit D] [limits]``
 - ``ccfair harm SCENARIO.toml --new "flows[1]" --against "flows[0]" ...``: the two groups of a scenario file
 
 The runs go into the results directory as three plans (:mod:`ccfair.studies.harm_plan`); the analysis is
-:mod:`ccfair.studies.harm`.
+:mod:`ccfair.studies.harm`. With ``--backend kernel`` every run of the study runs on this machine's Linux TCP,
+one at a time; a suite whose rate is above the clean rate ``ccfair doctor`` measured is refused before
+anything runs (every scenario of a suite shares its rate).
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from ccfair.cli_support import (
     positive_int,
     print_json,
 )
+from ccfair.commands.sweep import note_kernel_jobs
 from ccfair.errors import ScenarioError
+from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import Column, render, text
 
 
@@ -100,6 +105,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "ccfair harm reno --against cubic --suite quick          # seconds",
             'ccfair harm my.toml --new "flows[1]" --against "flows[0]" --suite quick',
             "ccfair harm bbr --against reno --dry-run                # how many runs, how many stored",
+            "sudo .venv/bin/ccfair harm kernel:vegas --against cubic --suite quick --backend kernel",
         ),
     )
     p.add_argument(
@@ -113,6 +119,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--new", metavar="flows[N]", help="with a scenario file: the newcomer's flow group")
     p.add_argument("--suite", default="standard", help="quick, standard (default) or a suite TOML file")
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=SIMULATOR,
+        help="where every run of the study runs: sim (default) or kernel (this machine's Linux TCP, root, "
+        "one run at a time; a kernel-only newcomer is written kernel:NAME)",
+    )
     p.add_argument(
         "--tolerance",
         type=_tolerance,
@@ -134,10 +147,35 @@ def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
             raise ScenarioError(
                 "--new", 'with a scenario file give the newcomer\'s group, e.g. --new "flows[1]"'
             )
-        return group_from_file(source, args.against, "--against"), group_from_file(source, args.new, "--new")
+        return (
+            group_from_file(source, args.against, "--against", args.backend),
+            group_from_file(source, args.new, "--new", args.backend),
+        )
     if args.new is not None:
         raise ScenarioError("--new", "applies to a scenario file; NEWCOMER here is a congestion control")
-    return group_from_cc(args.against, "--against"), group_from_cc(source, "NEWCOMER")
+    return group_from_cc(args.against, "--against", args.backend), group_from_cc(
+        source, "NEWCOMER", args.backend
+    )
+
+
+def check_suite_rate(suite: Any, backend: str) -> None:
+    """On the kernel backend, the suite's rate (every scenario's) against the clean rate ``ccfair doctor``
+    measured here; a ScenarioError on ``suite.rate`` naming both."""
+    if backend == SIMULATOR:
+        return
+    from ccfair.emu.doctor import check_rate
+    from ccfair.units import parse_rate_bps
+
+    try:
+        check_rate(parse_rate_bps(suite.rate, "suite.rate"))
+    except ScenarioError as e:
+        raise ScenarioError("suite.rate", f"suite {suite.name}: {e.message}") from None
+
+
+def study_title(newcomer: str, incumbent: str, suite: str, backend: str) -> str:
+    """``harm of bbr to cubic, suite quick`` (and ``, kernel backend`` for a kernel study)."""
+    where = "" if backend == SIMULATOR else f", {backend} backend"
+    return f"harm of {newcomer} to {incumbent}, suite {suite}{where}"
 
 
 def cmd_harm(args: argparse.Namespace) -> int:
@@ -150,11 +188,13 @@ def cmd_harm(args: argparse.Namespace) -> int:
 
     incumbent, newcomer = _groups(args)
     suite = load_suite(args.suite)
+    check_suite_rate(suite, args.backend)
     tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
-    plans = harm_plans(suite, incumbent, newcomer)
+    plans = harm_plans(suite, incumbent, newcomer, args.backend)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
     figure = check_figure(args.figure)
     ordered = [plans.solo, plans.self_, plans.vs]
+    note_kernel_jobs(plans.vs, args.jobs, args.quiet)
     if args.dry_run:
         return dry_run(ordered, out, args)
     run_plans(ordered, out, args)
@@ -166,7 +206,7 @@ def cmd_harm(args: argparse.Namespace) -> int:
         suite.measure_start,
         tolerance,
     )
-    title = f"harm of {newcomer['cc']} to {incumbent['cc']}, suite {suite.name}"
+    title = study_title(newcomer["cc"], incumbent["cc"], suite.name, args.backend)
     if figure is not None:
         from ccfair.plots.output import save_figure
         from ccfair.studies.figures import harm_figure
@@ -174,7 +214,15 @@ def cmd_harm(args: argparse.Namespace) -> int:
         save_figure(harm_figure(result, title), figure, "--figure")
         note(f"figure: {figure}", args.quiet)
     if args.json:
-        print_json({"newcomer": newcomer, "incumbent": incumbent, "suite": suite.name, **to_json(result)})
+        print_json(
+            {
+                "newcomer": newcomer,
+                "incumbent": incumbent,
+                "suite": suite.name,
+                "backend": args.backend,
+                **to_json(result),
+            }
+        )
         return EXIT_OK
     sys.stdout.write(harm_text(result, title, suite.repetitions))
     sys.stdout.flush()

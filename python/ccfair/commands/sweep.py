@@ -1,10 +1,11 @@
 """Sweeps and their results directory.
 
-- ``ccfair sweep PLAN [--out DIR] [--jobs N | --cluster ADDRESS [--cluster-timeout DURATION] [--tls-ca-file F
-  --tls-cert F [--tls-key F]]] [--time-limit DURATION] [--retry-failed] [--allow-mixed] [--skip-invalid]
-  [--verify] [--dry-run] [--quiet] [--max-memory SIZE] [--max-events N]``: run every run of a plan that DIR
-  does not have yet (and those whose files are damaged); exit 0 when every run of the plan is done, 1 when
-  some failed (their errors are in the store); ``--dry-run`` also shows the runs' estimated memory and events
+- ``ccfair sweep PLAN [--out DIR] [--backend sim|kernel] [--jobs N | --cluster ADDRESS [--cluster-timeout
+  DURATION] [--tls-ca-file F --tls-cert F [--tls-key F]]] [--time-limit DURATION] [--retry-failed]
+  [--allow-mixed] [--skip-invalid] [--verify] [--dry-run] [--quiet] [--max-memory SIZE] [--max-events N]``:
+  run every run of a plan that DIR does not have yet (and those whose files are damaged); exit 0 when every
+  run of the plan is done, 1 when some failed (their errors are in the store); ``--dry-run`` also shows the
+  runs' estimated memory and events (on the kernel backend, their wall time one after the other)
 - ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
   the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,12 +36,14 @@ from ccfair.cli_support import (
 from ccfair.errors import ScenarioError
 from ccfair.progress import format_clock
 from ccfair.sweep.expand import estimate_lines
+from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
 from ccfair.units import parse_duration_ns
 
 if TYPE_CHECKING:
     from ccfair.resources import Limits
     from ccfair.sweep.expand import PlannedRun
+    from ccfair.sweep.plan import Plan
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -54,6 +58,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "ccfair sweep plans/buffer-sizing.toml           # again after Ctrl-C: only the missing runs",
             "ccfair sweep plans/start-order.toml --out start-order --jobs 2 --time-limit 10min",
             "ccfair sweep plan.toml --dry-run                # check every cell, run nothing",
+            "sudo .venv/bin/ccfair sweep plan.toml --backend kernel   # real Linux TCP, one run at a time",
             "ccfair sweep plan.toml --cluster tls://scheduler:8786 --tls-ca-file ca.pem --tls-cert c.pem",
         ),
     )
@@ -85,6 +90,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--tls-key", metavar="FILE", help="tls:// cluster: this client's private key (unless in --tls-cert)"
     )
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="run every run on the simulator (sim) or on this machine's Linux TCP (kernel: root, one run "
+        "at a time, rates up to the clean rate ccfair doctor measured); default: the plan's backend key, "
+        "else sim",
+    )
     p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s or 10min")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
     p.add_argument(
@@ -115,9 +127,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p = commands.add_parser(
         "status",
         help="done / failed / missing runs per plan in a results directory",
-        description="Done / failed / missing runs per plan. With --verify, also read the whole catalog and "
-        "check every done run's files (presence, size, checksum, Parquet): the damaged runs are listed and "
-        "the exit code is 1 if there are any; running their sweep again runs them again.",
+        description="Done / failed / missing runs per plan, and the backend each plan runs on. With "
+        "--verify, also read the whole catalog and check every done run's files (presence, size, "
+        "checksum, Parquet): the damaged runs are listed and the exit code is 1 if there are any; running "
+        "their sweep again runs them again.",
         epilog=examples("ccfair status results/", "ccfair status results/ --verify --json"),
     )
     p.add_argument("dir", metavar="DIR", help="results directory")
@@ -179,18 +192,20 @@ def _time_limit_s(value: str | None) -> float | None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
-    from ccfair.sweep.driver import plan_runs, run_sweep, sweep_limits
-    from ccfair.sweep.execute_local import default_jobs
+    from ccfair.sweep.driver import backend_jobs, plan_runs, run_sweep, sweep_limits
+    from ccfair.sweep.plan import load_plan
 
     time_limit_s = _time_limit_s(args.time_limit)
     connect_timeout_s = _connect_timeout_s(args)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
     security = _cluster_security(args)
-    jobs = args.jobs or default_jobs()
+    plan = with_backend(load_plan(args.plan), args.backend)
+    jobs = backend_jobs(plan, args.jobs, args.cluster)
+    note_kernel_jobs(plan, args.jobs, args.quiet)
     limits = sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
-    plan, runs = plan_runs(args.plan, skip_invalid=args.skip_invalid, quiet=args.quiet, limits=limits)
+    plan, runs = plan_runs(plan, skip_invalid=args.skip_invalid, quiet=args.quiet, limits=limits)
     if args.dry_run:
-        return _dry_run(plan.name, runs, out, limits, jobs if args.cluster is None else None)
+        return _dry_run(plan, runs, out, limits, jobs if args.cluster is None else None)
     try:
         report = run_sweep(
             plan,
@@ -238,6 +253,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
 
 
+def with_backend(plan: Plan, backend: str | None) -> Plan:
+    """``plan`` on ``backend`` (``--backend``, which wins over the plan's own key), or as it is (None)."""
+    return plan if backend is None else dataclasses.replace(plan, backend=backend)
+
+
+def note_kernel_jobs(plan: Plan, jobs: int | None, quiet: bool) -> None:
+    """Says that ``--jobs`` does not apply to a plan on the kernel backend."""
+    from ccfair.sweep.driver import KERNEL_JOBS
+
+    if plan.backend != SIMULATOR and jobs is not None and jobs != KERNEL_JOBS:
+        note(
+            f"note: plan {plan.name} runs on the kernel backend: one run at a time (--jobs {jobs} does not "
+            "apply; parallel kernel runs would share this machine's CPUs and network stack)",
+            quiet,
+        )
+
+
 def _connect_timeout_s(args: argparse.Namespace) -> float:
     from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S  # pandas: only with --cluster
 
@@ -261,7 +293,7 @@ def _cluster_security(args: argparse.Namespace) -> Any:
     return cluster_security(args.cluster, *tls)
 
 
-def _dry_run(plan: str, runs: list[PlannedRun], out: Path, limits: Limits, jobs: int | None) -> int:
+def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs: int | None) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import catalog_path
     from ccfair.store.reader import query
@@ -276,12 +308,14 @@ def _dry_run(plan: str, runs: list[PlannedRun], out: Path, limits: Limits, jobs:
     cells = len({r.cell for r in runs})
     invalid = len({r.cell for r in runs if r.invalid is not None})
     print(
-        f"plan {plan}: {cells} cells, {len(ids)} runs"
+        f"plan {plan.name}"
+        + (" (kernel backend)" if plan.backend != SIMULATOR else "")
+        + f": {cells} cells, {len(ids)} runs"
         + (f" ({invalid} invalid cells, recorded as failed)" if invalid else "")
         + f"; in {out}: {done} done, {failed} failed, {len(ids) - done - failed} to run"
     )
-    todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.estimate is not None}
-    for line in estimate_lines(list(todo.values()), limits, jobs):
+    todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.spec is not None}
+    for line in estimate_lines(list(todo.values()), limits, jobs, plan.backend):
         print(line)
     return EXIT_OK
 
@@ -321,6 +355,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return code
     columns = [
         Column("plan", "plan", text, "left"),
+        Column("backend", "backend", text, "left"),
         Column("runs", "runs", integer),
         Column("done", "done", integer),
         Column("failed", "failed", integer),

@@ -141,6 +141,8 @@ def to_native(
         flows[f"{prefix}_ce_marks"] = [c["ce_marks"] for c in emu_counts]
         # NaN on kernels without tcpi_total_rto (before 6.7): the column is float64 then
         flows[f"{prefix}_rto_events"] = [s["total_rto"] for s in snd]
+        # The emulator cannot see the senders' congestion state: NaN (the column is float64 then)
+        flows[f"{prefix}_cwnd_reductions"] = [None] * n
     flows["rtt_samples"] = [e["rtt_samples"] for e in e_flows]
     flows["rtt_mean_ns"] = [_f(e["rtt_mean_ns"]) for e in e_flows]
     flows["rtt_p99_ns"] = [_f(e["rtt_p99_ns"]) for e in e_flows]

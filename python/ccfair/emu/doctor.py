@@ -187,6 +187,7 @@ def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
     programs = []
     with (
         sigterm_as_interrupt(),
+        netns.host_lock(),
         tempfile.TemporaryDirectory(prefix="ccfair-doctor-") as tmp,
         netns.Topology() as topo,
     ):

@@ -20,18 +20,27 @@ kills every process in the namespaces and deletes them; :func:`sweep_stale` (run
 removes the namespaces and working directories of runs whose owner is gone (a SIGKILLed run). Processes
 started in the namespaces also die with their parent (PR_SET_PDEATHSIG) and exit when their standard input
 closes.
+
+One at a time: :func:`host_lock` (an exclusive ``flock`` on :func:`lock_path`, held while a run's network
+exists) makes every kernel run and ``doctor`` probe on this host wait for the one in progress, whichever
+process started it: two at once share the CPUs and the network stack and spoil each other's timing. The
+kernel drops the lock when its holder exits, however it dies.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +61,48 @@ _NAME = re.compile(r"^ccfair-(\d+)-(\d+)-(snd|rtr|rcv)$")
 # A run's working directory (configs, the programs' outputs and stderr), in the system's temporary directory.
 WORKDIR_PREFIX = "ccfair-kernel-"
 _WORKDIR = re.compile(r"^ccfair-kernel-(\d+)-(\d+)-")
+
+
+LOCK_ENV_VAR = "CCFAIR_KERNEL_LOCK"
+DEFAULT_LOCK = Path("/run/lock/ccfair-kernel.lock")
+LOCK_POLL_S = 0.2
+
+
+def lock_path() -> Path:
+    """The host-wide lock file: ``$CCFAIR_KERNEL_LOCK``, else ``/run/lock/ccfair-kernel.lock``."""
+    return Path(os.environ.get(LOCK_ENV_VAR) or DEFAULT_LOCK)
+
+
+@contextlib.contextmanager
+def host_lock(waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Holds this host's kernel-run lock for the block, waiting while another process holds it;
+    ``waiting()`` is called every :data:`LOCK_POLL_S` meanwhile (an exception it raises, a wall-time limit,
+    ends the wait). The file holds the holder's pid, for the note a waiting run prints."""
+    path = lock_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        noted = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not noted:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+                    print(
+                        f"note: waiting for the kernel run of pid {holder} to finish (one at a time here)",
+                        file=sys.stderr,
+                    )
+                    noted = True
+                if waiting is not None:
+                    waiting()
+                time.sleep(LOCK_POLL_S)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 def receiver_ip(group: int) -> str:

@@ -3,7 +3,9 @@
 1. Checks before anything is built: the scenario (kernel rules, see :mod:`ccfair.emu.scenario`), root, the
    emulator binary, and the link rate against the forwarder's clean rate that ``ccfair doctor`` measured on
    this host (:mod:`ccfair.emu.doctor`).
-2. A stale-resource sweep (namespaces of runs whose owner died), then the topology (:mod:`ccfair.emu.netns`).
+2. A stale-resource sweep (namespaces of runs whose owner died), the host's kernel-run lock (one run at a
+   time on this host, whichever process asks: :func:`ccfair.emu.netns.host_lock`), then the topology
+   (:mod:`ccfair.emu.netns`).
 3. ``ccfair-emu recv`` (receiver namespace), ``forward`` (router), ``send`` (senders: every connection is
    made through the emulated path before the run), each started with ``ip netns exec`` and waited for until
    it prints ``ready``; then one epoch (CLOCK_MONOTONIC, shared by all namespaces) is sent to all of them.
@@ -309,6 +311,7 @@ def execute(
     run_id = netns.new_run_id()
     with (
         sigterm_as_interrupt(),
+        netns.host_lock(None if progress is None else lambda: progress(0.0)),
         tempfile.TemporaryDirectory(prefix=netns.workdir_prefix(run_id)) as tmp,
         netns.Topology(run_id) as topo,
     ):
@@ -335,7 +338,12 @@ def execute(
                 group = spec["groups"][g]
                 data_delay, ack_delay = delays(group)
                 fwd_cfg["flows"].append(
-                    {"data_delay_ns": data_delay, "ack_delay_ns": ack_delay, "loss": group["loss"]}
+                    {
+                        "data_delay_ns": data_delay,
+                        "ack_delay_ns": ack_delay,
+                        "loss": group["loss"],
+                        "group": g,  # the edge marker's weights are per group (ppv, vdq_csaqm)
+                    }
                 )
                 send_cfg["flows"].append(
                     {

@@ -2,8 +2,12 @@
 the rules a real kernel imposes.
 
 - ``flows[].cc`` names a congestion control of the running kernel
-  (``/proc/sys/net/ipv4/tcp_available_congestion_control``), so algorithms the simulator does not model
-  (whatever the kernel lists) can run; a simulator alias (``newreno``) maps to the kernel module it models.
+  (``/proc/sys/net/ipv4/tcp_available_congestion_control``; nothing is loaded). An algorithm the simulator
+  models keeps its plain name (``cubic``, and an alias such as ``newreno`` maps to the module it models);
+  one it does not model is written ``kernel:NAME`` (``kernel:vegas``), so a scenario says in its text that
+  it runs on the kernel only: the simulator refuses such a name, naming the field, and a plain unknown
+  name is refused here with the spelling to use. ``kernel:`` before a name the simulator models is refused
+  too (one experiment, one name).
 - ``flows[].cc_params`` must be empty: a kernel algorithm's parameters are host-wide module parameters, not
   per-socket settings, and ccfair changes nothing host-wide.
 - ``flows[].delay`` (kernel backend only) places the base RTT: ``"split"`` (default, as the simulator: half
@@ -25,6 +29,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -41,6 +46,9 @@ AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 DELAY_PLACEMENTS = ("split", "data", "ack")
 MAX_KERNEL_FLOWS = 1000
 MAX_KERNEL_GROUPS = 250
+# Linux's TCP_CA_NAME_MAX is 16 bytes with the terminating NUL.
+KERNEL_MODULE_NAME_MAX = 15
+KERNEL_MODULE_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{KERNEL_MODULE_NAME_MAX}}}")
 # A simulator algorithm that stands in while the rest of the scenario is validated.
 _STAND_IN_CC = "reno"
 
@@ -62,16 +70,49 @@ def _simulator_aliases() -> dict[str, str]:
     return aliases
 
 
+def kernel_cc_prefix() -> str:
+    """How a kernel-only congestion control is written (``kernel:``; defined with the scenario's rules in
+    ``crates/ccfair-sim/src/scenario.rs``)."""
+    prefix: str = catalog()["kernel_cc_prefix"]
+    return prefix
+
+
 def kernel_cc_name(name: str, field: str, available: list[str]) -> str:
-    """The kernel module for ``name``: itself if the kernel has it, else the algorithm a simulator alias
-    stands for; raises :class:`ScenarioError` naming ``field`` otherwise."""
-    if name in available:
-        return name
-    canonical = _simulator_aliases().get(name)
-    if canonical is not None and canonical in available:
-        return canonical
+    """The kernel module for ``name`` (see the module docstring): ``kernel:NAME`` is the module NAME, a name
+    the simulator models is itself or the module a simulator alias stands for; the module must be one this
+    kernel offers. Raises :class:`ScenarioError` naming ``field`` otherwise."""
+    prefix = kernel_cc_prefix()
+    aliases = _simulator_aliases()
     listed = " ".join(available) if available else "none (cannot read " + str(AVAILABLE_CC_FILE) + ")"
-    raise ScenarioError(field, f"{name!r} is not available in this kernel; available: {listed}")
+    if name.startswith(prefix):
+        module = name.removeprefix(prefix)
+        if not KERNEL_MODULE_NAME.fullmatch(module):
+            raise ScenarioError(
+                field,
+                f"{name!r}: after {prefix!r} comes a kernel module's name (letters, digits, '_' or '-', at "
+                f"most {KERNEL_MODULE_NAME_MAX} characters, as in {AVAILABLE_CC_FILE})",
+            )
+        if module in aliases:
+            raise ScenarioError(
+                field,
+                f"the simulator models {module!r}: write cc = {module!r} (the kernel backend runs the "
+                f"kernel's {aliases[module]!r} under that name); {prefix!r} is for algorithms it does not "
+                "model",
+            )
+        if module not in available:
+            raise ScenarioError(field, f"{module!r} is not available in this kernel; available: {listed}")
+        return module
+    if name in aliases:
+        if name in available:
+            return name
+        if aliases[name] in available:
+            return aliases[name]
+        raise ScenarioError(field, f"{name!r} is not available in this kernel; available: {listed}")
+    raise ScenarioError(
+        field,
+        f"the simulator does not model {name!r}: a congestion control of the kernel only is written "
+        f"{prefix + name!r} (available in this kernel: {listed})",
+    )
 
 
 def _check_ideal_host(host: Host | None, field: str) -> None:

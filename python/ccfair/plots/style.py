@@ -46,6 +46,7 @@ AQM_STYLES: dict[str, Style] = {
     "gsp": Style("#AA3377", "X"),
     "ppv": Style("#BBBBBB", "*"),
     "step": Style("#882255", "h"),
+    "vdq_csaqm": Style("#44AA99", "d"),
 }
 CC_ALIASES: dict[str, str] = {"newreno": "reno", "bbr1": "bbr"}
 FALLBACK_COLORS = ("#332288", "#88CCEE", "#44AA99", "#999933", "#DDCC77", "#661100", "#6699CC", "#AA4499")

@@ -61,10 +61,10 @@ Units are in column names: ``_ns`` nanoseconds, ``_bps`` bits per second, ``_byt
   reads it)
 - provenance: ``ccfair_version``, ``git_revision`` (commit of the sources, ``+dirty.`` and 8 hex digits of
   SHA-256 over the diff with local changes; null outside a git checkout), ``native_build`` (16 hex digits of
-  SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend`` (``sim``),
-  ``executor`` (``local``, ``dask ADDRESS``, or ``plan`` for an invalid cell recorded without running),
-  ``host``, ``worker`` (``pid N``), ``started_at``, ``task_wall_seconds`` (the whole run on the worker),
-  ``encode_seconds`` (encoding its tables for the store), ``committed_at``
+  SHA-256 over the native extension file that ran it: a rebuilt simulator core shows), ``backend``
+  (``sim`` or ``kernel``), ``executor`` (``local``, ``dask ADDRESS``, or ``plan`` for an invalid cell
+  recorded without running), ``host``, ``worker`` (``pid N``), ``started_at``, ``task_wall_seconds`` (the
+  whole run on the worker), ``encode_seconds`` (encoding its tables for the store), ``committed_at``
 - the series files as committed (null when failed, and for runs committed by catalog schema 1):
   ``timeseries_bytes``, ``timeseries_sha256``, ``queue_bytes``, ``queue_sha256`` (SHA-256 in hex)
 
@@ -72,9 +72,11 @@ Units are in column names: ``_ns`` nanoseconds, ``_bps`` bits per second, ``_byt
 ``classes``: ``run_id`` and the columns of ``RunResult.classes``, one row per connection class.
 ``cells``: every run of every plan registered here, run or not: ``plan``, ``run_index`` (position in the
 plan's run order), ``cell``, ``repetition``, ``flipped``, ``run_id``.
-``plans``: ``plan`` (name), ``source`` (the plan file), ``definition`` (JSON: ``name``, ``scenario`` (its
-base), ``repetitions``, ``seed``, ``flip_start_order``, ``axes`` as ``[{"paths": [...], "points": [[...]]}]``,
-``exclude``), ``cells``, ``runs``, ``registered_at``.
+``plans``: ``plan`` (name), ``source`` (the plan file), ``definition`` (JSON: ``name``, ``backend`` (``sim``
+or ``kernel``; absent in catalogs written before it, meaning ``sim``), ``scenario`` (its base),
+``repetitions``, ``seed``, ``flip_start_order``, ``axes`` as ``[{"paths": [...], "points": [[...]]}]``,
+``exclude``, and for a study's plan ``study``: what its report needs, e.g. advise's constraints), ``cells``,
+``runs``, ``registered_at``.
 ``timeseries``, ``queue`` (views in queries; one Parquet file per done run): ``run_id`` and the columns of
 ``RunResult.timeseries`` and ``RunResult.queue``.
 ``meta``: ``key``, ``value``; ``schema_version`` is 3 (1: before the file columns, 2: before

@@ -201,8 +201,8 @@ def _depth(value: Any) -> int:
 def plan_definition(text: object, what: str) -> dict[str, Any]:
     """A ``plans.definition`` document checked for the shape :meth:`ccfair.sweep.plan.Plan.to_json` writes
     and figures read: an object whose ``axes`` are ``{"paths": [str, ...], "points": [[value per path],
-    ...]}``, ``repetitions`` and ``seed`` integers, ``flip_start_order`` a boolean, ``scenario`` an
-    object."""
+    ...]}``, ``repetitions`` and ``seed`` integers, ``flip_start_order`` a boolean, ``scenario`` and
+    ``study`` objects, ``backend`` a string."""
     definition = parse_json(text, what)
     if not isinstance(definition, dict):
         raise ScenarioError(what, "expected a JSON object")
@@ -212,6 +212,8 @@ def plan_definition(text: object, what: str) -> dict[str, Any]:
         "repetitions": (int,),
         "seed": (int,),
         "flip_start_order": (bool,),
+        "backend": (str,),
+        "study": (dict,),
     }
     for key, types in expected.items():
         value = definition.get(key)

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.store import integrity, layout
+from ccfair.store.check import plan_definition
 from ccfair.store.reader import CATALOG_TABLES, catalog_errors, open_checked_file
 from ccfair.store.schema import quote
+from ccfair.sweep.identity import SIMULATOR
 
 _PER_PLAN = """
 SELECT c.plan,
@@ -42,7 +44,8 @@ STATUS_MAX_BYTES = 64 * 1024
 def store_status(
     root: str | Path, verify: bool = False, progress: Callable[[float], None] | None = None
 ) -> dict[str, Any]:
-    """``{"directory", "plans": [{plan, runs, done, failed, missing, failures: {kind: n}}], "running"}``;
+    """``{"directory", "plans": [{plan, runs, done, failed, missing, backend, failures: {kind: n}}],
+    "running"}`` (``backend``: where the plan's runs run, ``sim`` or ``kernel``);
     ``running`` is the running sweep's own report, or None when no sweep is writing (``plans`` is empty
     only if the sweep has published no snapshot yet). With
     ``verify``, ``"verified": {"runs": done runs checked, "damaged": [{run_id, plans, problems}]}``;
@@ -59,6 +62,12 @@ def store_status(
                 {"plan": plan, "runs": runs, "done": done, "failed": failed, "missing": runs - done - failed}
                 for plan, runs, done, failed in con.execute(_PER_PLAN).fetchall()
             ]
+            backends = {
+                str(plan): plan_definition(text, f"{directory}: plans.definition of {plan!r}").get(
+                    "backend", SIMULATOR
+                )
+                for plan, text in con.execute("SELECT plan, definition FROM plans").fetchall()
+            }
             failures: dict[str, dict[str, int]] = {}
             for plan, kind, n in con.execute(_FAILURES).fetchall():
                 failures.setdefault(plan, {})[kind or "unknown"] = n
@@ -69,6 +78,7 @@ def store_status(
     finally:
         con.close()
     for p in plans:
+        p["backend"] = backends.get(p["plan"], SIMULATOR)
         p["failures"] = failures.get(p["plan"], {})
     status: dict[str, Any] = {"directory": str(directory), "plans": plans, "running": running}
     if verify:
@@ -86,12 +96,14 @@ def store_status(
 
 
 def _read_in_full(con: Any) -> None:
-    """Reads every row of every catalog table, so that DuckDB checks every block of the file."""
+    """Reads every row of every catalog table, so that DuckDB checks every block of the file. The rows come
+    through DuckDB's own cursor, not an Arrow stream: an Arrow stream left to the garbage collector kept a
+    native worker thread that aborted the process at exit (SIGABRT) now and then."""
     present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     for table in (*CATALOG_TABLES, "meta"):
         if table in present:
-            reader = con.sql(f"SELECT * FROM {quote(table)}").to_arrow_reader(VERIFY_BATCH_ROWS)
-            for _ in reader:
+            cursor = con.execute(f"SELECT * FROM {quote(table)}")
+            while cursor.fetchmany(VERIFY_BATCH_ROWS):
                 pass
 
 

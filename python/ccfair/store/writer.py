@@ -38,7 +38,7 @@ from ccfair import fsio
 from ccfair.analysis.metrics import SUMMARY_KEYS
 from ccfair.errors import OutputError, ScenarioError
 from ccfair.store import integrity, layout
-from ccfair.store.check import check_catalog
+from ccfair.store.check import check_catalog, plan_definition
 from ccfair.store.schema import (
     ADDED_IN,
     DDL,
@@ -54,7 +54,7 @@ from ccfair.store.schema import (
     value_type,
 )
 from ccfair.sweep.expand import PlannedRun
-from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.identity import SIMULATOR, canonical_json
 from ccfair.sweep.paths import column_name
 from ccfair.sweep.plan import Plan
 from ccfair.sweep.task import RunOutcome
@@ -306,7 +306,9 @@ class StoreWriter:
 
     def register_plan(self, plan: Plan, runs: list[PlannedRun]) -> None:
         """Records the plan and its runs (replacing an earlier version of a plan with the same name) and
-        adds a ``runs`` column per varied path. Checked before anything is written."""
+        adds a ``runs`` column per varied path. Checked before anything is written: a plan of this name
+        stored with another backend is refused (its runs would silently stop being the plan's)."""
+        self._check_same_backend(plan)
         existing = self._columns("runs")
         added: list[tuple[str, str]] = []
         for axis in plan.axes:
@@ -340,6 +342,20 @@ class StoreWriter:
         )
         with _interrupt_after(), self._write_failures():
             self._replace_plan(plan, cells, added)
+
+    def _check_same_backend(self, plan: Plan) -> None:
+        row = self._con.execute("SELECT definition FROM plans WHERE plan = ?", [plan.name]).fetchone()
+        if row is None:
+            return
+        stored = plan_definition(row[0], f"{self.root}: plans.definition of {plan.name!r}")
+        before = stored.get("backend", SIMULATOR)
+        if before != plan.backend:
+            raise ScenarioError(
+                "backend",
+                f"plan {plan.name} in {self.root} ran on the {before} backend; its runs on the "
+                f"{plan.backend} backend would replace them as the plan's runs. Give this plan another name "
+                "(name = ... in the plan) or sweep into another --out directory",
+            )
 
     def _replace_plan(self, plan: Plan, cells: pd.DataFrame, added: list[tuple[str, str]]) -> None:
         con = self._con

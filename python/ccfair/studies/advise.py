@@ -15,6 +15,7 @@ meets them, the closest is the one with the smallest sum of relative shortfalls.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,9 @@ def variants(aqms: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
+CONSTRAINT_KEYS = ("min_jain", "max_delay_ms", "min_utilization")
+
+
 def advise_plan(
     rate: str,
     rtts: Sequence[str],
@@ -86,8 +90,12 @@ def advise_plan(
     duration: str,
     aqms: Sequence[dict[str, Any]],
     buffers: Sequence[str],
+    constraints: Mapping[str, float | None] | None = None,
 ) -> Plan:
-    """The search as one plan; cell = (variant x len(buffers) + buffer) x len(rtts) + rtt."""
+    """The search as one plan; cell = (variant x len(buffers) + buffer) x len(rtts) + rtt. The
+    ``constraints`` given (:data:`CONSTRAINT_KEYS`) are kept in the plan's stored definition, so a report
+    recommends as the command did; they are not part of the plan's name or its runs (a search with other
+    constraints reuses every run, and the store then keeps the latest constraints)."""
     key = canonical_json([rate, list(rtts), list(mix), duration, list(aqms), list(buffers)])
     name = f"{PLAN_PREFIX}{rate}-" + "-".join(f"{g['cc']}{g['count']}" for g in mix)
     name += "-" + hashlib.sha256(key.encode()).hexdigest()[:8]
@@ -99,9 +107,40 @@ def advise_plan(
         "zip": [{f"flows[{i}].rtt": list(rtts) for i in range(len(groups))}],
     }
     try:
-        return plan_from_dict(document, default_name=name)
+        plan = plan_from_dict(document, default_name=name)
     except ScenarioError as e:
         raise ScenarioError(f"search: {e.field}", e.message) from None
+    given = {k: v for k, v in (constraints or {}).items() if k in CONSTRAINT_KEYS and v is not None}
+    return dataclasses.replace(plan, study={"constraints": given})
+
+
+def stored_constraints(definition: Mapping[str, Any]) -> dict[str, float]:
+    """The constraints an advise plan's stored definition keeps (:func:`advise_plan`); what is not a finite
+    number under a known key is left out (the definition comes from a results directory, untrusted)."""
+    study = definition.get("study")
+    constraints = study.get("constraints") if isinstance(study, Mapping) else None
+    if not isinstance(constraints, Mapping):
+        return {}
+    return {
+        k: float(v)
+        for k, v in constraints.items()
+        if k in CONSTRAINT_KEYS
+        and isinstance(v, int | float)
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+    }
+
+
+def constraints_text(constraints: Mapping[str, float]) -> str:
+    """``--min-jain 0.9, --max-delay 20ms``: the constraints as the command line gave them."""
+    parts = []
+    if "min_jain" in constraints:
+        parts.append(f"--min-jain {constraints['min_jain']:g}")
+    if "max_delay_ms" in constraints:
+        parts.append(f"--max-delay {constraints['max_delay_ms']:g}ms")
+    if "min_utilization" in constraints:
+        parts.append(f"--min-utilization {constraints['min_utilization']:g}")
+    return ", ".join(parts) or "none given"
 
 
 def configurations(

@@ -11,6 +11,10 @@ the same scenario and repetition in all three. The ``self`` and ``vs`` plans sta
 incumbent, and their names say so: a second newcomer against the same incumbent finds their runs in the
 store (run ids are content hashes of scenario and seed, and the seeds derive from the plan seed and the
 cell's coordinates, equal in both studies) and adds only its own ``vs`` runs.
+
+On the kernel backend every plan of the study, baselines included, runs there; their names start with
+``harm-kernel-`` and their run ids include the backend, so a simulator study and a kernel study of the same
+pair share no plan and no run. A kernel-only newcomer is written ``kernel:NAME`` (:mod:`ccfair.emu.scenario`).
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ccfair.errors import ScenarioError
-from ccfair.scenario import Scenario
 from ccfair.studies.suites import Suite
-from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.expand import load_cell
+from ccfair.sweep.identity import SIMULATOR, canonical_json
 from ccfair.sweep.plan import Plan, plan_from_dict
 from ccfair.toml_text import read_toml
 
@@ -50,14 +54,14 @@ class HarmPlans:
         return {"solo": self.solo, "self": self.self_, "vs": self.vs}
 
 
-def group_from_cc(cc: str, option: str) -> dict[str, Any]:
-    """A flow group of just a congestion control name (checked against the catalog)."""
+def group_from_cc(cc: str, option: str, backend: str = SIMULATOR) -> dict[str, Any]:
+    """A flow group of just a congestion control name (checked as ``backend`` runs it)."""
     group = {"cc": cc}
-    check_group(group, option)
+    check_group(group, option, backend)
     return group
 
 
-def group_from_file(path: str, selector: str, option: str) -> dict[str, Any]:
+def group_from_file(path: str, selector: str, option: str, backend: str = SIMULATOR) -> dict[str, Any]:
     """The flow group ``flows[N]`` of a scenario file, without the keys the suite sets."""
     m = _SELECTOR.match(selector.strip())
     if m is None:
@@ -68,21 +72,21 @@ def group_from_file(path: str, selector: str, option: str) -> dict[str, Any]:
     if not isinstance(flows, list) or index >= len(flows):
         count = len(flows) if isinstance(flows, list) else 0
         raise ScenarioError(option, f"{path} has {count} flow groups; flows[{index}] does not exist")
-    Scenario.from_dict(doc)  # the file itself must be valid
+    load_cell(doc, backend)  # the file itself must be valid
     group = {k: copy.deepcopy(v) for k, v in flows[index].items() if k in GROUP_KEYS}
-    check_group(group, option)
+    check_group(group, option, backend)
     return group
 
 
-def check_group(group: Mapping[str, Any], option: str) -> None:
-    """Validates a group on a small link, reporting problems under ``option``."""
+def check_group(group: Mapping[str, Any], option: str, backend: str = SIMULATOR) -> None:
+    """Validates a group on a small link as ``backend`` runs it, reporting problems under ``option``."""
     doc = {
         "duration": "1s",
         "link": {"rate": "10Mbps", "buffer": "1bdp"},
         "flows": [{**group, "rtt": "10ms"}],
     }
     try:
-        Scenario.from_dict(doc).resolve()
+        load_cell(doc, backend).resolve()
     except ScenarioError as e:
         raise ScenarioError(option, f"{e.field.removeprefix('flows[0].')}: {e.message}") from None
 
@@ -104,7 +108,7 @@ def _base(suite: Suite, groups: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _plan(name: str, suite: Suite, groups: list[dict[str, Any]], starts: list[str]) -> Plan:
+def _plan(name: str, suite: Suite, groups: list[dict[str, Any]], starts: list[str], backend: str) -> Plan:
     n = len(groups)
     later = n - 1  # the group whose start varies: the second one, or the only one when alone
     zips = [
@@ -114,6 +118,7 @@ def _plan(name: str, suite: Suite, groups: list[dict[str, Any]], starts: list[st
     ]
     document = {
         "name": name,
+        "backend": backend,
         "seed": suite.seed,
         "repetitions": 1,
         "flip_start_order": n > 1,
@@ -124,21 +129,28 @@ def _plan(name: str, suite: Suite, groups: list[dict[str, Any]], starts: list[st
     return plan_from_dict(document, default_name=name)
 
 
-def harm_plans(suite: Suite, incumbent: dict[str, Any], newcomer: dict[str, Any]) -> HarmPlans:
-    """The three plans; raises ScenarioError naming the suite field for a scenario that does not validate."""
-    suite_key = asdict(suite)
+def harm_plans(
+    suite: Suite, incumbent: dict[str, Any], newcomer: dict[str, Any], backend: str = SIMULATOR
+) -> HarmPlans:
+    """The three plans on ``backend``; raises ScenarioError naming the suite field for a scenario that does
+    not validate."""
+    suite_key: Any = asdict(suite)
+    on = PLAN_PREFIX
+    if backend != SIMULATOR:  # the simulator's plan names stay as they were
+        suite_key = [suite_key, backend]
+        on = f"{PLAN_PREFIX}{backend}-"
     inc = {**incumbent, "label": "incumbent"}
     inc2 = {**incumbent, "label": "incumbent"}
     new = {**newcomer, "label": "newcomer"}
-    prefix = f"{PLAN_PREFIX}{suite.name}-{_label(incumbent)}-{_digest(suite_key, incumbent)}"
+    prefix = f"{on}{suite.name}-{_label(incumbent)}-{_digest(suite_key, incumbent)}"
     vs_name = f"{prefix}-vs-{_label(newcomer)}-{_digest(suite_key, incumbent, newcomer)}"
     staggered = suite.start_offsets()
     solo_starts = [f"{r * suite.start_jitter_ns // suite.repetitions}ns" for r in range(suite.repetitions)]
     try:
         return HarmPlans(
-            solo=_plan(f"{prefix}-solo", suite, [copy.deepcopy(inc)], solo_starts),
-            self_=_plan(f"{prefix}-self", suite, [copy.deepcopy(inc), inc2], staggered),
-            vs=_plan(vs_name, suite, [copy.deepcopy(inc), new], staggered),
+            solo=_plan(f"{prefix}-solo", suite, [copy.deepcopy(inc)], solo_starts, backend),
+            self_=_plan(f"{prefix}-self", suite, [copy.deepcopy(inc), inc2], staggered, backend),
+            vs=_plan(vs_name, suite, [copy.deepcopy(inc), new], staggered, backend),
             suite=suite,
         )
     except ScenarioError as e:

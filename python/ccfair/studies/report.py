@@ -2,8 +2,9 @@
 
 Both are recognised by their plan names (:mod:`.harm_plan`, :mod:`.advise`) and rebuilt from the plan
 definitions the store keeps, so a report needs nothing but the results directory. A harm study's section
-holds its verdict table and figure (default tolerance); an advise search's its Pareto front and figure (the
-constraints are the command line's, so the report shows the front with the fairest configuration).
+holds its verdict table and figure (default tolerance) and names the backend its runs ran on; an advise
+search's its Pareto front and figure, the command line's constraints (kept in the plan's definition) and
+the recommendation under them, or the closest configuration when none meets them.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ccfair.commands.advise import FRONT_COLUMNS
+from ccfair.commands.advise import FRONT_COLUMNS, advice_text
 from ccfair.commands.harm import harm_text
 from ccfair.plots.html_report import FigureItem, Section, Table, table_from_columns
 from ccfair.plots.output import data_uri
 from ccfair.studies.advise import PLAN_PREFIX as ADVISE_PREFIX
-from ccfair.studies.advise import advise, configurations
+from ccfair.studies.advise import advise, configurations, constraints_text, stored_constraints
 from ccfair.studies.figures import front_figure, harm_figure
 from ccfair.studies.harm import METRICS, analyse
 from ccfair.studies.harm_plan import study_plan_names
-from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.identity import SIMULATOR, canonical_json
 from ccfair.tables import Column, text
 
 if TYPE_CHECKING:
@@ -89,8 +90,11 @@ def harm_section(results: Results, names: dict[str, str], vs: dict[str, Any]) ->
         )
     ]
     base = vs["scenario"]
+    backend = vs.get("backend", SIMULATOR)
     result = analyse(results.directory, names, scenarios, len(starts), base["measure"]["start"])
     title = f"harm of {base['flows'][1]['cc']} to {base['flows'][0]['cc']}"
+    if backend != SIMULATOR:
+        title += f", {backend} backend"
     rows = []
     for s in result.scenarios:
         row = {**s.coordinates, "verdict": s.verdict}
@@ -111,7 +115,11 @@ def harm_section(results: Results, names: dict[str, str], vs: dict[str, Any]) ->
     return Section(
         id=f"harm-{names['vs']}",
         title=f"Harm: {title} ({names['vs']})",
-        facts=[("verdict", result.verdict()), ("plans", ", ".join(names.values()))],
+        facts=[
+            ("verdict", result.verdict()),
+            ("backend", _backend_text(backend)),
+            ("plans", ", ".join(names.values())),
+        ],
         tables=[table_from_columns(f"harm-table-{names['vs']}", "harm per scenario", rows, columns)],
         figures=[
             _figure(
@@ -125,23 +133,39 @@ def harm_section(results: Results, names: dict[str, str], vs: dict[str, Any]) ->
     )
 
 
+def _backend_text(backend: object) -> str:
+    return "simulator (sim)" if backend == SIMULATOR else f"{backend}: real Linux TCP (ccfair-emu)"
+
+
 def advise_section(results: Results, name: str, definition: dict[str, Any]) -> Section:
     aqms = _axis(definition, "link.aqm")
     buffers = _axis(definition, "link.buffer")
     rtts = _axis(definition, "flows[0].rtt")
-    result = advise(configurations(results.directory, name, aqms, buffers, len(rtts)), None, None, None)
+    constraints = stored_constraints(definition)
+    result = advise(
+        configurations(results.directory, name, aqms, buffers, len(rtts)),
+        constraints.get("min_jain"),
+        constraints.get("max_delay_ms"),
+        constraints.get("min_utilization"),
+    )
     base = definition["scenario"]
     title = ", ".join(f"{g['cc']}:{g['count']}" for g in base["flows"]) + f" on {base['link']['rate']}"
     table: Table = table_from_columns(
         f"advise-front-{name}", "Pareto front", [vars(c) for c in result.front], FRONT_COLUMNS
     )
     best = result.recommended
+    advice = advice_text(result, title).strip().splitlines()
     return Section(
         id=f"advise-{name}",
         title=f"Advice: {title}, RTT {', '.join(rtts)} ({name})",
-        facts=[("configurations", str(len(result.configs))), ("fairest", best.name if best else "-")],
+        facts=[
+            ("configurations", str(len(result.configs))),
+            ("constraints", constraints_text(constraints)),
+            ("recommended", best.name if best else "none meets the constraints"),
+        ],
         tables=[table],
         figures=[_figure(front_figure(result, title), f"advise-figure-{name}", "Pareto front", "")],
+        notes=[line for line in advice if line.startswith(("recommended", "no configuration"))],
     )
 
 

@@ -13,9 +13,10 @@ from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
 from ccfair.store.layout import catalog_path
 from ccfair.store.reader import query
-from ccfair.sweep.driver import SweepReport, plan_runs, run_sweep, sweep_limits, unique_runs
+from ccfair.sweep.driver import SweepReport, backend_jobs, plan_runs, run_sweep, sweep_limits, unique_runs
 from ccfair.sweep.execute_local import default_jobs
 from ccfair.sweep.expand import PlannedRun, estimate_lines
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
 
@@ -34,7 +35,8 @@ def stored_states(out: Path) -> dict[str, str]:
 
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
-
+    for plan in plans:
+        backend_jobs(plan, args.jobs, args.cluster)  # a kernel study refuses --cluster here too
     limits = _limits(args)
     states = stored_states(out)
     todo: dict[str, PlannedRun] = {}
@@ -45,11 +47,12 @@ def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
         done = sum(states.get(i) == "done" for i in mine)
         print(f"plan {plan.name}: {len(mine)} runs; in {out}: {done} done, {len(mine) - done} to run")
         ids |= set(mine)
-        todo.update({i: r for i, r in mine.items() if states.get(i) != "done" and r.estimate is not None})
+        todo.update({i: r for i, r in mine.items() if states.get(i) != "done" and r.spec is not None})
     done = sum(states.get(i) == "done" for i in ids)
     print(f"total: {len(ids)} distinct runs, {done} done, {len(ids) - done} to run")
     jobs = None if args.cluster is not None else (args.jobs or default_jobs())
-    for line in estimate_lines(list(todo.values()), limits, jobs):
+    backend = plans[0].backend if plans else SIMULATOR
+    for line in estimate_lines(list(todo.values()), limits, jobs, backend):
         print(line)
     return EXIT_OK
 

@@ -4,6 +4,7 @@ directory (:mod:`ccfair.store`).
 A plan::
 
     name = "buffer-sizing"          # optional; default: the file name without .toml
+    backend = "sim"                 # "sim" (default) or "kernel": real Linux TCP, one run at a time
     repetitions = 5                 # runs per cell (default 1)
     seed = 1                        # the plan seed every run's seed derives from (default 1)
     flip_start_order = true         # also run each cell with its flow groups' start order reversed

@@ -19,6 +19,7 @@ from ccfair.store.writer import DAMAGED, StoreWriter
 from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S, connect, execute_dask
 from ccfair.sweep.execute_local import TaskFn, default_jobs, execute_local
 from ccfair.sweep.expand import PlannedRun, expand
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan, load_plan
 from ccfair.sweep.progress import sweep_display
 from ccfair.sweep.task import (
@@ -32,6 +33,9 @@ from ccfair.sweep.task import (
 )
 
 EXPANSION_PROGRESS_MIN_RUNS = 2000  # below this, checking the cells takes under a second
+# Kernel runs share this machine's network stack and CPUs: a second one at the same time would disturb the
+# first, so a kernel plan runs on one local worker (and the runs themselves take a host-wide lock).
+KERNEL_JOBS = 1
 
 
 @dataclass
@@ -75,6 +79,22 @@ def plan_runs(
         if bar is not None:
             bar.close()
     return plan, runs
+
+
+def backend_jobs(plan: Plan, jobs: int | None, cluster: str | None) -> int:
+    """The local worker processes for ``plan``'s runs: ``jobs`` (default: all cores) on the simulator,
+    :data:`KERNEL_JOBS` on the kernel backend whatever ``jobs`` says. Kernel runs on a Dask cluster are
+    refused (a ScenarioError on ``--cluster``): each would run on whichever machine its worker is on, next
+    to other kernel runs, and be refused there without root or a measured clean rate."""
+    if plan.backend == SIMULATOR:
+        return jobs or default_jobs()
+    if cluster is not None:
+        raise ScenarioError(
+            "--cluster",
+            f"plan {plan.name} runs on the kernel backend, which uses this machine's own network stack, "
+            "one run at a time; run it without --cluster, as root on the machine ccfair doctor measured",
+        )
+    return KERNEL_JOBS
 
 
 def sweep_limits(
@@ -135,7 +155,8 @@ def run_sweep(
     (existence and size; with ``verify`` their checksums too) and marks damaged ones failed of kind
     ``damaged``; those are always run again.
 
-    ``jobs`` local worker processes (default: all cores), or the Dask scheduler at ``cluster``, reached with
+    ``jobs`` local worker processes (default: all cores; one for a plan on the kernel backend, which needs
+    root and refuses ``cluster``: :func:`backend_jobs`), or the Dask scheduler at ``cluster``, reached with
     ``security`` (a ``distributed.security.Security``, for a ``tls://`` address: see
     :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``); a
     scheduler that does not answer within ``connect_timeout_s`` is a ScenarioError on ``--cluster``, raised
@@ -150,7 +171,15 @@ def run_sweep(
     before anything runs, naming both builds, since the plan's results would mix two versions of the
     simulator; ``allow_mixed`` resumes anyway (the report then flags the mix)."""
     started = time.monotonic()
-    jobs = jobs or default_jobs()
+    if not isinstance(plan, Plan):
+        plan = load_plan(plan)
+    jobs = backend_jobs(plan, jobs, cluster)
+    if plan.backend != SIMULATOR:
+        from ccfair.emu.binary import emulator_binary
+        from ccfair.emu.netns import require_root
+
+        require_root()
+        emulator_binary()
     if limits is None:
         limits = sweep_limits(jobs=jobs, cluster=cluster)
     plan, runs = plan_runs(plan, skip_invalid=skip_invalid, quiet=quiet, limits=limits)
@@ -190,13 +219,19 @@ def run_sweep(
             invalid = [r for r in todo if r.invalid is not None]
             if invalid:
                 record(
-                    [(r, failure(r.run_id, "invalid", r.invalid or "", worker="plan")) for r in invalid],
+                    [
+                        (r, failure(r.run_id, "invalid", r.invalid or "", "plan", plan.backend))
+                        for r in invalid
+                    ],
                     "plan",
                 )
             by_id = {r.run_id: r for r in todo if r.invalid is None}
             # Local workers keep to the limits checked here; Dask workers apply their own machine's defaults.
             task_limits = limits if cluster is None else None
-            tasks = [RunTask(r.run_id, r.scenario, r.seed, time_limit_s, task_limits) for r in by_id.values()]
+            tasks = [
+                RunTask(r.run_id, r.scenario, r.seed, time_limit_s, task_limits, plan.backend)
+                for r in by_id.values()
+            ]
             store.snapshot()  # readers see the plan while the first runs compute
             outcomes = (
                 execute_dask(tasks, client) if client is not None else execute_local(tasks, jobs, task_fn)

@@ -167,7 +167,10 @@ def execute_dask(tasks: Iterable[RunTask], client: Any) -> Generator[list[RunOut
                 try:
                     outcomes.append(future.result())
                 except Exception as e:  # KilledWorker, a lost worker, a scheduler error
-                    outcomes.append(failure(task.run_id, "crash", f"{type(e).__name__}: {e}", worker="dask"))
+                    message = f"{type(e).__name__}: {e}"
+                    outcomes.append(
+                        failure(task.run_id, "crash", message, worker="dask", backend=task.backend)
+                    )
                 future.release()
             for _ in batch:
                 follow = submit()

@@ -173,6 +173,7 @@ class LocalPool:
                 task.run_id,
                 "timeout",
                 f"killed after {hard_limit_s(limit):g} s (wall-time limit {limit:g} s)",
+                backend=task.backend,
             )
         return None
 
@@ -186,7 +187,9 @@ class LocalPool:
             if code is not None and code < 0
             else f"exit {code}"
         )
-        return failure(task.run_id, "crash", f"worker process died ({how})", worker=f"pid {pid}")
+        return failure(
+            task.run_id, "crash", f"worker process died ({how})", worker=f"pid {pid}", backend=task.backend
+        )
 
     def close(self) -> None:
         """Stops every worker: idle ones are asked to exit, busy ones are killed (their runs are lost, as a

@@ -1,6 +1,11 @@
 """A plan's runs: cells (the grid and zip product minus exclusions) x repetitions x (original, mirrored),
 each validated and resolved before anything runs.
 
+On the kernel backend (``plan.backend``) each cell is a :class:`~ccfair.emu.scenario.KernelScenario`, checked
+by the kernel's rules (its algorithms are this kernel's modules, ``kernel:NAME`` included) and its link rate
+against the clean rate ``ccfair doctor`` measured on this host; the simulator's estimate of memory and events
+does not apply to it.
+
 Order: repetition 0 of every cell first, then repetition 1, ...; a mirrored run right after its original.
 So an interrupted sweep has covered the whole grid evenly.
 
@@ -33,7 +38,7 @@ from ccfair.resources import (
 )
 from ccfair.resources import check as check_resources
 from ccfair.scenario import Scenario
-from ccfair.sweep.identity import canonical_json, run_id, run_seed
+from ccfair.sweep.identity import SIMULATOR, canonical_json, run_id, run_seed
 from ccfair.sweep.paths import parse_path, set_path
 from ccfair.sweep.plan import Plan
 
@@ -116,11 +121,27 @@ def mirror_start_order(scenario: Scenario) -> Scenario | None:
     return dataclasses.replace(scenario, flows=tuple(groups))
 
 
-def _variant(scenario: Scenario, limits: Limits | None) -> _Variant:
+def load_cell(doc: dict[str, Any], backend: str) -> Scenario:
+    """A cell's scenario document as the scenario ``backend`` runs (validated)."""
+    if backend == SIMULATOR:
+        return Scenario.from_dict(doc)
+    from ccfair.emu.scenario import kernel_scenario
+
+    return kernel_scenario(doc)
+
+
+def _variant(scenario: Scenario, limits: Limits | None, backend: str) -> _Variant:
+    doc = scenario.with_seed(None).to_dict(explicit=True)
+    if backend != SIMULATOR:
+        from ccfair.emu.doctor import check_rate
+
+        spec = scenario.resolve()
+        check_rate(spec["link"]["rate_bps"])
+        return _Variant(doc=doc, spec=spec)
     spec, estimate = scenario.resolve_estimated()
     if limits is not None:
         check_resources(estimate, limits)
-    return _Variant(doc=scenario.with_seed(None).to_dict(explicit=True), spec=spec, estimate=estimate)
+    return _Variant(doc=doc, spec=spec, estimate=estimate)
 
 
 def _cell_variants(
@@ -135,12 +156,12 @@ def _cell_variants(
     try:
         for path, value in coordinates:
             set_path(doc, parse_path(path, path), copy.deepcopy(value), path)
-        scenario = Scenario.from_dict(doc)
-        variants = [(False, _variant(scenario, limits))]
+        scenario = load_cell(doc, plan.backend)
+        variants = [(False, _variant(scenario, limits, plan.backend))]
         if plan.flip_start_order:
             mirrored = mirror_start_order(scenario)
             if mirrored is not None:
-                variants.append((True, _variant(mirrored, limits)))
+                variants.append((True, _variant(mirrored, limits, plan.backend)))
         return variants
     except ScenarioError as e:
         where = f"cell {cell}: {describe(coordinates)}"
@@ -185,7 +206,7 @@ def expand(
                         flipped=flipped,
                         coordinates=coordinates,
                         seed=seed,
-                        run_id=run_id(v.doc, v.spec, seed, __version__),
+                        run_id=run_id(v.doc, v.spec, seed, __version__, plan.backend),
                         scenario={**v.doc, "seed": seed},
                         spec=v.spec,
                         invalid=v.invalid,
@@ -197,8 +218,23 @@ def expand(
     return runs
 
 
-def estimate_lines(runs: list[PlannedRun], limits: Limits, jobs: int | None) -> list[str]:
-    """The estimates of the runs to do: the largest per run (with its cell) and the total."""
+# What a kernel run takes beyond its duration: the network built and torn down, the programs started, the
+# connections made, the results read: 0.5 to 0.75 s beyond a 3 s run on the 2-core development machine at a
+# load average of 7 (README, Real kernels).
+KERNEL_SETUP_S = 1.0
+
+
+def estimate_lines(
+    runs: list[PlannedRun], limits: Limits, jobs: int | None, backend: str = SIMULATOR
+) -> list[str]:
+    """The estimates of the runs to do: the largest per run (with its cell) and the total; on the kernel
+    backend, the wall time of the runs one after the other."""
+    if backend != SIMULATOR:
+        seconds = sum(r.spec["duration_ns"] / 1e9 + KERNEL_SETUP_S for r in runs if r.spec is not None)
+        return [
+            f"kernel backend: the {len(runs)} runs to do run one at a time, about {format_wall(seconds)} "
+            f"(each its duration plus about {KERNEL_SETUP_S:g} s to build and tear down its network)"
+        ]
     memory_limit = (
         "none"
         if limits.max_memory_bytes is None

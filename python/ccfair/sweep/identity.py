@@ -5,7 +5,9 @@ between processes), so they are the same on every run, machine and Python versio
   the repetition, as an integer below 2^63 (fits a signed 64-bit column everywhere). A run and its mirrored
   (``flip_start_order``) run share their seed, so the pair differs only in the start order.
 - ``run_id``: 32 hex characters of SHA-256 over the full resolved scenario (the user-level document with
-  every default written out, and the native spec it resolves to), the seed and the ccfair version.
+  every default written out, and the native spec it resolves to), the seed and the ccfair version, and the
+  backend when it is not the simulator: a kernel run is another run than the simulator's of the same
+  scenario, while every simulator run keeps the id it had before backends entered the identity.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 
 SEED_BITS = 63
 RUN_ID_HEX_CHARS = 32
+SIMULATOR = "sim"
+BACKENDS = (SIMULATOR, "kernel")
 
 
 def canonical_json(value: Any) -> str:
@@ -37,7 +41,16 @@ def run_seed(plan_seed: int, coordinates: Mapping[str, Any], repetition: int) ->
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
 
 
-def run_id(scenario: Mapping[str, Any], spec: Mapping[str, Any] | None, seed: int, version: str) -> str:
-    """The identity of a run. ``spec`` is None for a cell that does not resolve (recorded as invalid)."""
-    document = {"scenario": dict(scenario), "spec": spec, "seed": seed, "ccfair": version}
+def run_id(
+    scenario: Mapping[str, Any],
+    spec: Mapping[str, Any] | None,
+    seed: int,
+    version: str,
+    backend: str = SIMULATOR,
+) -> str:
+    """The identity of a run on ``backend``. ``spec`` is None for a cell that does not resolve (recorded as
+    invalid)."""
+    document: dict[str, Any] = {"scenario": dict(scenario), "spec": spec, "seed": seed, "ccfair": version}
+    if backend != SIMULATOR:
+        document["backend"] = backend
     return _sha256(document).hex()[:RUN_ID_HEX_CHARS]

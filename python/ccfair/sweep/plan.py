@@ -13,11 +13,21 @@ from typing import Any
 
 from ccfair.errors import ScenarioError
 from ccfair.scenario import U64_MAX
-from ccfair.sweep.identity import canonical_json
+from ccfair.sweep.identity import BACKENDS, SIMULATOR, canonical_json
 from ccfair.sweep.paths import Segment, is_prefix, parse_path
 from ccfair.toml_text import check_depth, read_toml
 
-PLAN_KEYS = ("name", "scenario", "repetitions", "seed", "flip_start_order", "grid", "zip", "exclude")
+PLAN_KEYS = (
+    "name",
+    "backend",
+    "scenario",
+    "repetitions",
+    "seed",
+    "flip_start_order",
+    "grid",
+    "zip",
+    "exclude",
+)
 DEFAULT_PLAN_SEED = 1
 MAX_REPETITIONS = 1_000_000
 
@@ -56,12 +66,18 @@ class Plan:
     seed: int
     flip_start_order: bool
     source: str | None = None  # the plan file, if read from one
+    backend: str = SIMULATOR  # where every run of the plan runs: the simulator or the kernel
+    # What a study built on the plan keeps with it for its report (advise: the command line's constraints);
+    # part of the stored definition, not of any run's identity.
+    study: Mapping[str, Any] | None = None
 
     def to_json(self) -> str:
         """The plan as one JSON document (base scenario included), for provenance."""
         return canonical_json(
             {
                 "name": self.name,
+                "backend": self.backend,
+                **({"study": dict(self.study)} if self.study else {}),
                 "scenario": self.base,
                 "repetitions": self.repetitions,
                 "seed": self.seed,
@@ -97,6 +113,7 @@ def plan_from_dict(
     flip = d.get("flip_start_order", False)
     if not isinstance(flip, bool):
         raise ScenarioError("flip_start_order", f"expected true or false, got {flip!r}")
+    backend = check_backend(d.get("backend", SIMULATOR), "backend")
     base = _base_scenario(d.get("scenario"), base_dir or Path("."))
     axes = _grid_axes(d.get("grid", {})) + _zip_axes(d.get("zip", []))
     _check_paths(axes)
@@ -110,7 +127,15 @@ def plan_from_dict(
         seed=seed,
         flip_start_order=flip,
         source=source,
+        backend=backend,
     )
+
+
+def check_backend(value: object, field: str) -> str:
+    """``value`` if it names a backend, else a ScenarioError on ``field``."""
+    if value not in BACKENDS:
+        raise ScenarioError(field, f"must be one of {', '.join(BACKENDS)}, got {value!r}")
+    return str(value)
 
 
 # ------------------------------------------------------------------------------------------------- pieces

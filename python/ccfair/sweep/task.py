@@ -24,22 +24,21 @@ from ccfair import __version__, _native
 from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
 from ccfair.runner import run
-from ccfair.scenario import Scenario
-
-BACKEND = "sim"
+from ccfair.sweep.identity import SIMULATOR
 
 
 @dataclass(frozen=True)
 class RunTask:
     """What a worker needs: the run's identity, its scenario document (seed included) and its seed, the
-    wall-time limit, and the limits of the run's estimated memory and events (None: the worker's own
-    machine's defaults)."""
+    wall-time limit, the limits of the run's estimated memory and events (None: the worker's own
+    machine's defaults), and the backend that runs it."""
 
     run_id: str
     scenario: dict[str, Any]
     seed: int
     time_limit_s: float | None = None
     limits: Limits | None = None
+    backend: str = SIMULATOR
 
 
 @dataclass
@@ -134,10 +133,12 @@ def build_label(version: object, git: object, native: object) -> str:
     return f"ccfair {known(version) or 'unknown'}, git {git_text or 'unknown'}, native {native_text}"
 
 
-def provenance(started_at: datetime.datetime, wall_s: float, worker: str | None = None) -> dict[str, Any]:
+def provenance(
+    started_at: datetime.datetime, wall_s: float, worker: str | None = None, backend: str = SIMULATOR
+) -> dict[str, Any]:
     """Where and how a run was made (the same keys for a failure recorded by the sweep itself)."""
     return {
-        "backend": BACKEND,
+        "backend": backend,
         "ccfair_version": __version__,
         "git_revision": git_revision(),
         "native_build": native_build(),
@@ -148,10 +149,12 @@ def provenance(started_at: datetime.datetime, wall_s: float, worker: str | None 
     }
 
 
-def failure(task_id: str, kind: str, message: str, worker: str | None = None) -> RunOutcome:
+def failure(
+    task_id: str, kind: str, message: str, worker: str | None = None, backend: str = SIMULATOR
+) -> RunOutcome:
     """A failure recorded without a worker's report (a crashed or killed worker, a lost Dask task)."""
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-    return RunOutcome(task_id, "failed", kind, message, provenance=provenance(now, 0.0, worker))
+    return RunOutcome(task_id, "failed", kind, message, provenance=provenance(now, 0.0, worker, backend))
 
 
 class _Watchdog:
@@ -189,16 +192,17 @@ def run_task(task: RunTask, parent_pid: int | None = None) -> RunOutcome:
     t0 = time.monotonic()
 
     def failed(kind: str, message: str) -> RunOutcome:
-        prov = provenance(started_at, time.monotonic() - t0)
+        prov = provenance(started_at, time.monotonic() - t0, backend=task.backend)
         return RunOutcome(task.run_id, "failed", kind, message, provenance=prov)
 
     try:
-        # Validated again here: a worker whose ccfair lacks an algorithm or discipline rejects the cell.
-        scenario = Scenario.from_dict(task.scenario)
+        # Validated again here (the document, not a scenario object, travels): a worker whose ccfair lacks
+        # an algorithm or discipline, or whose kernel lacks the module, rejects the cell.
         result = run(
-            scenario,
+            task.scenario,
             seed=task.seed,
             progress=_Watchdog(task.time_limit_s, parent_pid),
+            backend=task.backend,
             limits=task.limits,
         )
         encode_t0 = time.monotonic()
@@ -225,6 +229,6 @@ def run_task(task: RunTask, parent_pid: int | None = None) -> RunOutcome:
         if type(e).__name__ == "PanicException":
             return failed("panic", f"panic in the simulator: {e}")
         raise
-    outcome.provenance = provenance(started_at, time.monotonic() - t0)
+    outcome.provenance = provenance(started_at, time.monotonic() - t0, backend=task.backend)
     outcome.provenance["encode_seconds"] = encode_s
     return outcome

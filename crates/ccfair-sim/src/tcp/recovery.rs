@@ -208,6 +208,7 @@ impl Sender {
     /// `tcp_enter_recovery`.
     fn enter_recovery(&mut self, ece_ack: bool) {
         self.stats.recoveries += 1;
+        self.stats.cwnd_reductions += 1;
         if self.core.enter_recovery(&mut self.tp, ece_ack) {
             self.reduction_began();
         }
@@ -236,6 +237,7 @@ impl Sender {
             .core
             .try_to_open(&mut self.tp, flag & FLAG_ECE != 0, any_retrans_done)
         {
+            self.stats.cwnd_reductions += 1; // CWR entered on ECE
             self.reduction_began();
         }
     }
@@ -296,7 +298,9 @@ impl Sender {
         if self.tp.ca_state <= CaState::Disorder && self.tp.sacked_out >= super::REORDERING {
             self.reordering = self.reordering.min(super::REORDERING);
         }
-        self.core.enter_loss(&mut self.tp, self.retransmits);
+        if self.core.enter_loss(&mut self.tp, self.retransmits) {
+            self.stats.cwnd_reductions += 1;
+        }
         if self.ecn.uses_cwr() {
             self.ecn_queue_cwr = true;
         }

@@ -94,6 +94,9 @@ pub struct SenderStats {
     pub tlp_probes: u64,
     pub recoveries: u64,
     pub spurious_rto_undos: u64,
+    /// Window reductions for congestion: entries into Recovery, into CWR on ECN, and new Loss episodes on RTO
+    /// (once per episode, as `tcp_enter_loss` starts one).
+    pub cwnd_reductions: u64,
 }
 
 /// Scratch state of one SACK-tagging pass (`struct tcp_sacktag_state`).
