@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.ccfair-dev
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup setup-dev versions demo test test-rust test-python lint bench bench-sweep bench-ns3 snapshots docs fuzz clean
+.PHONY: setup setup-dev versions demo test test-rust test-python lint typecheck bench bench-sweep bench-ns3 snapshots docs fuzz clean
 
 # The runtime: what `make demo` needs (no test or lint tools).
 setup: versions $(STAMP) emulator
@@ -59,6 +59,11 @@ lint: setup-dev
 	$(BIN)/ruff check python tests bench
 	$(BIN)/ruff format --check python tests bench
 
+# The Python package against its annotations and the extension's stub (python/ccfair/_native.pyi), with the
+# settings of [tool.mypy] in pyproject.toml.
+typecheck: setup-dev
+	$(BIN)/mypy
+
 test-rust:
 	cargo test --workspace --exclude ccfair-py --quiet
 
@@ -75,7 +80,7 @@ browser:
 	      || echo "could not install chromium: the report's browser test will be skipped"; \
 	  else echo "chromium is not installed (apt-get install chromium, as root): the report's browser test will be skipped"; fi; }
 
-test: lint test-rust browser wheel-check test-python
+test: lint typecheck test-rust browser wheel-check test-python
 
 # A wheel as published: manylinux_2_28 (linked through zig against glibc 2.28's symbols), abi3 for Python
 # >= 3.11, with the emulator binary inside the package (ccfair/bin/ccfair-emu, staged only for the build).
@@ -133,4 +138,4 @@ bench-sweep: setup
 
 clean:
 	cargo clean
-	rm -rf $(VENV) .pytest_cache .ruff_cache python/ccfair/bin
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache python/ccfair/bin

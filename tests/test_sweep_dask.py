@@ -13,7 +13,7 @@ import pytest
 import ccfair
 from ccfair.errors import ScenarioError
 from ccfair.sweep.driver import run_sweep
-from ccfair.sweep.execute_dask import connect, insecure_warning
+from ccfair.sweep.execute_dask import cluster_security, connect, insecure_warning
 from ccfair.sweep.plan import plan_from_dict
 from conftest import run_cli
 from test_sweep_support import plan_dict, write_plan
@@ -144,6 +144,20 @@ def test_tls_options_are_checked_before_anything(tmp_path):
         result = run_cli("sweep", str(plan), "--out", str(out), *args)
         assert result.returncode == 2 and result.stderr.strip() == line, result.stderr
     assert not out.exists()
+
+
+def test_a_tls_address_without_options_takes_dask_s_configuration_or_is_refused(tmp_path):
+    import dask.config
+
+    ca, cert = str(tmp_path / "ca.pem"), str(tmp_path / "client.pem")
+    tls = "distributed.comm.tls"
+    for configured in ({}, {f"{tls}.ca-file": ca}, {f"{tls}.client.cert": cert}):
+        with dask.config.set(configured), pytest.raises(ScenarioError) as refused:
+            cluster_security("tls://10.1.2.3:8786")
+        assert refused.value.field == "--cluster" and "--tls-ca-file and --tls-cert" in refused.value.message
+    with dask.config.set({f"{tls}.ca-file": ca, f"{tls}.client.cert": cert}):
+        security = cluster_security("tls://10.1.2.3:8786")
+    assert (security.tls_ca_file, security.tls_client_cert, security.require_encryption) == (ca, cert, True)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,7 +58,8 @@ def summary_pairs(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     if "fness" in summary:
         pairs.append(("fness (flow 0 vs 1)", num("fness", 3)))
-    events, wall = summary.get("events"), summary.get("wall_seconds")
+    # An absent value reads as NaN, which the formatters show as missing and the rate skips.
+    events, wall = summary.get("events", math.nan), summary.get("wall_seconds", math.nan)
     pairs.append(("events", integer(events)))
     rate = ""
     if not is_missing(events) and not is_missing(wall) and wall > 0:

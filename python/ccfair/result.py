@@ -104,7 +104,7 @@ class RunResult:
         }
 
     def _repr_html_(self) -> str:
-        from ccfair.notebook import run_html
+        from ccfair.notebook import run_html  # ccfair.notebook imports this module
 
         return run_html(self)
 
@@ -199,7 +199,7 @@ class RunResult:
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
         """Reads a directory written by :meth:`save`."""
-        import pandas as pd
+        import pandas as pd  # a run's JSON document needs only NumPy
 
         d = Path(directory)
         if not d.is_dir():

@@ -32,7 +32,7 @@ def run(
 
     ``backend="kernel"`` runs it against the Linux TCP stack instead (root; see :mod:`ccfair.emu`)."""
     if backend == "kernel":
-        from ccfair.emu import run_kernel
+        from ccfair.emu import run_kernel  # the kernel backend (subprocesses, sockets) only when asked for
 
         result: RunResult = run_kernel(scenario, seed=seed, progress=progress)
     elif backend != "sim":

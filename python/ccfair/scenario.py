@@ -649,13 +649,21 @@ def _host_to_dict(h: Host) -> dict[str, Any]:
 
 def _host_from_dict(value: object, f: str) -> Host:
     t = _table(value, f, _HOST_KEYS)
-    durations = {
-        f"{key}_ns": parse_duration_ns(t[key], f"{f}.{key}", allow_zero=True)
-        for key in _HOST_DURATIONS
-        if key in t
-    }
-    names = {key: _str(t[key], f"{f}.{key}") for key in ("preset", "noise") if key in t}
-    return Host(**names, **durations)
+
+    def name(key: str) -> str | None:
+        return _str(t[key], f"{f}.{key}") if key in t else None
+
+    def duration_ns(key: str) -> int | None:
+        return parse_duration_ns(t[key], f"{f}.{key}", allow_zero=True) if key in t else None
+
+    return Host(
+        preset=name("preset"),
+        start_jitter_ns=duration_ns("start_jitter"),
+        noise=name("noise"),
+        noise_scale_ns=duration_ns("noise_scale"),
+        pacing_slack_ns=duration_ns("pacing_slack"),
+        delack_granularity_ns=duration_ns("delack_granularity"),
+    )
 
 
 def _aqm_params(aqm: Aqm) -> dict[str, Any]:

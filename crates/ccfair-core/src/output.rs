@@ -221,6 +221,22 @@ impl ScalarType for f64 {
     }
 }
 
+/// The schema of a `series!` or `scalars!` list: one [`ColumnDoc`] per field, in order. `$dtype_of` is the
+/// trait that gives a field type's dtype (`ColumnType` for table columns, `ScalarType` for run-level values).
+macro_rules! column_docs {
+    ($dtype_of:ident; $( $field:ident : $t:ty = ($unit:literal, $backends:expr, $doc:literal) ),*) => {
+        &[$(
+            ColumnDoc {
+                name: stringify!($field),
+                dtype: <$t as $dtype_of>::DTYPE,
+                unit: $unit,
+                doc: $doc,
+                backends: $backends,
+            },
+        )*]
+    };
+}
+
 /// A columnar table (one `Vec` per column), its row type and its schema, from one column list.
 macro_rules! series {
     (
@@ -244,15 +260,8 @@ macro_rules! series {
 
         impl $name {
             /// The columns, in output order.
-            pub const SCHEMA: &'static [ColumnDoc] = &[$(
-                ColumnDoc {
-                    name: stringify!($field),
-                    dtype: <$t as ColumnType>::DTYPE,
-                    unit: $unit,
-                    doc: $doc,
-                    backends: $backends,
-                },
-            )*];
+            pub const SCHEMA: &'static [ColumnDoc] =
+                column_docs!(ColumnType; $( $field : $t = ($unit, $backends, $doc) ),*);
 
             /// Bytes of one row (the sum of the columns' element sizes).
             pub const ROW_BYTES: u64 = 0 $( + std::mem::size_of::<$t>() as u64 )*;
@@ -468,15 +477,8 @@ macro_rules! scalars {
 
         impl $name {
             /// The values, in output order.
-            pub const SCHEMA: &'static [ColumnDoc] = &[$(
-                ColumnDoc {
-                    name: stringify!($field),
-                    dtype: <$t as ScalarType>::DTYPE,
-                    unit: $unit,
-                    doc: $doc,
-                    backends: $backends,
-                },
-            )*];
+            pub const SCHEMA: &'static [ColumnDoc] =
+                column_docs!(ScalarType; $( $field : $t = ($unit, $backends, $doc) ),*);
 
             /// The values, in the order of [`Self::SCHEMA`].
             pub fn values(&self) -> Vec<Scalar> {

@@ -132,8 +132,10 @@ def ideal_completion_ns(size_bytes: np.ndarray, rtt_ns: np.ndarray, scenario: Sc
 
 def _stats(prefix: str, unit: str, values: np.ndarray) -> dict[str, float | None]:
     """Mean, median and 99th percentile of ``values`` as ``{prefix}_mean{unit}``, ...; None if empty."""
-    stats = {"mean": np.mean, "p50": np.median, "p99": lambda v: np.percentile(v, 99)}
-    return {f"{prefix}_{k}{unit}": float(f(values)) if len(values) else None for k, f in stats.items()}
+    if not len(values):
+        return {f"{prefix}_{k}{unit}": None for k in ("mean", "p50", "p99")}
+    stats = (("mean", np.mean(values)), ("p50", np.median(values)), ("p99", np.percentile(values, 99)))
+    return {f"{prefix}_{k}{unit}": float(v) for k, v in stats}
 
 
 def dynamic_summary(flows: Any, timeseries: Any, scenario: Scenario) -> dict[str, Any]:

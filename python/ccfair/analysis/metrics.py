@@ -141,7 +141,7 @@ def native_columns(columns: Mapping[str, Any]) -> Columns:
 def frame(columns: Columns, column_order: list[str] | None = None) -> pd.DataFrame:
     """A DataFrame taking ``columns``' arrays as they are (a long run's time series is most of its memory);
     text columns become pandas strings."""
-    import pandas as pd
+    import pandas as pd  # `ccfair run --json` and the summaries need only NumPy
 
     data = {
         name: pd.array(value, dtype="str") if isinstance(value, list) else value

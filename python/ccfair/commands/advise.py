@@ -18,13 +18,21 @@ from typing import Any
 from ccfair.cli_support import EXIT_OK, check_out_dir, examples, note, print_json
 from ccfair.commands.harm import add_figure_option, add_sweep_options, check_figure
 from ccfair.errors import ScenarioError
+from ccfair.studies.advise import (
+    DEFAULT_AQMS,
+    DEFAULT_BUFFERS,
+    SPACE,
+    advise,
+    advise_plan,
+    config_json,
+    configurations,
+    variants,
+)
 from ccfair.tables import Column, fixed, render, text
 from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    from ccfair.studies.advise import DEFAULT_AQMS, DEFAULT_BUFFERS, SPACE
-
     searched = "; ".join(
         f"{name}: "
         + (", ".join(" ".join(f"{k}={v}" for k, v in p.items()) for p in params) if params[0] else "-")
@@ -75,6 +83,7 @@ def _items(value: str, option: str) -> list[str]:
 
 
 def _mix(value: str) -> list[dict[str, Any]]:
+    # The study modules load when a study runs, not when the parser imports this module.
     from ccfair.studies.harm_plan import group_from_cc
 
     groups = []
@@ -94,15 +103,8 @@ def _fraction(value: float | None, option: str) -> float | None:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
-    from ccfair.studies.advise import (
-        DEFAULT_AQMS,
-        DEFAULT_BUFFERS,
-        advise,
-        advise_plan,
-        configurations,
-        variants,
-    )
     from ccfair.studies.run import dry_run, run_plans
 
     parse_rate_bps(args.rate, "--rate")
@@ -136,8 +138,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
         save_figure(front_figure(result, title), figure, "--figure")
         note(f"figure: {figure}", args.quiet)
     if args.json:
-        from ccfair.studies.advise import config_json
-
         print_json(
             {
                 "plan": plan.name,

@@ -18,6 +18,8 @@ from typing import Any
 
 from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, examples, note, print_json, progress_bar, seed_arg
 from ccfair.errors import ScenarioError
+from ccfair.runner import run
+from ccfair.scenario import check_seed
 from ccfair.units import format_rate, parse_rate_bps
 
 
@@ -63,6 +65,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def _rates(args: argparse.Namespace) -> list[int]:
+    # The kernel backend (subprocesses, sockets) loads for its commands only: the parser imports this module.
     from ccfair.emu import doctor
 
     if args.rates:
@@ -75,6 +78,7 @@ def _rates(args: argparse.Namespace) -> list[int]:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    # The kernel backend (subprocesses, sockets) loads for its commands only: the parser imports this module.
     from ccfair.emu import doctor
 
     if args.seconds is not None and not 2 <= args.seconds <= 60:
@@ -152,11 +156,10 @@ def _probe_line(p: dict[str, Any]) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    # The kernel backend (subprocesses, sockets) loads for its commands only: the parser imports this module.
     from ccfair.emu import compare
     from ccfair.emu.run import preflight, run_kernel
     from ccfair.emu.scenario import kernel_scenario
-    from ccfair.runner import run
-    from ccfair.scenario import check_seed
 
     if not 1 <= args.repetitions <= 100:
         raise ScenarioError("--repetitions", f"must be between 1 and 100, got {args.repetitions}")

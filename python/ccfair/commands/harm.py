@@ -25,8 +25,10 @@ from ccfair.cli_support import (
     check_out_dir,
     examples,
     note,
+    positive_int,
     print_json,
 )
+from ccfair.commands.sweep import note_kernel_jobs
 from ccfair.errors import ScenarioError
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import Column, render, text
@@ -45,7 +47,6 @@ def _tolerance(value: str) -> float:
 def add_sweep_options(p: argparse.ArgumentParser, out_default: str | None = "results") -> None:
     """The options that say where and how the runs go, as for ``ccfair sweep``; ``out_default`` None
     leaves ``--out`` unset for the command to choose."""
-    from ccfair.cli_support import positive_int
 
     p.add_argument(
         "--out",
@@ -82,7 +83,7 @@ def check_figure(path: str) -> Path | None:
     """The ``--figure`` path, checked before any run (None for ``-``)."""
     if path == "-":
         return None
-    from ccfair.plots.output import check_figure_path
+    from ccfair.plots.output import check_figure_path  # pandas, DuckDB: not when the parser loads
 
     check_figure_path(path, "--figure")
     return Path(path)
@@ -137,6 +138,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    # The study modules load when a study runs, not when the parser imports this module.
     from ccfair.studies.harm_plan import group_from_cc, group_from_file
 
     source = args.newcomer
@@ -177,7 +179,7 @@ def study_title(newcomer: str, incumbent: str, suite: str, backend: str) -> str:
 
 
 def cmd_harm(args: argparse.Namespace) -> int:
-    from ccfair.commands.sweep import note_kernel_jobs
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
     from ccfair.studies.harm import DEFAULT_TOLERANCE, analyse, to_json
     from ccfair.studies.harm_plan import harm_plans, suite_scenarios
@@ -235,7 +237,7 @@ def _pm(mean: float, half: float) -> str:
 
 def harm_text(result: Any, title: str, repetitions: int) -> str:
     """The verdict table and the overall verdict."""
-    from ccfair.studies.harm import METRICS, UNDEFINED
+    from ccfair.studies.harm import METRICS, UNDEFINED  # pandas: not when the parser loads
 
     rows = []
     identical = 0

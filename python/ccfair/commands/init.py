@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ccfair import fsio
 from ccfair.cli_support import EXIT_OK, examples
+from ccfair.examples import PLANS, SCENARIOS, starter_files
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -34,9 +36,6 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ccfair import fsio
-    from ccfair.examples import PLANS, SCENARIOS, starter_files
-
     written = fsio.write_new_files(args.dir, starter_files(), "DIR")
     shown = [_shown(p) for p in written]
     scenario, plan = shown

@@ -21,6 +21,7 @@ from ccfair.analysis.metrics import SUMMARY_KEYS
 from ccfair.cli_support import EXIT_OK, examples, note, progress_bar
 from ccfair.errors import ScenarioError
 from ccfair.result import RunResult
+from ccfair.tables import Column, is_missing, render, text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -164,6 +165,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _out_path(args: argparse.Namespace) -> Path:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.output import check_figure_path
 
     default = (
@@ -175,6 +177,7 @@ def _out_path(args: argparse.Namespace) -> Path:
 
 
 def _sweep_run(results: Results, run_id: str | None, plan: str | None) -> RunResult:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.data import load_sweep
 
     if run_id is None:
@@ -194,7 +197,9 @@ def _sweep_run(results: Results, run_id: str | None, plan: str | None) -> RunRes
 
 def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure:
     """The figure ``args`` ask for, from ``source``."""
-    from ccfair.plots.tput_delay_plot import tput_delay
+    # The figures load pandas and DuckDB, and matplotlib as they draw: imported only when one is made.
+    from ccfair.plots import box, cdf, fness, heatmap, relgoodput, share, timeseries, tput_delay
+    from ccfair.plots.data import load_sweep
 
     if isinstance(source, RunResult):
         if args.kind not in RUN_KINDS:
@@ -208,44 +213,29 @@ def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure
                 raise ScenarioError(OPTION_FLAGS[name], f"{args.dir} is a single saved run")
         if args.kind == "tput-delay":
             return tput_delay(source, args.delay or "rtt_mean", args.by or "flow")
-        from ccfair.plots.timeseries_plot import timeseries
-
         return timeseries(source)
-    from ccfair.plots.data import load_sweep
-
     if args.kind == "timeseries":
-        from ccfair.plots.timeseries_plot import timeseries
-
         return timeseries(_sweep_run(source, args.run, args.plan))
     if args.kind in ("cdf", "box"):
-        from ccfair.plots.distribution_plot import box, cdf
-
         draw = cdf if args.kind == "cdf" else box
         return draw(source, args.metric or "jain_index", args.by, [args.plan] if args.plan else None)
     sweep = load_sweep(source, args.plan)
     if args.kind == "heatmap":
-        from ccfair.plots.heatmap_plot import heatmap
-
         return heatmap(
             sweep, args.metric or "jain_index", args.x, args.y, args.facet, None, args.average, args.vmin,
             args.vmax,
         )  # fmt: skip
     if args.kind == "relgoodput":
-        from ccfair.plots.relgoodput_plot import relgoodput
-
         return relgoodput(sweep, args.x, args.facet, average=args.average)
     if args.kind == "share":
-        from ccfair.plots.share_plot import share
-
         return share(sweep, args.x, args.cc, args.facet, average=args.average)
     if args.kind == "tput-delay":
         return tput_delay(sweep, args.delay or "rtt_mean", args.by or "cc", None, args.facet, args.average)
-    from ccfair.plots.fness_plot import fness
-
     return fness(sweep, facet=args.facet, average=args.average)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.output import save_figure
     from ccfair.plots.source import open_source
 
@@ -260,9 +250,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_compare_results(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.compare_plot import compare, compare_table
     from ccfair.plots.output import check_figure_path, save_figure
-    from ccfair.tables import Column, is_missing, render, text
 
     out = Path(args.out if args.out is not None else "compare.png")
     check_figure_path(out, "-o")
@@ -287,6 +277,7 @@ def cmd_compare_results(args: argparse.Namespace) -> int:
 
 
 def _results(directory: str, argument: str) -> Results:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.source import open_source
 
     source = open_source(directory, argument)
@@ -301,6 +292,7 @@ def _results(directory: str, argument: str) -> Results:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.html_report import build_report, check_report_path, write_report
     from ccfair.plots.source import open_source
 

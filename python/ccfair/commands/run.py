@@ -23,11 +23,14 @@ from ccfair.cli_support import (
     progress_bar,
     seed_arg,
 )
+from ccfair.report import run_report
 from ccfair.resources import limits as resource_limits
+from ccfair.result import RUN_KIND
+from ccfair.runner import run
 from ccfair.scenario import Scenario, check_seed
 
-# Every command module is imported to build the parser: what only a run needs (the runner, its tables, the
-# kernel backend) is imported where used, so `ccfair --help` and the other commands start fast.
+# Every command module is imported to build the parser: the kernel backend (subprocesses, sockets, network
+# namespaces) is imported only for --backend kernel, so `ccfair run` and the other commands start fast.
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -74,13 +77,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     seed = check_seed(scenario.effective_seed(args.seed))
     out = None
     if args.out is not None:
-        from ccfair.result import RUN_KIND
-
         out = check_out_dir(args.out, RUN_KIND)
     limits = resource_limits(args.max_memory, args.max_events)
-
-    from ccfair.report import run_report
-    from ccfair.runner import run
 
     bar = progress_bar(Path(args.file).name, args.quiet)
     try:

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -188,6 +190,7 @@ def _time_limit_s(value: str | None) -> float | None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
     from ccfair.sweep.driver import backend_jobs, plan_runs, run_sweep, sweep_limits
     from ccfair.sweep.plan import load_plan
@@ -268,7 +271,7 @@ def note_kernel_jobs(plan: Plan, jobs: int | None, quiet: bool) -> None:
 
 
 def _connect_timeout_s(args: argparse.Namespace) -> float:
-    from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S
+    from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S  # pandas: only with --cluster
 
     if args.cluster_timeout is None:
         return CONNECT_TIMEOUT_S
@@ -285,12 +288,13 @@ def _cluster_security(args: argparse.Namespace) -> Any:
             if value is not None:
                 raise ScenarioError(option, "applies to a tls:// --cluster address only")
         return None
-    from ccfair.sweep.execute_dask import cluster_security
+    from ccfair.sweep.execute_dask import cluster_security  # pandas: only with --cluster
 
     return cluster_security(args.cluster, *tls)
 
 
 def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs: int | None) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import catalog_path
     from ccfair.store.reader import query
 
@@ -320,6 +324,7 @@ def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.status import store_status
 
     bar = progress_bar(f"verifying {args.dir}", quiet=args.json) if args.verify else None
@@ -393,8 +398,7 @@ def _cell(x: Any) -> str:
 
 def _json_value(x: Any) -> Any:
     """A query value as plain JSON, floats at full precision; NULL and NaN become null."""
-    import numpy as np
-    import pandas as pd
+    import pandas as pd  # only for query results
 
     if is_missing(x) or x is pd.NaT:
         return None
@@ -412,6 +416,7 @@ def _json_value(x: Any) -> Any:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.reader import query
 
     frame = query(args.dir, args.sql)
@@ -436,6 +441,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.export import EXPORT_TABLES, default_target, export
 
     tables = (

@@ -2,8 +2,10 @@
 
 The wheel in DIR (exactly one) must be tagged manylinux and abi3, and ``auditwheel show`` must find every ELF
 file in it (the extension and the emulator binary) consistent with that tag. It is installed into a fresh
-virtualenv in a temporary directory (its dependencies from PyPI, no extras), and :data:`SMOKE_COMMANDS` run
-there from a directory outside the checkout, each with a check of what it printed. A failure prints the
+virtualenv in a temporary directory (its dependencies from PyPI, no extras); the installed package must hold
+:data:`TYPING_FILES` (a type checker reads the package's annotations and the extension's types only with
+them), and :data:`SMOKE_COMMANDS` run there from a directory outside the checkout, each with a check of
+what it printed. A failure prints the
 command, its exit code and its output, and exits with 1.
 
 :data:`SMOKE_COMMANDS` is the one list of what an installed ccfair must do; a new user-facing command adds
@@ -27,6 +29,8 @@ from pathlib import Path
 
 TAG = re.compile(r"-cp311-abi3-manylinux_(?P<major>\d+)_(?P<minor>\d+)_x86_64\.whl$")
 COMMAND_TIMEOUT_S = 300
+# PEP 561's marker that the package is typed, and the stub of the extension module (which has no source).
+TYPING_FILES = ("py.typed", "_native.pyi")
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,23 @@ def check_tag(wheel: Path, auditwheel: str | None) -> list[str]:
     return []
 
 
+def check_typing_files(venv: Path, work: Path, env: dict[str, str]) -> list[str]:
+    """What of :data:`TYPING_FILES` the package installed in ``venv`` lacks."""
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import ccfair, os; print(os.path.dirname(ccfair.__file__))"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if where.returncode != 0:
+        return [f"the installed package does not import: {where.stderr}"]
+    package = Path(where.stdout.strip())
+    missing = [name for name in TYPING_FILES if not (package / name).is_file()]
+    return [f"the installed package ({package}) lacks {', '.join(missing)}"] if missing else []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ccfair.devtools.wheel_check", description=__doc__)
     parser.add_argument("dir", type=Path, help="the directory holding the wheel")
@@ -137,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "CCFAIR_EMU")}
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["CCFAIR_DOCTOR_FILE"] = str(Path(tmp) / "doctor.json")
+        typing_problems = check_typing_files(venv, work, env)
+        print(f"  {'ok ' if not typing_problems else 'FAIL'} {', '.join(TYPING_FILES)} installed")
+        problems += typing_problems
         for smoke in SMOKE_COMMANDS:
             problem = _run(smoke, venv, work, env)
             print(f"  {'ok ' if problem is None else 'FAIL'} {' '.join(smoke.args)}")
@@ -144,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                 problems.append(problem)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
-    print(f"wheel-check: {len(SMOKE_COMMANDS) + 1 - len(problems)} passed, {len(problems)} failed")
+    checks = len(SMOKE_COMMANDS) + 2  # the tag, the typing files, the commands
+    print(f"wheel-check: {checks - len(problems)} passed, {len(problems)} failed")
     return 1 if problems else 0
 
 

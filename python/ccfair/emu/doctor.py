@@ -26,6 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ccfair.emu import netns
+from ccfair.emu.binary import emulator_binary
+from ccfair.emu.scenario import kernel_ccs
 from ccfair.errors import ScenarioError
 from ccfair.units import format_rate
 
@@ -124,9 +127,6 @@ def _ok(cmd: list[str]) -> tuple[bool, str]:
 
 def checks() -> list[tuple[str, bool, str]]:
     """(what, ok, detail) for each prerequisite."""
-    from ccfair.emu import netns
-    from ccfair.emu.binary import emulator_binary
-    from ccfair.emu.scenario import kernel_ccs
 
     out: list[tuple[str, bool, str]] = []
     root = os.geteuid() == 0
@@ -168,7 +168,7 @@ def probe_spec(rate_bps: int, seconds: int = PROBE_SECONDS) -> dict[str, Any]:
 def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
     """Offers full-size frames at 105 % of ``rate_bps`` to an emulated link of that rate (the queue never
     empties) and reports how busy the link was and how late the emulator sent."""
-    from ccfair.emu import netns
+    # Imported here: ccfair.emu.run imports this module (its preflight runs these checks).
     from ccfair.emu.run import (
         PORT_BASE,
         cpu_plan,
@@ -246,7 +246,6 @@ def measure(
     rates_bps: list[int], seconds: int = PROBE_SECONDS, report: Callable[[dict[str, Any]], None] | None = None
 ) -> dict[str, Any]:
     """Runs the probe ladder; returns the measurement (also what :func:`save_measurement` keeps)."""
-    from ccfair.emu.binary import emulator_binary
 
     binary = emulator_binary()
     probes = []

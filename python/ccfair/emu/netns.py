@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -310,8 +311,6 @@ class Topology:
 
 
 def _json_out(args: list[str]) -> object:
-    import json
-
     done = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
     if done.returncode != 0:
         raise NetError(f"{' '.join(args[4:6])} in {args[3]}: {done.stderr.strip()}")

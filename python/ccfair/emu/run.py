@@ -35,6 +35,7 @@ from ccfair.emu import collect, doctor, netns
 from ccfair.emu.binary import emulator_binary
 from ccfair.emu.scenario import KernelScenario, kernel_scenario
 from ccfair.errors import ScenarioError
+from ccfair.result import RunResult
 from ccfair.scenario import Scenario, check_seed
 
 PORT_BASE = 20000
@@ -277,7 +278,6 @@ def run_kernel(
     """Runs ``scenario`` on the kernel and returns a :class:`~ccfair.result.RunResult` (the simulator's
     shape; provenance and emulator health in ``summary``). Bad input raises :class:`ScenarioError` before
     anything is built; a failure while running raises :class:`EmulationError`."""
-    from ccfair.result import RunResult
 
     sc: KernelScenario = kernel_scenario(scenario)
     spec = sc.resolve()

@@ -19,6 +19,7 @@ import pandas as pd
 from ccfair.errors import ScenarioError
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import NOT_METRICS, Sweep, as_sweep, metric_column
+from ccfair.plots.heatmap_plot import metric_bounds
 from ccfair.plots.labels import metric as metric_label
 from ccfair.plots.labels import plain
 from ccfair.plots.panels import new_figure
@@ -53,7 +54,6 @@ def compare_table(
     side has are kept with the other side empty. A ScenarioError when the two vary no axis in common
     but do vary some (nothing to align on)."""
     sa, sb = as_sweep(a, plan_a), as_sweep(b, plan_b)
-    from ccfair.plots.heatmap_plot import metric_bounds
 
     exclude = NOT_METRICS | {column_name(p) for p in (*sa.axes, *sb.axes)}
     name = metric_column(sa.runs, metric, "--metric", exclude=exclude)

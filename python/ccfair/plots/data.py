@@ -8,7 +8,7 @@ A results directory's ``runs`` table holds each varied scenario path as a column
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,8 @@ from ccfair.errors import ScenarioError
 from ccfair.plots.axes import Axis, make_axis, value_text
 from ccfair.store import Results
 from ccfair.store.check import plan_definition
+from ccfair.store.coordinates import companion_columns
+from ccfair.store.schema import RESERVED_COLUMNS
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.paths import column_name
 
@@ -178,8 +180,6 @@ def plan_names(results: Results) -> list[str]:
 def sweep_from_frame(runs: pd.DataFrame, axes: Sequence[str] | None = None) -> Sweep:
     """A :class:`Sweep` over a ``runs`` DataFrame alone (e.g. a filtered ``ccfair.load(dir).runs``); its
     axes are ``axes`` or else every column that is not a catalog column."""
-    from ccfair.store.coordinates import companion_columns
-    from ccfair.store.schema import RESERVED_COLUMNS
 
     if "status" not in runs.columns:
         runs = runs.assign(status="done")
@@ -200,7 +200,7 @@ def as_sweep(data: Sweep | Results | pd.DataFrame | str | Path, plan: str | None
     return load_sweep(data, plan)
 
 
-def metric_column(frame: pd.DataFrame, metric: str, option: str, exclude: Sequence[str] = ()) -> str:
+def metric_column(frame: pd.DataFrame, metric: str, option: str, exclude: Collection[str] = ()) -> str:
     """``metric`` if it is a numeric column of ``frame``; else a ScenarioError listing the metrics."""
     numeric = [
         c
@@ -236,7 +236,6 @@ NOT_METRICS = frozenset(
 
 def run_metric(sweep: Sweep, metric: str, option: str = "--metric") -> str:
     """A metric of the ``runs`` table (a summary metric such as ``jain_index``); errors list them."""
-    from ccfair.store.coordinates import companion_columns
 
     axes = {column_name(a) for a in sweep.axes}
     companions = companion_columns(sweep.runs.columns, axes)
@@ -342,6 +341,19 @@ class Panel:
     @property
     def title(self) -> str:
         return ", ".join(f"{p} = {value_text(v)}" for p, v in self.values)
+
+
+def line_axes(
+    sweep: Sweep,
+    x: str | None,
+    facet: str | Sequence[str] | None,
+    average: str | Sequence[str] | None,
+    figure: str,
+) -> tuple[str, str, list[str]]:
+    """For a figure of lines against one grid axis: that axis (``x``, default: the first varied), its
+    column, and the axes of its panels (:func:`facet_axes`)."""
+    (x,) = default_axes(sweep, ("--x",), (x,), figure)
+    return x, sweep.varied_column(x, "--x"), facet_axes(sweep, [x], facet, average)
 
 
 def split_panels(sweep: Sweep, frame: pd.DataFrame, facets: Sequence[str]) -> list[Panel]:

@@ -102,7 +102,7 @@ def heatmap(
     """``metric`` (a column of ``runs``) over grid axes ``x`` and ``y`` (dotted paths; default: the
     plan's first two varied axes), one panel per combination of ``facet`` and every other varied axis not
     in ``average``. ``vmin``/``vmax`` fix the colour scale (default: the data's range)."""
-    import matplotlib as mpl
+    import matplotlib as mpl  # only when a figure is drawn
 
     sweep = as_sweep(data, plan)
     name = run_metric(sweep, metric)

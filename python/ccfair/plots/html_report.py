@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from ccfair import __version__, fsio
 from ccfair.errors import ScenarioError
+from ccfair.plots.data import load_sweep, plan_names
 from ccfair.plots.output import data_uri
+from ccfair.plots.timeseries_plot import timeseries
 from ccfair.report import CLASS_COLUMNS, flow_table_columns, summary_pairs
 from ccfair.result import RunResult
 from ccfair.tables import Column
@@ -115,8 +117,6 @@ def draw(jobs: Sequence[FigureJob], progress: Progress | None) -> tuple[list[Fig
 
 
 def run_section(result: RunResult, source: str, progress: Progress | None = None) -> Section:
-    from ccfair.plots.timeseries_plot import timeseries
-
     sc = result.scenario
     start_ns, end_ns = sc.measure_window_ns()
     flows = result.flows
@@ -160,7 +160,7 @@ def run_section(result: RunResult, source: str, progress: Progress | None = None
 
 
 def render_page(title: str, sections: Sequence[Section]) -> str:
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from jinja2 import Environment, FileSystemLoader, select_autoescape  # only for a report
 
     env = Environment(
         loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -175,8 +175,9 @@ def build_report(source: RunResult | Results, label: str, plan: str | None, prog
     """The whole page for a saved run or a results directory (one section per plan, or only ``plan``)."""
     if isinstance(source, RunResult):
         return render_page(f"ccfair run: {_name(label)}", [run_section(source, label, progress)])
-    from ccfair.plots.data import load_sweep, plan_names
+    # Imported here: both build their sections from this module's FigureJob and Section.
     from ccfair.plots.sweep_report import sweep_sections
+    from ccfair.studies.report import study_sections
 
     names = [plan] if plan is not None else plan_names(source)
     if not names:
@@ -190,8 +191,6 @@ def build_report(source: RunResult | Results, label: str, plan: str | None, prog
                 progress((i + fraction) / len(names))
 
         sections += sweep_sections(sweep, part)
-    from ccfair.studies.report import study_sections
-
     sections += study_sections(source, names)  # harm studies and advise searches among the plans
     return render_page(f"ccfair results: {_name(label)}", sections)
 

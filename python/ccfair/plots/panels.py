@@ -21,7 +21,7 @@ MAX_COLUMNS = 3
 
 def new_figure(width_in: float, height_in: float) -> Figure:
     """An empty figure with constrained layout, outside pyplot."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # only when a figure is drawn
 
     return Figure(figsize=(width_in, height_in), layout="constrained")
 

@@ -16,8 +16,7 @@ from ccfair.plots.axes import apply_x
 from ccfair.plots.data import (
     Sweep,
     as_sweep,
-    default_axes,
-    facet_axes,
+    line_axes,
     pooled_note,
     split_panels,
     with_runs,
@@ -58,9 +57,7 @@ def relgoodput(
     per combination of ``facet`` and every other varied axis not in ``average``."""
     sweep = as_sweep(data, plan)
     classes = sweep.table("classes", "relgoodput")
-    (x,) = default_axes(sweep, ("--x",), (x,), "relgoodput")
-    xcol = sweep.varied_column(x, "--x")
-    facets = facet_axes(sweep, [x], facet, average)
+    x, xcol, facets = line_axes(sweep, x, facet, average, "relgoodput")
     keep = [xcol, "mtu_bytes", *(column_name(p) for p in facets)]
     frame = with_runs(classes, sweep.done, keep)
     if frame.empty:

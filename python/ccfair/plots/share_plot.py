@@ -16,8 +16,7 @@ from ccfair.plots.axes import apply_x
 from ccfair.plots.data import (
     Sweep,
     as_sweep,
-    default_axes,
-    facet_axes,
+    line_axes,
     pooled_note,
     split_panels,
     with_runs,
@@ -54,9 +53,7 @@ def share(
     one panel per combination of ``facet`` and every other varied axis not in ``average``."""
     sweep = as_sweep(data, plan)
     classes = sweep.table("classes", "share")
-    (x,) = default_axes(sweep, ("--x",), (x,), "share")
-    xcol = sweep.varied_column(x, "--x")
-    facets = facet_axes(sweep, [x], facet, average)
+    x, xcol, facets = line_axes(sweep, x, facet, average, "share")
     frame = with_runs(cc_shares(classes), sweep.done, [xcol, *(column_name(p) for p in facets)])
     present = sorted(frame["cc"].unique())
     if cc is not None and cc not in present:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ccfair.errors import ScenarioError
 from ccfair.result import SUMMARY_FILE, RunResult, load_run
+from ccfair.store import Results
 
 if TYPE_CHECKING:
     from ccfair.store import Results
@@ -25,8 +26,6 @@ def open_source(directory: str | Path, argument: str = "DIR") -> RunResult | Res
     if not path.is_dir():
         raise ScenarioError(argument, f"{path} is not a directory")
     if os.path.lexists(path / CATALOG_FILE):  # the store says what is wrong with one that is not a file
-        from ccfair.store import Results
-
         return Results(path)
     if (path / SUMMARY_FILE).is_file():
         return load_run(path)

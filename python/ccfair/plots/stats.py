@@ -37,7 +37,7 @@ def t_quantile(dof: int, confidence: float = CONFIDENCE) -> float:
     """The two-sided ``confidence`` quantile of Student's t with ``dof`` >= 1 degrees of freedom."""
     if dof < 1:
         raise ValueError(f"degrees of freedom must be at least 1, got {dof}")
-    from scipy import stats
+    from scipy import stats  # SciPy only when an interval or a density is computed
 
     return float(stats.t.ppf(0.5 + confidence / 2, dof))
 
@@ -148,9 +148,9 @@ def aggregate(
 def interval_note(kinds: Sequence[str]) -> str:
     """What a figure's bars mean, from the kinds of its points: ``"95 % CI"``, ``"min-max of the runs"``
     or both."""
-    kinds = set(kinds)
-    ci = CI in kinds
-    small = bool(kinds & {RANGE, IDENTICAL})
+    present = set(kinds)
+    ci = CI in present
+    small = bool(present & {RANGE, IDENTICAL})
     if ci and small:
         return f"bars: 95 % CI, or min-max where ≤ {SMALL_N} runs (dots)"
     if small:
@@ -161,7 +161,7 @@ def interval_note(kinds: Sequence[str]) -> str:
 
 
 def _scott_bandwidth(x: np.ndarray) -> float:
-    return float(x.std(ddof=1)) * x.size ** (-1 / 5)
+    return float(x.std(ddof=1)) * math.pow(x.size, -1 / 5)
 
 
 def gaussian_kde(values: Sequence[float] | np.ndarray, grid: np.ndarray) -> np.ndarray | None:
@@ -171,7 +171,7 @@ def gaussian_kde(values: Sequence[float] | np.ndarray, grid: np.ndarray) -> np.n
     x = x[np.isfinite(x)]
     if x.size < 2 or float(x.std(ddof=1)) == 0.0:
         return None
-    from scipy import stats
+    from scipy import stats  # SciPy only when an interval or a density is computed
 
     kde = stats.gaussian_kde(x, bw_method=_scott_bandwidth(x) / float(x.std(ddof=1)))
     return np.asarray(kde(grid), dtype=float)

@@ -12,7 +12,10 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ BBR_MODE_COLORS: dict[int, str] = {0: "#E69F00", 1: "#56B4E9", 2: "#009E73", 3: 
 BBR_CCS = ("bbr", "bbr2", "bbr3")
 
 # Paper-ready defaults, applied only while a figure is drawn (a notebook's own settings are left alone).
-RC_PARAMS: dict[str, Any] = {
+RC_PARAMS: dict[RcKeyType, Any] = {
     "figure.dpi": 100,
     "savefig.dpi": 200,
     "savefig.bbox": "tight",
@@ -114,7 +117,7 @@ def is_bbr(cc: str) -> bool:
 @contextmanager
 def paper_style() -> Iterator[None]:
     """The figures' matplotlib settings, for the duration of the block."""
-    import matplotlib as mpl
+    import matplotlib as mpl  # only when a figure is drawn
 
     with mpl.rc_context(RC_PARAMS):
         yield
@@ -124,14 +127,15 @@ def shades(color: str, n: int) -> list[str]:
     """``n`` variants of ``color`` from darker to lighter (``[color]`` for one), for flows of one CCA."""
     if n <= 1:
         return [color]
-    from matplotlib.colors import to_hex, to_rgb
+    from matplotlib.colors import to_hex, to_rgb  # only when a figure is drawn
 
     base = to_rgb(color)
     out = []
     for i in range(n):
         t = -0.35 + 0.7 * i / (n - 1)  # < 0 mixes with black, > 0 with white
         target = 1.0 if t > 0 else 0.0
-        out.append(to_hex(tuple(c + (target - c) * abs(t) for c in base)))
+        r, g, b = (c + (target - c) * abs(t) for c in base)
+        out.append(to_hex((r, g, b)))
     return out
 
 

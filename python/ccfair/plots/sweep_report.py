@@ -3,16 +3,23 @@ cell, every applicable figure, the failed runs with their errors."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import Sweep, default_axes
-from ccfair.plots.heatmap_plot import metric_bounds
+from ccfair.plots.distribution_plot import box
+from ccfair.plots.fness_plot import fness
+from ccfair.plots.heatmap_plot import heatmap, metric_bounds
 from ccfair.plots.html_report import FigureJob, Section, Table, draw
+from ccfair.plots.relgoodput_plot import relgoodput
+from ccfair.plots.share_plot import share
 from ccfair.plots.stats import SMALL_N, summarize
+from ccfair.plots.timeseries_plot import run_title, timeseries
+from ccfair.plots.tput_delay_plot import tput_delay
 from ccfair.sweep.paths import column_name
 from ccfair.tables import MISSING
 from ccfair.toml_text import dumps
@@ -186,21 +193,19 @@ def failed_table(sweep: Sweep) -> Table:
 def figure_jobs(sweep: Sweep) -> list[FigureJob]:
     """Every figure that applies to this plan's done runs. Every varied axis a figure does not draw on x
     or y gets its own panels: nothing is averaged but repetitions."""
-    from ccfair.plots.distribution_plot import box
-    from ccfair.plots.fness_plot import fness
-    from ccfair.plots.heatmap_plot import heatmap
-    from ccfair.plots.relgoodput_plot import relgoodput
-    from ccfair.plots.share_plot import share
-    from ccfair.plots.timeseries_plot import run_title, timeseries
-    from ccfair.plots.tput_delay_plot import tput_delay
 
     if sweep.done.empty:
         return []
     axes = varied_axes(sweep)
     jobs: list[FigureJob] = []
     key = sweep.plan
-    others = lambda *shown: [a for a in axes if a not in shown]  # noqa: E731
-    per = lambda rest: f", one panel per {' x '.join(rest)}" if rest else ""  # noqa: E731
+
+    def others(*shown: str) -> list[str]:
+        return [a for a in axes if a not in shown]
+
+    def per(rest: Sequence[str]) -> str:
+        return f", one panel per {' x '.join(rest)}" if rest else ""
+
     if len(axes) >= 2:
         hx, hy = default_axes(sweep, ("--x", "--y"), (None, None), "heatmap")
         for name in HEATMAP_METRICS:
@@ -210,7 +215,7 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
                     f"Heatmap of {name} over {hx} x {hy}{per(others(hx, hy))}",
                     "Each cell: the mean over its done runs, with the 95 % confidence half width (or the "
                     f"min-max range for up to {SMALL_N} runs). The colour scale spans the data's range.",
-                    lambda name=name: heatmap(sweep, name, hx, hy),
+                    partial(heatmap, sweep, name, hx, hy),
                 )
             )
     for i, x in enumerate(axes[:MAX_LINE_AXES]):
@@ -221,7 +226,7 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
                 "Class mean goodput over the fair share (link rate / active flows); mean over runs with "
                 "the 95 % CI, or the runs (dots) and their range when there are few. Dotted: perfect "
                 "sharing, the payload fraction of a packet (goodput excludes headers).",
-                lambda x=x: relgoodput(sweep, x),
+                partial(relgoodput, sweep, x),
             )
         )
         jobs.append(
@@ -230,7 +235,7 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
                 f"Share of goodput per CCA against {x}{per(others(x))}",
                 "Solid: each congestion control's share of the total goodput (mean; 95 % CI, or the runs "
                 "and their range when there are few); dashed: its share with equal sharing.",
-                lambda x=x: share(sweep, x),
+                partial(share, sweep, x),
             )
         )
     jobs.append(

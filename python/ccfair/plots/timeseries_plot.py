@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ccfair.plots.axes import value_text
 from ccfair.plots.labels import plain
+from ccfair.plots.panels import new_figure
 from ccfair.plots.style import bbr_mode_color, bbr_mode_name, cc_style, is_bbr, paper_style, shades
 from ccfair.result import RunResult
+from ccfair.sweep.paths import column_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -70,8 +73,8 @@ def series_of(result: RunResult) -> list[Series]:
             colors[int(flow_id)] = (color, FLOW_LINESTYLES[k % len(FLOW_LINESTYLES)])
     out = []
     for row in flows.itertuples(index=False):
-        label = row.label if isinstance(row.label, str) and row.label else None
-        name = f"{row.flow_id}: {label or _class_label(row.cc, row.rtt_ns, multiple_rtts)}"
+        given = row.label if isinstance(row.label, str) and row.label else None
+        name = f"{row.flow_id}: {given or _class_label(row.cc, row.rtt_ns, multiple_rtts)}"
         color, linestyle = colors[int(row.flow_id)]
         out.append(Series(str(row.flow_id), name, row.cc, color, (int(row.flow_id),), linestyle))
     return out
@@ -130,8 +133,6 @@ def _window(ax: Axes, start_s: float, end_s: float) -> None:
 def run_title(sweep: Sweep, run: pd.Series) -> str:
     """``plan figs, cell 3: link.buffer = 1bdp, flows[1].cc = reno, repetition 0 (flipped)``: which run of a
     sweep a figure shows."""
-    from ccfair.plots.axes import value_text
-    from ccfair.sweep.paths import column_name
 
     where = ", ".join(
         f"{p} = {value_text(run[column_name(p)])}" for p in sweep.axes if column_name(p) in run.index
@@ -143,7 +144,6 @@ def run_title(sweep: Sweep, run: pd.Series) -> str:
 def timeseries(result: RunResult, title: str | None = None) -> Figure:
     """The time-series figure of one run (``ccfair.load_run(dir)``, ``ccfair.run(...)`` or
     ``Results.result(run_id)``); the title names the run (``title``, else ``result.name``)."""
-    from ccfair.plots.panels import new_figure
 
     series = series_of(result)
     ts, queue = result.timeseries, result.queue
@@ -234,7 +234,7 @@ def timeseries(result: RunResult, title: str | None = None) -> Figure:
 
 def _bbr_band(ax: Axes, ts: pd.DataFrame, flows: list[tuple[int, str]], interval_s: float) -> None:
     """One row per BBR flow (id, label), coloured by its mode in each interval."""
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # only when a figure is drawn
 
     seen: set[int] = set()
     for row, (flow_id, _) in enumerate(flows):

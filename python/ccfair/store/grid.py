@@ -27,7 +27,7 @@ INSTALL_HINT = "pip install xarray (or pip install 'ccfair[notebook]')"
 
 def _xarray() -> Any:
     try:
-        import xarray
+        import xarray  # an optional extra (ccfair[notebook])
     except ImportError:
         raise ImportError(f"Results.to_xarray needs xarray, which is not installed: {INSTALL_HINT}") from None
     return xarray

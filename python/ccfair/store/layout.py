@@ -59,7 +59,7 @@ RUN_ID = re.compile(r"[0-9a-f]{32}")
 # What a catalog connection may do: nothing outside the catalog file. Every setting is fixed when the
 # database opens and locked, so no SQL (a user's query, a view in a crafted catalog) can turn it back on.
 # Arrow tables and datasets registered from Python stay readable: the time series reach DuckDB that way.
-SAFE_CONFIG = {
+SAFE_CONFIG: dict[str, str | bool | int | float | list[str]] = {  # the value types duckdb.connect takes
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,

@@ -31,11 +31,13 @@ import pyarrow.dataset as ds
 import pyarrow.fs
 
 from ccfair.errors import ScenarioError
+from ccfair.notebook import results_html
 from ccfair.result import RunResult
 from ccfair.scenario import Scenario
 from ccfair.store import integrity, layout
 from ccfair.store.check import check_catalog, parse_json, plan_definition
 from ccfair.store.coordinates import join_coordinates, with_companions
+from ccfair.store.grid import metric_grid
 from ccfair.store.schema import quote
 from ccfair.sweep.paths import column_name
 
@@ -239,8 +241,6 @@ class Results:
         return f"Results({str(self.directory)!r})"
 
     def _repr_html_(self) -> str:
-        from ccfair.notebook import results_html
-
         return results_html(self)
 
     @functools.cached_property
@@ -377,7 +377,6 @@ class Results:
         coordinates along it), ``repetition``, and ``flipped`` when the plan mirrors start orders. Values
         are as stored (``"0.5bdp"``), with numeric companions as coordinates (``link_buffer_bdp``); runs
         not done and excluded cells are NaN. Needs xarray (``pip install xarray``)."""
-        from ccfair.store.grid import metric_grid
 
         return metric_grid(self, metric, plan)
 

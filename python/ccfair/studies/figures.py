@@ -36,7 +36,7 @@ def _finite(x: float) -> float:
 
 
 def harm_figure(result: HarmResult, title: str) -> Figure:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # only when a figure is drawn
 
     with paper_style():
         fig = Figure(figsize=(9.0, 8.0))
@@ -73,7 +73,7 @@ def harm_figure(result: HarmResult, title: str) -> Figure:
 
 
 def front_figure(result: AdviceResult, title: str) -> Figure:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # only when a figure is drawn
 
     with paper_style():
         fig = Figure(figsize=(7.5, 5.0))

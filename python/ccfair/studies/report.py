@@ -14,9 +14,17 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ccfair.commands.advise import FRONT_COLUMNS, advice_text
+from ccfair.commands.harm import harm_text
 from ccfair.plots.html_report import FigureItem, Section, Table, table_from_columns
 from ccfair.plots.output import data_uri
+from ccfair.studies.advise import PLAN_PREFIX as ADVISE_PREFIX
+from ccfair.studies.advise import advise, configurations, constraints_text, stored_constraints
+from ccfair.studies.figures import front_figure, harm_figure
+from ccfair.studies.harm import METRICS, analyse
+from ccfair.studies.harm_plan import study_plan_names
 from ccfair.sweep.identity import SIMULATOR, canonical_json
+from ccfair.tables import Column, text
 
 if TYPE_CHECKING:
     from ccfair.store import Results
@@ -63,7 +71,7 @@ def _shown(value: Any) -> str:
 
 
 def _figure(fig: Any, id: str, title: str, caption: str) -> FigureItem:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # only when a figure is drawn
 
     try:
         return FigureItem(id, title, caption, data_uri(fig, "png"))
@@ -72,10 +80,6 @@ def _figure(fig: Any, id: str, title: str, caption: str) -> FigureItem:
 
 
 def harm_section(results: Results, names: dict[str, str], vs: dict[str, Any]) -> Section:
-    from ccfair.commands.harm import harm_text
-    from ccfair.studies.figures import harm_figure
-    from ccfair.studies.harm import METRICS, analyse
-
     starts = _axis(vs, "flows[1].start")
     scenarios = [
         {"aqm": _shown(a), "buffer": b, "rtt": r, "flows": c}
@@ -98,7 +102,6 @@ def harm_section(results: Results, names: dict[str, str], vs: dict[str, Any]) ->
             m = s.metrics[metric]
             row[metric] = f"{m.new_harm:.3f} vs {m.self_harm:.3f}"
         rows.append(row)
-    from ccfair.tables import Column, text
 
     columns = [
         Column("aqm", "aqm", text, "left"),
@@ -135,10 +138,6 @@ def _backend_text(backend: object) -> str:
 
 
 def advise_section(results: Results, name: str, definition: dict[str, Any]) -> Section:
-    from ccfair.commands.advise import FRONT_COLUMNS, advice_text
-    from ccfair.studies.advise import advise, configurations, constraints_text, stored_constraints
-    from ccfair.studies.figures import front_figure
-
     aqms = _axis(definition, "link.aqm")
     buffers = _axis(definition, "link.buffer")
     rtts = _axis(definition, "flows[0].rtt")
@@ -172,8 +171,6 @@ def advise_section(results: Results, name: str, definition: dict[str, Any]) -> S
 
 def study_sections(results: Results, names: Sequence[str]) -> list[Section]:
     """The harm and advise sections for the plans ``names`` of the report."""
-    from ccfair.studies.advise import PLAN_PREFIX as ADVISE_PREFIX
-    from ccfair.studies.harm_plan import study_plan_names
 
     definitions = _definitions(results)
     sections = []

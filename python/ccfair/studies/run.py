@@ -10,23 +10,23 @@ from pathlib import Path
 
 from ccfair.cli_support import EXIT_OK, note
 from ccfair.errors import ScenarioError
-from ccfair.sweep.driver import SweepReport, plan_runs, run_sweep, sweep_limits, unique_runs
+from ccfair.resources import Limits
+from ccfair.store.layout import catalog_path
+from ccfair.store.reader import query
+from ccfair.sweep.driver import SweepReport, backend_jobs, plan_runs, run_sweep, sweep_limits, unique_runs
 from ccfair.sweep.execute_local import default_jobs
-from ccfair.sweep.expand import PlannedRun
+from ccfair.sweep.expand import PlannedRun, estimate_lines
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
 
 
-def _limits(args: argparse.Namespace):  # noqa: ANN202 - ccfair.resources.Limits
+def _limits(args: argparse.Namespace) -> Limits:
     jobs = args.jobs or default_jobs()
     return sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
 
 
 def stored_states(out: Path) -> dict[str, str]:
-    from ccfair.store.layout import catalog_path
-    from ccfair.store.reader import query
-
     if not catalog_path(out).is_file():
         return {}
     frame = query(out, "SELECT run_id, status FROM runs")
@@ -35,9 +35,6 @@ def stored_states(out: Path) -> dict[str, str]:
 
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
-    from ccfair.sweep.driver import backend_jobs
-    from ccfair.sweep.expand import estimate_lines
-
     for plan in plans:
         backend_jobs(plan, args.jobs, args.cluster)  # a kernel study refuses --cluster here too
     limits = _limits(args)

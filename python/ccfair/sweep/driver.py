@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccfair import __version__
 from ccfair.cli_support import progress_bar
 from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
@@ -258,7 +259,6 @@ def check_same_build(store: StoreWriter, plan: str, done_ids: list[str]) -> None
         others[label] = others.get(label, 0) + n
     if not others:
         return
-    from ccfair import __version__
 
     made = "; ".join(f"{n} by {label}" for label, n in others.items())
     raise ScenarioError(

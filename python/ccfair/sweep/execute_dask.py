@@ -85,17 +85,21 @@ def cluster_security(
             raise ScenarioError(next(iter(given)), "applies to a tls:// --cluster address only")
         return None
     require_distributed()
+    # Dask is an optional extra (ccfair[dask]), here and below.
+    import dask.config
     from distributed.security import Security
 
     if not given:
-        security = Security(require_encryption=True)  # from Dask's configuration
-        if security.tls_ca_file is None or security.tls_client_cert is None:
+        # Security() reads these keys of Dask's configuration; without both it would connect with no client
+        # certificate.
+        configured = (dask.config.get(f"distributed.comm.tls.{k}", None) for k in ("ca-file", "client.cert"))
+        if any(v is None for v in configured):
             raise ScenarioError(
                 "--cluster",
                 f"{address} is a TLS address: give --tls-ca-file and --tls-cert (and --tls-key unless the "
                 "certificate file holds the key), or set them in Dask's configuration (distributed.comm.tls)",
             )
-        return security
+        return Security(require_encryption=True)
     if ca_file is None or cert is None:
         missing = "--tls-ca-file" if ca_file is None else "--tls-cert"
         raise ScenarioError(missing, "is needed with a tls:// --cluster address")

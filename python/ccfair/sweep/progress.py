@@ -55,6 +55,7 @@ class _Lines:
 
 class _Bar:
     def __init__(self, label: str, total: int) -> None:
+        # rich only when a sweep shows its bar on a terminal
         from rich.console import Console
         from rich.progress import (
             BarColumn,

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ccfair import __version__
+from ccfair import __version__, _native
 from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
 from ccfair.runner import run
@@ -104,7 +104,6 @@ def git_revision(package: Path = PACKAGE_DIR) -> str | None:
 def native_build() -> str | None:
     """Which build of the native module this process runs: 16 hex digits of SHA-256 over the extension
     file, so a rebuilt simulator core is told apart even outside a git checkout (an installed wheel)."""
-    from ccfair import _native
 
     path = getattr(_native, "__file__", None)
     if not path:

@@ -27,7 +27,7 @@ from typing import Any
 from ccfair.devtools.snapshots.requires import parse_requirement
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Scenario
-from ccfair.sweep.plan import read_toml
+from ccfair.toml_text import read_toml
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _CASE_KEYS = ("about", "requires", "scenario")

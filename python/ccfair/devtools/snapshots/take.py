@@ -118,8 +118,16 @@ def _flow_counters(name: str, title: str, flows: pd.DataFrame, prefix: str) -> S
 
 
 def _flow_series(flows: pd.DataFrame, series: pd.DataFrame) -> Section:
-    columns = ("flow", "rows", "cwnd_max", "cwnd_last", "ssthresh_first_t_ns", "drop_first_t_ns")
-    columns += ("ca_states", "cc_modes")
+    columns = (
+        "flow",
+        "rows",
+        "cwnd_max",
+        "cwnd_last",
+        "ssthresh_first_t_ns",
+        "drop_first_t_ns",
+        "ca_states",
+        "cc_modes",
+    )
     rows = []
     for flow_id in flows["flow_id"]:
         s = series[series["flow_id"] == flow_id]

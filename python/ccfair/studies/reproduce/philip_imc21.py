@@ -15,7 +15,7 @@ halvings (halvings / segments sent), whose periodic-loss value is sqrt(3/2) ≈ 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,18 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MSS_BYTES = 1448
-SETTINGS = {
+
+
+class Setting(TypedDict):
+    """A network setting of the study: link rate and buffer, the flow counts swept, the series interval."""
+
+    rate: str
+    buffer: str
+    counts: list[int]
+    interval: str
+
+
+SETTINGS: dict[str, Setting] = {
     "edge": {"rate": "100Mbps", "buffer": "3MB", "counts": [10, 30, 50], "interval": "100ms"},
     "core": {"rate": "10Gbps", "buffer": "375MB", "counts": [1000, 3000, 5000], "interval": "1s"},
 }
