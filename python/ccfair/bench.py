@@ -267,7 +267,7 @@ SCALED_CASES: dict[str, Callable[[int | None, str | None], Benchmark]] = {
 
 def all_cases() -> list[Benchmark]:
     """Every case, the default ones first: what ``--list`` shows and ``--case`` chooses from."""
-    return benchmarks() + [make() for make in SCALED_CASES.values()]
+    return benchmarks() + [make(None, None) for make in SCALED_CASES.values()]
 
 
 def select(
