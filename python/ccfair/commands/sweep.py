@@ -325,7 +325,7 @@ def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from ccfair.store.repetitions import Repeated
+    from ccfair.store.repetitions import identical_note
     from ccfair.store.status import store_status
 
     bar = progress_bar(f"verifying {args.dir}", quiet=args.json) if args.verify else None
@@ -369,9 +369,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     ]
     print(render(rows, columns, indent=""))
     for p in status["plans"]:
-        identical = Repeated(
+        identical = identical_note(
             p["plan"], p["cells_repeated"], [(c["cell"], c["flipped"]) for c in p["cells_identical"]]
-        ).note()
+        )
         if identical is not None:
             print(identical)
     if verified is not None:

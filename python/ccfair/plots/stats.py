@@ -154,19 +154,24 @@ def aggregate(
     return pd.DataFrame(rows, columns=columns)
 
 
+IDENTICAL_NOTE = "rings: identical runs (no spread)"
+
+
 def interval_note(kinds: Sequence[str]) -> str:
     """What a figure's bars mean, from the kinds of its points: ``"95 % CI"``, ``"min-max of the runs"``
-    or both."""
+    or both, and :data:`IDENTICAL_NOTE` when some point's runs were identical."""
     kinds = set(kinds)
     ci = CI in kinds
     small = bool(kinds & {RANGE, IDENTICAL})
     if ci and small:
-        return f"bars: 95 % CI, or min-max where ≤ {SMALL_N} runs (dots)"
-    if small:
-        return "bars: min-max of the runs (dots)"
-    if ci:
-        return "bars: 95 % CI"
-    return "one run per point"
+        bars = f"bars: 95 % CI, or min-max where ≤ {SMALL_N} runs (dots)"
+    elif small:
+        bars = "bars: min-max of the runs (dots)"
+    elif ci:
+        bars = "bars: 95 % CI"
+    else:
+        bars = "one run per point"
+    return f"{bars}; {IDENTICAL_NOTE}" if IDENTICAL in kinds else bars
 
 
 def _scott_bandwidth(x: np.ndarray) -> float:

@@ -36,30 +36,48 @@ HINT = (
 @dataclass(frozen=True)
 class Repeated:
     """A plan's cells with at least two done runs (``repeated``) and those of them whose runs are identical
-    (``identical``: ``(cell, flipped)`` pairs in plan order)."""
+    (``identical``), as ``(cell, flipped)`` pairs in plan order."""
 
     plan: str
-    repeated: int
+    repeated: list[tuple[int, bool]]
     identical: list[tuple[int, bool]]
+
+    def cell_text(self, cell: int) -> str:
+        """For a table row of ``cell`` (both start orders): ``identical``, ``identical (start order
+        flipped)`` when only one order's runs are, ``vary``, or ``-`` (fewer than two done runs)."""
+        same = [f for c, f in self.identical if c == cell]
+        repeated = [f for c, f in self.repeated if c == cell]
+        if not repeated:
+            return "-"
+        if not same:
+            return "vary"
+        if len(same) == len(repeated):
+            return "identical"
+        return f"identical (start order {'flipped' if same[0] else 'as written'})"
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "cells_repeated": self.repeated,
+            "cells_repeated": len(self.repeated),
             "cells_identical": [{"cell": c, "flipped": f} for c, f in self.identical],
         }
 
     def note(self) -> str | None:
         """One line naming the identical cells and how to get variance; None when there are none."""
-        if not self.identical:
-            return None
-        names = [f"{c}{' (flipped)' if f else ''}" for c, f in self.identical[:MAX_LISTED]]
-        more = len(self.identical) - len(names)
-        listed = ", ".join(names) + (f" and {more} more" if more else "")
-        cells = "cell" if len(self.identical) == 1 else "cells"
-        return (
-            f"note: plan {self.plan}: {len(self.identical)} of {self.repeated} repeated cells gave identical "
-            f"repetitions (the same delivered bytes per flow in every run; {cells} {listed}): {HINT}"
-        )
+        return identical_note(self.plan, len(self.repeated), self.identical)
+
+
+def identical_note(plan: str, repeated: int, identical: list[tuple[int, bool]]) -> str | None:
+    """The note of a plan with ``repeated`` cells of several done runs, ``identical`` of them identical."""
+    if not identical:
+        return None
+    names = [f"{c}{' (flipped)' if f else ''}" for c, f in identical[:MAX_LISTED]]
+    more = len(identical) - len(names)
+    listed = ", ".join(names) + (f" and {more} more" if more else "")
+    cells = "cell" if len(identical) == 1 else "cells"
+    return (
+        f"note: plan {plan}: {len(identical)} of {repeated} repeated cells gave identical repetitions "
+        f"(the same delivered bytes per flow in every run; {cells} {listed}): {HINT}"
+    )
 
 
 def identical_cells(con: Any, plan: str) -> Repeated:
@@ -68,7 +86,7 @@ def identical_cells(con: Any, plan: str) -> Repeated:
     for cell, flipped, _, delivered in con.execute(_OUTCOMES, [plan]).fetchall():
         outcomes.setdefault((int(cell), bool(flipped)), []).append(tuple(int(b) for b in delivered))
     repeated = [key for key, runs in outcomes.items() if len(runs) > 1]
-    return Repeated(plan, len(repeated), [key for key in repeated if identical(outcomes[key])])
+    return Repeated(plan, repeated, [key for key in repeated if identical(outcomes[key])])
 
 
 def plan_repetitions(root: str | Path, plan: str) -> Repeated:
