@@ -69,8 +69,8 @@ def identical_line(runs: int, identical: bool) -> str:
     return (
         f"simulator: the {runs} repetitions are identical (the same delivered bytes per flow), so its ±0 is "
         "no agreement: the scenario is deterministic in the simulator (ideal hosts, no random loss, BBR or "
-        "random AQM draw); the kernel backend takes no [host] table, but a simulator run or sweep with [host] "
-        'preset = "testbed" shows testbed-like variance'
+        "random AQM draw); the kernel backend takes no [host] table, but a simulator run or sweep with "
+        '[host] preset = "testbed" shows testbed-like variance'
     )
 
 
