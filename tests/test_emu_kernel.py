@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -255,6 +256,24 @@ def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> No
     assert shares == pytest.approx(1.0)
     text = cli("compare", str(path), "--repetitions", "0")
     assert text.returncode == 2 and "error: --repetitions:" in text.stderr
+
+
+def test_compare_with_repetitions_prints_each_backends_spread(tmp_path: Path) -> None:
+    path = tmp_path / "pair.toml"
+    path.write_text(
+        'duration = "3s"\n[link]\nrate = "10Mbps"\nbuffer = "1bdp"\n'
+        '[[flows]]\ncc = "reno"\nrtt = "20ms"\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n'
+    )
+    done = cli("compare", str(path), "--repetitions", "2", "--quiet")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith("2 runs per backend (simulator seeds from 1)")
+    jain = next(line for line in lines if line.strip().startswith("jain index"))
+    sim, kernel = re.findall(r"(\d\.\d{3}) ± (\d\.\d{3})", jain)
+    # The simulator with ideal hosts is deterministic: its two seeds give one run twice, and it says so.
+    assert sim[1] == "0.000"
+    assert "simulator: the 2 repetitions are identical" in done.stdout
+    assert 0.5 <= float(kernel[0]) <= 1.0
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@
   clean
 - ``ccfair compare FILE [--repetitions N] [--seed N] [--json] [--quiet]``: the scenario N times in the
   simulator and N times on the kernel; per-class shares, Jain's index, utilization and queue delay side by
-  side with their spread, and the difference
+  side with their spread (mean ± sd over the repetitions of each backend), the difference, and whether the
+  simulator's repetitions were identical (a deterministic scenario)
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ccfair.emu import compare
     from ccfair.emu.run import preflight, run_kernel
     from ccfair.emu.scenario import kernel_scenario
+    from ccfair.plots.stats import identical  # pandas and SciPy
 
     if not 1 <= args.repetitions <= 100:
         raise ScenarioError("--repetitions", f"must be between 1 and 100, got {args.repetitions}")
@@ -172,25 +174,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     first = check_seed(sc.effective_seed(args.seed))
     names = compare.class_names(sc)
     sim, kernel = [], []
+    sim_outcomes, kernel_outcomes = [], []
     for i in range(args.repetitions):
         for backend in ("sim", "kernel"):
             bar = progress_bar(f"{backend} {i + 1}/{args.repetitions}", args.quiet)
             try:
                 if backend == "sim":
-                    sim.append(compare.metrics_of(run(sim_sc, seed=first + i, progress=bar), names))
+                    result = run(sim_sc, seed=first + i, progress=bar)
+                    sim.append(compare.metrics_of(result, names))
+                    sim_outcomes.append(compare.outcome_of(result))
                 else:
                     result = run_kernel(sc, seed=first + i, progress=bar)
                     if result.summary.get("emulator_limited"):
                         note(f"warning: kernel run {i + 1}: {result.summary['emulator_note']}", args.quiet)
                     kernel.append(compare.metrics_of(result, names))
+                    kernel_outcomes.append(compare.outcome_of(result))
             finally:
                 if bar is not None:
                     bar.close()
     rows = compare.compare_table(sim, kernel)
+    sim_identical = identical(sim_outcomes)
     if args.json:
         document = {
             "repetitions": args.repetitions,
             "rows": rows,
+            "simulator_identical": sim_identical,
+            "kernel_identical": identical(kernel_outcomes),
             "simulator_runs": sim,
             "kernel_runs": kernel,
         }
@@ -198,4 +207,5 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(f"{args.file}: {args.repetitions} runs per backend (simulator seeds from {first})")
         print(compare.render_table(rows))
+        print(compare.identical_line(args.repetitions, sim_identical))
     return EXIT_OK

@@ -6,7 +6,8 @@
   run every run of a plan that DIR does not have yet (and those whose files are damaged); exit 0 when every
   run of the plan is done, 1 when some failed (their errors are in the store); ``--dry-run`` also shows the
   runs' estimated memory and events (on the kernel backend, their wall time one after the other)
-- ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan; ``--verify`` also checks
+- ``ccfair status DIR [--verify] [--json]``: done / failed / missing runs per plan, and the cells whose
+  repetitions came out identical (a deterministic scenario); ``--verify`` also checks
   the catalog and every done run's files and lists the damaged runs (exit 1 if any)
 - ``ccfair query DIR SQL [--json | --csv]``: one SQL statement over the catalog and the time series
 - ``ccfair export DIR --format parquet|csv [--to OUT] [--tables T,...]``: one file per table
@@ -192,6 +193,7 @@ def _time_limit_s(value: str | None) -> float | None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
+    from ccfair.store.repetitions import plan_repetitions
     from ccfair.sweep.driver import backend_jobs, plan_runs, run_sweep, sweep_limits
     from ccfair.sweep.plan import load_plan
 
@@ -249,6 +251,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             '"select run_id, error_kind, error from runs '
             "where status = 'failed'\""
         )
+    identical = plan_repetitions(report.out, report.plan).note()
+    if identical is not None:
+        lines.append(identical)
     note("\n".join(lines), args.quiet)
     return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
 
@@ -325,6 +330,7 @@ def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs
 
 def cmd_status(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
+    from ccfair.store.repetitions import identical_note
     from ccfair.store.status import store_status
 
     bar = progress_bar(f"verifying {args.dir}", quiet=args.json) if args.verify else None
@@ -367,6 +373,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         for p in status["plans"]
     ]
     print(render(rows, columns, indent=""))
+    for p in status["plans"]:
+        identical = identical_note(
+            p["plan"], p["cells_repeated"], [(c["cell"], c["flipped"]) for c in p["cells_identical"]]
+        )
+        if identical is not None:
+            print(identical)
     if verified is not None:
         _print_verified(args.dir, verified)
     return code

@@ -1,6 +1,9 @@
 """Simulator and kernel side by side: the same scenario N times on each backend, and per metric the mean and
 standard deviation over the repetitions of each, and the difference (kernel minus simulator).
 
+Whether the simulator's repetitions came out identical (the same delivered bytes per flow: a deterministic
+scenario, whose ±0 is no agreement) is said beside the table.
+
 Metrics: the share of each class (flows with the same congestion control and RTT, named ``cc rtt``), Jain's
 index, utilization, total goodput and the queue's sojourn p50/p99. Simulator repetitions use seeds
 ``seed, seed + 1, ...``; kernel repetitions are independent runs (the kernel is not deterministic).
@@ -48,6 +51,27 @@ def metrics_of(result: Any, names: list[str]) -> dict[str, float]:
     out["queue sojourn p50 ms"] = num("queue_sojourn_p50_ns", 1e-6)
     out["queue sojourn p99 ms"] = num("queue_sojourn_p99_ns", 1e-6)
     return out
+
+
+def outcome_of(result: Any) -> tuple[int, ...]:
+    """A run's exact outcome: each flow's delivered bytes, in flow order. Repetitions with equal outcomes
+    are identical (:func:`ccfair.plots.stats.identical`)."""
+    flows = result.flows.sort_values("flow_id")
+    return tuple(int(b) for b in flows["total_delivered_bytes"])
+
+
+def identical_line(runs: int, identical: bool) -> str:
+    """Whether the simulator's ``runs`` repetitions came out identical, and what that means."""
+    if runs < 2:
+        return "simulator: one run (--repetitions 2 or more shows its spread)"
+    if not identical:
+        return f"simulator: the {runs} repetitions differ (the sd is their spread)"
+    return (
+        f"simulator: the {runs} repetitions are identical (the same delivered bytes per flow), so its ±0 is "
+        "no agreement: the scenario is deterministic in the simulator (ideal hosts, no random loss, BBR or "
+        "random AQM draw); the kernel backend takes no [host] table, but a simulator run or sweep with "
+        '[host] preset = "testbed" shows testbed-like variance'
+    )
 
 
 def _mean_sd(values: list[float]) -> tuple[float, float]:

@@ -1,6 +1,6 @@
 """What the line figures (relative goodput, share) share: one line per group against a grid axis, the mean
 with bars from :mod:`.stats` (a clipped 95 % t interval, or for a few runs their range with the runs drawn
-as dots), one panel per facet combination."""
+as dots, identical runs ringed), one panel per facet combination."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ccfair.plots.axes import Axis
-from ccfair.plots.stats import aggregate
+from ccfair.plots.stats import IDENTICAL, aggregate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 DODGE = 0.08  # categorical axes: lines of different groups sit this far apart around a category
 RUN_DOT_SIZE = 10
+IDENTICAL_RING_SIZE = 60  # a ring around a mean whose runs were identical (stats.IDENTICAL_NOTE)
 
 
 def dodge(index: int, count: int, x_axis: Axis) -> float:
@@ -38,7 +39,8 @@ def draw_line(
 ) -> pd.DataFrame:
     """The mean of ``value`` per x value of ``frame`` with its bars (see the module docstring), joined by a
     line on a numeric axis only (categories have no order to join); the runs of points with few runs as
-    dots (gid ``<gid>:runs``). Returns the points (:func:`ccfair.plots.stats.aggregate`'s columns and
+    dots (gid ``<gid>:runs``); a ring around each mean whose runs were identical (gid
+    ``<gid>:identical``). Returns the points (:func:`ccfair.plots.stats.aggregate`'s columns and
     ``x``)."""
     points = aggregate(frame, [xcol], value, bounds)
     points["x"] = [x_axis.position(v) + offset for v in points[xcol]]
@@ -64,4 +66,23 @@ def draw_line(
             zorder=1,
             gid=f"{gid}:runs",
         )
+    same = points[points["kind"] == IDENTICAL]
+    ring_identical(ax, same["x"], same["mean"], style.get("color"), gid)
     return points
+
+
+def ring_identical(ax: Axes, x: Any, y: Any, color: Any, gid: str) -> None:
+    """Rings around the points at ``x``, ``y`` whose runs were identical (gid ``<gid>:identical``), which
+    :data:`ccfair.plots.stats.IDENTICAL_NOTE` explains; nothing when there are none."""
+    if len(x) == 0:
+        return
+    ax.scatter(
+        x,
+        y,
+        s=IDENTICAL_RING_SIZE,
+        facecolors="none",
+        edgecolors=color,
+        linewidths=1.0,
+        zorder=3,
+        gid=f"{gid}:identical",
+    )

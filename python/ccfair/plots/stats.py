@@ -8,7 +8,9 @@ that is honest for the number of runs behind it, and a kernel density that respe
 - ``n`` > :data:`SMALL_N`: the mean and its 95 % Student-t confidence interval (``scipy.stats.t`` for any
   degrees of freedom).
 - Runs that all gave the same value (to rounding noise) are said to be identical instead of showing a
-  ± 2e-16.
+  ± 2e-16. Whether repetitions are identical outright (a deterministic scenario whose seeds change
+  nothing) is decided on exact outcomes by :func:`identical`, the one test of it (sweeps, the report,
+  ``compare``, the harm study's verdicts).
 
 Bounded quantities (Jain's index in [1/n, 1], fness in [-1, 1], shares and utilization in [0, 1]) have
 their intervals clipped to their bounds, and fness gets a density reflected at ±1 so no mass leaks outside.
@@ -17,7 +19,7 @@ their intervals clipped to their bounds, and fness gets a density reflected at �
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,13 @@ IDENTICAL_RTOL = 1e-9  # runs within this relative spread count as identical (fl
 
 # What a summary's interval is: see the module docstring.
 NONE, SINGLE, IDENTICAL, RANGE, CI = "none", "single", "identical", "range", "ci95"
+
+
+def identical(outcomes: Sequence[Hashable]) -> bool:
+    """Whether at least two repetitions' ``outcomes`` are all exactly equal (no tolerance): each outcome is
+    an exact value, such as a run's per-flow delivered bytes as a tuple. Equal outcomes mean the repetitions
+    are one run several times over, and an interval over them says nothing."""
+    return len(outcomes) > 1 and len(set(outcomes)) == 1
 
 
 def t_quantile(dof: int, confidence: float = CONFIDENCE) -> float:
@@ -145,19 +154,24 @@ def aggregate(
     return pd.DataFrame(rows, columns=columns)
 
 
+IDENTICAL_NOTE = "rings: identical runs (no spread)"
+
+
 def interval_note(kinds: Sequence[str]) -> str:
     """What a figure's bars mean, from the kinds of its points: ``"95 % CI"``, ``"min-max of the runs"``
-    or both."""
+    or both, and :data:`IDENTICAL_NOTE` when some point's runs were identical."""
     present = set(kinds)
     ci = CI in present
     small = bool(present & {RANGE, IDENTICAL})
     if ci and small:
-        return f"bars: 95 % CI, or min-max where ≤ {SMALL_N} runs (dots)"
-    if small:
-        return "bars: min-max of the runs (dots)"
-    if ci:
-        return "bars: 95 % CI"
-    return "one run per point"
+        bars = f"bars: 95 % CI, or min-max where ≤ {SMALL_N} runs (dots)"
+    elif small:
+        bars = "bars: min-max of the runs (dots)"
+    elif ci:
+        bars = "bars: 95 % CI"
+    else:
+        bars = "one run per point"
+    return f"{bars}; {IDENTICAL_NOTE}" if IDENTICAL in present else bars
 
 
 def _scott_bandwidth(x: np.ndarray) -> float:

@@ -20,6 +20,7 @@ from ccfair.plots.share_plot import share
 from ccfair.plots.stats import SMALL_N, summarize
 from ccfair.plots.timeseries_plot import run_title, timeseries
 from ccfair.plots.tput_delay_plot import tput_delay
+from ccfair.store.repetitions import HINT, Repeated, plan_repetitions
 from ccfair.sweep.paths import column_name
 from ccfair.tables import MISSING
 from ccfair.toml_text import dumps
@@ -124,9 +125,18 @@ def cc_share_columns(sweep: Sweep) -> tuple[list[str], pd.DataFrame]:
     return [str(c) for c in wide.columns], wide
 
 
-def cells_table(sweep: Sweep) -> Table:
-    """One row per cell in plan order: its coordinates, done and failed runs, the summary metrics and each
-    CCA's share of the goodput, as mean with the interval of :func:`ccfair.plots.stats.summarize`."""
+def repetitions_of(sweep: Sweep) -> Repeated | None:
+    """Which cells' repetitions came out identical (:mod:`ccfair.store.repetitions`); None for a sweep not
+    read from a results directory."""
+    if sweep.results is None or sweep.plan is None:
+        return None
+    return plan_repetitions(sweep.results.directory, sweep.plan)
+
+
+def cells_table(sweep: Sweep, repeated: Repeated | None = None) -> Table:
+    """One row per cell in plan order: its coordinates, done and failed runs, whether its repetitions
+    came out identical (from ``repeated``), the summary metrics and each CCA's share of the goodput, as
+    mean with the interval of :func:`ccfair.plots.stats.summarize`."""
     runs = sweep.runs
     axis_cols = [(p, column_name(p)) for p in sweep.axes if column_name(p) in runs.columns]
     metrics = [
@@ -141,6 +151,8 @@ def cells_table(sweep: Sweep) -> Table:
         first = group.iloc[0]
         row = [str(cell), *(value_text(first[c]) for _, c in axis_cols)]
         row += [str(len(done)), str(len(group) - len(done))]
+        if repeated is not None:
+            row.append(repeated.cell_text(int(cell)))
         row += [
             _mean_text(done[col], scale, digits, metric_bounds(col, done))
             for _, col, scale, digits in metrics
@@ -154,10 +166,12 @@ def cells_table(sweep: Sweep) -> Table:
         *(p for p, _ in axis_cols),
         "done",
         "failed",
+        *(["repetitions"] if repeated is not None else []),
         *(m[0] for m in metrics),
         *(f"share {cc}" for cc in ccs),
     ]
-    numeric = [True] + [False] * len(axis_cols) + [True] * (2 + len(metrics) + len(ccs))
+    numeric = [True] + [False] * len(axis_cols) + [True, True]
+    numeric += [False] * (repeated is not None) + [True] * (len(metrics) + len(ccs))
     return Table(
         f"cells-{sweep.plan}",
         f"Summary per cell (mean over done runs; ± 95 % CI, or min-max for up to {SMALL_N} runs)",
@@ -289,7 +303,14 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
 def sweep_sections(sweep: Sweep, progress: Callable[[float], None] | None = None) -> list[Section]:
     """The plan (with provenance and the cell table), its figures, and its failed runs if any failed."""
     plan = plan_section(sweep)
-    plan.tables.append(cells_table(sweep))
+    repeated = repetitions_of(sweep)
+    plan.tables.append(cells_table(sweep, repeated))
+    if repeated is not None and repeated.identical:
+        plan.notes.append(
+            f"{len(repeated.identical)} of {len(repeated.repeated)} cells with several done runs gave "
+            f"identical repetitions (column repetitions: the same delivered bytes per flow in every run), "
+            f"so their ±0 is no confidence: {HINT}."
+        )
     figures, notes = draw(figure_jobs(sweep), progress)
     shown = Section(f"figures-{sweep.plan}", f"Figures: {sweep.plan}", figures=figures, notes=notes)
     if not figures and sweep.done.empty:

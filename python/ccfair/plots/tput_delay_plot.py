@@ -20,8 +20,9 @@ import pandas as pd
 from ccfair.errors import ScenarioError
 from ccfair.plots.data import Sweep, as_sweep, facet_axes, pooled_note, split_panels, with_runs
 from ccfair.plots.labels import plain
+from ccfair.plots.lines import ring_identical
 from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
-from ccfair.plots.stats import interval_note, summarize
+from ccfair.plots.stats import IDENTICAL, interval_note, summarize
 from ccfair.plots.style import cc_style, paper_style, shades
 from ccfair.result import RunResult
 from ccfair.sweep.paths import column_name
@@ -101,6 +102,8 @@ def _draw_points(ax: Axes, frame: pd.DataFrame, by: str) -> list[str]:
                     rows["delay_ms"], rows["goodput_mbps"], s=7, color=color, alpha=0.45, linewidths=0,
                     gid=f"tput-delay:{group}:runs",
                 )  # fmt: skip
+            if tput.kind == delay.kind == IDENTICAL:
+                ring_identical(ax, [delay.mean], [tput.mean], color, f"tput-delay:{group}")
     return kinds
 
 

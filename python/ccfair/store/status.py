@@ -15,6 +15,7 @@ from typing import Any
 from ccfair.store import integrity, layout
 from ccfair.store.check import plan_definition
 from ccfair.store.reader import CATALOG_TABLES, catalog_errors, open_checked_file
+from ccfair.store.repetitions import identical_cells
 from ccfair.store.schema import quote
 from ccfair.sweep.identity import SIMULATOR
 
@@ -44,8 +45,10 @@ STATUS_MAX_BYTES = 64 * 1024
 def store_status(
     root: str | Path, verify: bool = False, progress: Callable[[float], None] | None = None
 ) -> dict[str, Any]:
-    """``{"directory", "plans": [{plan, runs, done, failed, missing, backend, failures: {kind: n}}],
-    "running"}`` (``backend``: where the plan's runs run, ``sim`` or ``kernel``);
+    """``{"directory", "plans": [{plan, runs, done, failed, missing, backend, failures: {kind: n},
+    cells_repeated, cells_identical: [{cell, flipped}]}], "running"}`` (``backend``: where the plan's runs
+    run, ``sim`` or ``kernel``; ``cells_identical``: the cells whose repetitions came out identical,
+    :mod:`.repetitions`);
     ``running`` is the running sweep's own report, or None when no sweep is writing (``plans`` is empty
     only if the sweep has published no snapshot yet). With
     ``verify``, ``"verified": {"runs": done runs checked, "damaged": [{run_id, plans, problems}]}``;
@@ -68,6 +71,7 @@ def store_status(
                 )
                 for plan, text in con.execute("SELECT plan, definition FROM plans").fetchall()
             }
+            repeated = {p["plan"]: identical_cells(con, p["plan"]) for p in plans}
             failures: dict[str, dict[str, int]] = {}
             for plan, kind, n in con.execute(_FAILURES).fetchall():
                 failures.setdefault(plan, {})[kind or "unknown"] = n
@@ -80,6 +84,7 @@ def store_status(
     for p in plans:
         p["backend"] = backends.get(p["plan"], SIMULATOR)
         p["failures"] = failures.get(p["plan"], {})
+        p.update(repeated[p["plan"]].to_json())
     status: dict[str, Any] = {"directory": str(directory), "plans": plans, "running": running}
     if verify:
         damaged = []

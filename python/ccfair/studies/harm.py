@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ccfair.analysis.fairness import harm
-from ccfair.plots.stats import summarize
+from ccfair.plots.stats import identical, summarize
 from ccfair.store.reader import query
 from ccfair.studies.harm_plan import ROLES
 from ccfair.units import parse_duration_ns
@@ -197,7 +197,7 @@ def harm_from_frame(
                 diff=d,
                 diff_ci95=d_ci,
                 samples=len(finite),
-                identical=len(finite) > 1 and len(set(finite)) == 1,
+                identical=identical(finite),
                 verdict=verdict,
             )
         verdicts = {m.verdict for m in metrics.values()} - {UNDEFINED}
