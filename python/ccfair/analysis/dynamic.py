@@ -67,11 +67,13 @@ class ActiveShares:
     shares: dict[str, np.ndarray]
 
     def bins_frame(self) -> pd.DataFrame:
+        # pandas only when a frame is asked for: `ccfair run --json` must not load it.
         import pandas as pd
 
         return pd.DataFrame(self.bins)
 
     def shares_frame(self) -> pd.DataFrame:
+        # pandas only when a frame is asked for: `ccfair run --json` must not load it.
         import pandas as pd
 
         return pd.DataFrame(self.shares)

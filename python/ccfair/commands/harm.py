@@ -32,6 +32,7 @@ from ccfair.commands.sweep import note_kernel_jobs
 from ccfair.errors import ScenarioError
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import Column, render, text
+from ccfair.units import parse_rate_bps
 
 
 def _tolerance(value: str) -> float:
@@ -163,8 +164,7 @@ def check_suite_rate(suite: Any, backend: str) -> None:
     measured here; a ScenarioError on ``suite.rate`` naming both."""
     if backend == SIMULATOR:
         return
-    from ccfair.emu.doctor import check_rate
-    from ccfair.units import parse_rate_bps
+    from ccfair.emu.doctor import check_rate  # the kernel backend loads for kernel studies only
 
     try:
         check_rate(parse_rate_bps(suite.rate, "suite.rate"))

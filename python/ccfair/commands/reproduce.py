@@ -21,9 +21,11 @@ import argparse
 import sys
 from typing import Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, examples, note, positive_int, print_json
+from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, examples, note, positive_int, print_json
 from ccfair.commands.harm import add_sweep_options
 from ccfair.errors import ScenarioError
+from ccfair.resources import NOMINAL_EVENTS_PER_SECOND
+from ccfair.tables import Column, render, text
 
 SCALES = ("quick", "full")
 BACKENDS = ("sim", "kernel")
@@ -68,6 +70,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    # The studies (pandas, the store, the figures) load in the handlers only: the parser imports this module.
     from ccfair.studies.reproduce import get_study, study_names
 
     if args.list:
@@ -82,8 +85,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def reproduce(study: Any, scale: str, repetitions: int, args: argparse.Namespace) -> int:
-    from ccfair.cli_support import check_out_dir
-    from ccfair.store.layout import RESULTS_KIND
+    from ccfair.store.layout import RESULTS_KIND  # DuckDB
     from ccfair.studies.reproduce.outputs import check_outputs, write_outputs
     from ccfair.studies.run import dry_run, run_plans
 
@@ -112,6 +114,7 @@ def check_plans(study: Any, scale: str, plans: list[Any], args: argparse.Namespa
     """Expands every plan before anything runs or is written, so a scale the backend cannot run (on the
     kernel: a rate above the clean rate, L4S ECN, a missing congestion control) is refused up front, by the
     sweep layer's own checks, with the scale's kernel note."""
+    # The sweep layer (pandas, DuckDB) and its command module: in the handler only, like the studies.
     from ccfair.commands.sweep import note_kernel_jobs
     from ccfair.sweep.driver import backend_jobs, plan_runs
     from ccfair.sweep.identity import SIMULATOR
@@ -133,8 +136,7 @@ def check_plans(study: Any, scale: str, plans: list[Any], args: argparse.Namespa
 
 
 def scorecard_text(document: dict[str, Any]) -> str:
-    from ccfair.studies.reproduce.scorecard import Row, value_text
-    from ccfair.tables import Column, render, text
+    from ccfair.studies.reproduce.scorecard import Row, value_text  # NumPy and the plots' statistics
 
     rows = []
     for r in (Row(**f) for f in document["findings"]):
@@ -165,7 +167,6 @@ def scorecard_text(document: dict[str, Any]) -> str:
 def list_studies(args: argparse.Namespace) -> int:
     from ccfair.studies.reproduce import get_study, study_names
     from ccfair.studies.reproduce.estimate import scale_estimate
-    from ccfair.tables import Column, render, text
 
     rows = []
     for name in study_names():
@@ -191,7 +192,6 @@ def list_studies(args: argparse.Namespace) -> int:
         Column("wall time (estimate)", "wall_text", text, "left"),
         Column("kernel backend", "kernel", text, "left"),
     ]
-    from ccfair.resources import NOMINAL_EVENTS_PER_SECOND
 
     sys.stdout.write(
         render(rows, columns, indent="")

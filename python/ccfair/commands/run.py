@@ -69,6 +69,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "kernel":
+        # The kernel backend loads for kernel runs only.
         from ccfair.emu import kernel_scenario
 
         scenario: Scenario = kernel_scenario(args.file)

@@ -265,6 +265,7 @@ def with_backend(plan: Plan, backend: str | None) -> Plan:
 
 def note_kernel_jobs(plan: Plan, jobs: int | None, quiet: bool) -> None:
     """Says that ``--jobs`` does not apply to a plan on the kernel backend."""
+    # The sweep driver (pandas, DuckDB) loads in the handlers only: the parser imports this module.
     from ccfair.sweep.driver import KERNEL_JOBS
 
     if plan.backend != SIMULATOR and jobs is not None and jobs != KERNEL_JOBS:

@@ -175,6 +175,7 @@ def run_sweep(
         plan = load_plan(plan)
     jobs = backend_jobs(plan, jobs, cluster)
     if plan.backend != SIMULATOR:
+        # The kernel backend loads for kernel plans only.
         from ccfair.emu.binary import emulator_binary
         from ccfair.emu.netns import require_root
 

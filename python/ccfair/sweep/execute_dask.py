@@ -124,7 +124,7 @@ def connect(address: str, security: Any = None, timeout_s: float = CONNECT_TIMEO
     """A ``distributed.Client`` of the scheduler at ``address``; a ScenarioError on ``--cluster`` when Dask
     is not installed or the scheduler does not answer within ``timeout_s``."""
     require_distributed()
-    from distributed import Client
+    from distributed import Client  # Dask is an optional extra
 
     warning = insecure_warning(address)
     if warning is not None and address not in _warned:
@@ -141,7 +141,7 @@ def connect(address: str, security: Any = None, timeout_s: float = CONNECT_TIMEO
 def execute_dask(tasks: Iterable[RunTask], client: Any) -> Generator[list[RunOutcome], None, None]:
     """Submits ``tasks`` through ``client`` (from :func:`connect`), yielding outcomes as they finish (those
     that finished together in one list); closes the client at the end."""
-    from distributed import as_completed
+    from distributed import as_completed  # Dask is an optional extra
 
     try:
         threads = sum(client.nthreads().values())

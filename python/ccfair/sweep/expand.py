@@ -125,7 +125,7 @@ def load_cell(doc: dict[str, Any], backend: str) -> Scenario:
     """A cell's scenario document as the scenario ``backend`` runs (validated)."""
     if backend == SIMULATOR:
         return Scenario.from_dict(doc)
-    from ccfair.emu.scenario import kernel_scenario
+    from ccfair.emu.scenario import kernel_scenario  # the kernel backend loads for kernel plans only
 
     return kernel_scenario(doc)
 
@@ -133,7 +133,7 @@ def load_cell(doc: dict[str, Any], backend: str) -> Scenario:
 def _variant(scenario: Scenario, limits: Limits | None, backend: str) -> _Variant:
     doc = scenario.with_seed(None).to_dict(explicit=True)
     if backend != SIMULATOR:
-        from ccfair.emu.doctor import check_rate
+        from ccfair.emu.doctor import check_rate  # the kernel backend loads for kernel plans only
 
         spec = scenario.resolve()
         check_rate(spec["link"]["rate_bps"])

@@ -149,6 +149,7 @@ class StudyData:
 
     def queue_mean(self, run_ids: Sequence[str], start_ns: int, column: str = "backlog_packets") -> pd.Series:
         """Mean of a queue column over each run's measurement window, by run id."""
+        # DuckDB loads when a study reads its store, not when `reproduce --list` describes it.
         from ccfair.store.reader import query
 
         if len(run_ids) == 0:
@@ -164,6 +165,7 @@ class StudyData:
 
 def load_study_data(root: Path, plans: Sequence[tuple[Part, Plan]]) -> StudyData:
     """Reads the study's done runs and flows from the store under ``root``."""
+    # DuckDB and the sweep layer load when a study reads its store, not when `reproduce --list` describes it.
     from ccfair.store.reader import query
     from ccfair.sweep.driver import plan_runs
 

@@ -246,6 +246,7 @@ def marking_ratio(data: StudyData) -> Measured:
 def dynamic_fair(data: StudyData) -> Measured:
     """Per run under VDQ-CSAQM, the mean over the time-series intervals with at least two active flows of
     Jain's index among the flows active in the interval (:func:`ccfair.analysis.dynamic.dynamic_summary`)."""
+    # DuckDB loads when a study reads its store, not when `reproduce --list` describes it.
     from ccfair.store.reader import load
 
     runs, _ = data.part("dynamic")
@@ -377,6 +378,7 @@ FINDINGS = (
 
 def figures(data: StudyData, plan_names: dict[str, str]) -> list[tuple[str, str, Figure]]:
     """Relative goodput per class against the buffer size, one panel per AQM (and flow count)."""
+    # matplotlib loads only when figures are drawn.
     from ccfair.plots.relgoodput_plot import relgoodput
 
     if not (data.runs["part"] == "mixed").any():

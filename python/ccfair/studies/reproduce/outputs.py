@@ -42,7 +42,7 @@ def write_outputs(
 ) -> dict[str, Any]:
     """Scores the study from the store in ``out`` and writes its figures and scorecard; returns the
     scorecard document."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # only when figures are drawn
 
     data = load_study_data(out, parts)
     rows = scorecard(study, data)

@@ -242,6 +242,7 @@ FINDINGS = (
 
 def figures(data: StudyData, plan_names: dict[str, str]) -> list[tuple[str, str, Figure]]:
     """Each algorithm's share against the flow count, one panel per RTT, one figure per mix and scale."""
+    # matplotlib loads only when figures are drawn.
     from ccfair.plots.share_plot import share
 
     out = []

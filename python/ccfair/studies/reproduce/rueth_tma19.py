@@ -298,6 +298,7 @@ FINDINGS = (
 
 def figures(data: StudyData, plan_names: dict[str, str]) -> list[tuple[str, str, Figure]]:
     """fness scatter and density per pair, start order and setting (one figure per pair)."""
+    # matplotlib loads only when figures are drawn.
     from ccfair.plots.fness_plot import fness
 
     return [

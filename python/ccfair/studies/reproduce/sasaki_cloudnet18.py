@@ -108,6 +108,7 @@ FINDINGS = (
 
 def ratio_figure(data: StudyData) -> Figure:
     """BBR/Cubic throughput ratio against the added delay, one line per queue discipline."""
+    # matplotlib loads only when figures are drawn.
     from ccfair.plots.labels import plain
     from ccfair.plots.panels import new_figure
     from ccfair.plots.stats import summarize

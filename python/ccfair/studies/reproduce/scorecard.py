@@ -145,6 +145,7 @@ def value_text(row: Row) -> str:
 
 
 def html_page(document: dict[str, Any], figures: list[tuple[str, str, Figure]]) -> str:
+    # jinja2 and matplotlib load only when the HTML page is written.
     from ccfair.plots.html_report import FigureItem, Section, Table, render_page
     from ccfair.plots.output import data_uri
 
