@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 
 from ccfair.plots.stats import IDENTICAL_NOTE, identical, interval_note
+from ccfair.store.status import store_status
+from ccfair.store.writer import StoreWriter
+from ccfair.sweep.driver import plan_runs
+from ccfair.sweep.plan import load_plan
 from conftest import run_cli
 
 PLAN = """
@@ -137,3 +141,19 @@ def test_compare_keeps_each_runs_delivered_bytes_and_says_when_the_simulator_rep
     assert "repetitions are identical" in compare.identical_line(2, identical(outcomes))
     assert "differ" in compare.identical_line(2, False)
     assert "one run" in compare.identical_line(1, False)
+
+
+def test_status_of_a_plan_with_no_finished_run_yet(tmp_path: Path) -> None:
+    """A sweep's plan is stored before its first run finishes; until then the catalog has no flows table,
+    and ``status`` (which a user runs while a sweep starts, or after it was killed early) must still work."""
+    path = tmp_path / "early.toml"
+    path.write_text(PLAN.format(name="early", host=""))
+    plan, runs = plan_runs(load_plan(path))
+    out = tmp_path / "results"
+    with StoreWriter(out) as writer:
+        writer.register_plan(plan, runs)
+    (entry,) = store_status(out)["plans"]
+    assert (entry["plan"], entry["done"]) == ("early", 0)
+    assert (entry["cells_repeated"], entry["cells_identical"]) == (0, [])
+    done = run_cli("status", str(out))
+    assert done.returncode == 0, done.stderr

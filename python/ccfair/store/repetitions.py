@@ -81,8 +81,11 @@ def identical_note(plan: str, repeated: int, identical: list[tuple[int, bool]]) 
 
 
 def identical_cells(con: Any, plan: str) -> Repeated:
-    """The :class:`Repeated` of ``plan`` from an open catalog connection ``con``."""
+    """The :class:`Repeated` of ``plan`` from an open catalog connection ``con``. A store whose first run
+    has not finished yet has no ``flows`` table: nothing is repeated there."""
     outcomes: dict[tuple[int, bool], list[tuple[int, ...]]] = {}
+    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'flows'").fetchall():
+        return Repeated(plan, [], [])
     for cell, flipped, _, delivered in con.execute(_OUTCOMES, [plan]).fetchall():
         outcomes.setdefault((int(cell), bool(flipped)), []).append(tuple(int(b) for b in delivered))
     repeated = [key for key, runs in outcomes.items() if len(runs) > 1]
