@@ -82,8 +82,19 @@ def test_catalog_has_one_row_per_run_with_coordinates_metrics_and_provenance(swe
 def test_status_counts_per_plan(swept):
     status = store_status(swept)
     assert status["running"] is None
+    # Its path loss makes repetitions differ: four cells repeated, none identical.
     assert status["plans"] == [
-        {"plan": "small", "runs": 8, "done": 8, "failed": 0, "missing": 0, "backend": "sim", "failures": {}}
+        {
+            "plan": "small",
+            "runs": 8,
+            "done": 8,
+            "failed": 0,
+            "missing": 0,
+            "backend": "sim",
+            "failures": {},
+            "cells_repeated": 4,
+            "cells_identical": [],
+        }
     ]
 
 
