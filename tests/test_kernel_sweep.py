@@ -207,3 +207,22 @@ def test_the_host_lock_makes_a_second_kernel_run_wait(
     finally:
         release.set()
         holder.join(30)
+
+
+def test_the_host_lock_never_truncates_a_file_it_did_not_write(tmp_path, monkeypatch):
+    """$CCFAIR_KERNEL_LOCK pointing at a user's file is refused and the file keeps its contents; a lock file
+    of a finished run (a pid line) is taken over."""
+    from ccfair.emu import netns
+
+    mine = tmp_path / "notes.txt"
+    mine.write_text("my notes\n")
+    monkeypatch.setenv("CCFAIR_KERNEL_LOCK", str(mine))
+    with pytest.raises(ScenarioError) as e, netns.host_lock():
+        pass
+    assert e.value.field == "CCFAIR_KERNEL_LOCK"
+    assert mine.read_text() == "my notes\n"
+    old = tmp_path / "lock"
+    old.write_text("12345\n")
+    monkeypatch.setenv("CCFAIR_KERNEL_LOCK", str(old))
+    with netns.host_lock():
+        assert old.read_text() == f"{os.getpid()}\n"

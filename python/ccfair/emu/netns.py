@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -82,6 +83,14 @@ def host_lock(waiting: Callable[[], None] | None = None) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
+        # The lock file is rewritten with the holder's pid: a path that names anything else (a user's file,
+        # through $CCFAIR_KERNEL_LOCK) is refused, never truncated.
+        held = os.pread(fd, 64, 0)
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or not re.fullmatch(rb"(\d+\n)?", held):
+            raise ScenarioError(
+                "CCFAIR_KERNEL_LOCK",
+                f"{path} is not a ccfair lock file (it holds something else); name a new file",
+            )
         noted = False
         while True:
             try:
