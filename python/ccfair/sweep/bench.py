@@ -1,6 +1,6 @@
 """The sweep benchmark (``make bench-sweep``, ``python -m ccfair.sweep.bench [PLAN] [--jobs 1,2] [--json]``).
 
-Runs a plan (default ``plans/bench-sweep.toml``: 200 short runs) three ways and reports:
+Runs a plan (default ``plans/bench-sweep.toml``: 80 short runs) three ways and reports:
 
 - ``baseline``: the same runs with ``ccfair.run`` one after the other in this process, nothing stored: the
   cost of the simulations themselves
