@@ -7,16 +7,18 @@
 //! hands out the smallest key first gives exactly the same order.
 //!
 //! Layout: a timing wheel in front of two heaps. Time is cut into buckets of [`BUCKET_NS`]; the wheel has
-//! [`WHEEL_BUCKETS`] of them, about 67 ms ahead of the current bucket. An event due in the current bucket
-//! (or earlier) goes into the `near` heap; one due within the wheel's span is appended, unsorted, to its
-//! bucket; one beyond it goes into the `far` heap. When `near` runs dry the next non-empty bucket (found
-//! through a bitmap) becomes current: `far` gives up what now falls within the span, and the bucket's events
-//! move into `near`. Most events are a pipe's head (due a one-way delay ahead) or the link's next departure
-//! (due a serialization time ahead), so they take the wheel's constant-time path and `near` stays a few
-//! entries deep, where a single heap of all pending events would be several levels deep and, with thousands
-//! of flows, larger than the first-level cache. Appends land in the few buckets at the wheel's leading
-//! edge and a bucket is read back in order, so both are cache-friendly. Bucket storage is reused: once every
-//! bucket has held its largest load, nothing allocates.
+//! [`WHEEL_BUCKETS`] of them, about 67 ms ahead of the current bucket. An event due within the wheel's span
+//! is appended, unsorted, to its bucket; one beyond it goes into the `far` heap. When the current bucket is
+//! used up, the next non-empty bucket (found through a bitmap) becomes current: `far` gives up what now falls
+//! within the span, and the bucket's events are sorted once into `run`, which hands them out from its end.
+//! An event scheduled into the current bucket (or earlier) after that goes into the `near` heap; a pop takes
+//! the smaller of `run`'s and `near`'s next. Most events are a pipe's head (due a one-way delay ahead) or the
+//! link's next departure (due a serialization time ahead), so they take the wheel's constant-time path and
+//! `near` stays a few entries deep, where a single heap of all pending events would be several levels deep
+//! and, with thousands of flows, larger than the first-level cache. Appends land in the few buckets at the
+//! wheel's leading edge and a bucket is read back in order, so both are cache-friendly. Bucket storage is
+//! reused (`run` and the bucket swap buffers): once the buckets have held their largest loads, nothing
+//! allocates.
 //!
 //! The heaps are 4-ary, their entries stored in 64-byte groups of four such that the four children of a node
 //! always fill exactly one group (one cache line): the root sits in the last slot of group 0, and node `i`'s
@@ -147,7 +149,9 @@ impl KeyHeap {
 /// The event queue (see the module docs).
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Events of the current bucket and earlier.
+    /// The current bucket's events as it became current, sorted from the largest key to the smallest.
+    run: Vec<u128>,
+    /// Events scheduled into the current bucket (or earlier) after it became current.
     near: KeyHeap,
     /// Per bucket of the wheel's span, its events in insertion order.
     wheel: Vec<Vec<u128>>,
@@ -171,6 +175,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> EventQueue {
         EventQueue {
+            run: Vec::new(),
             near: KeyHeap::new(),
             wheel: vec![Vec::new(); WHEEL_BUCKETS],
             occupied: vec![0; WHEEL_BUCKETS / 64],
@@ -209,19 +214,29 @@ impl EventQueue {
     /// The next event if it is due at or before `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, u64)> {
-        if self.near.len == 0 && !self.advance() {
+        if self.run.is_empty() && self.near.len == 0 && !self.advance() {
             return None;
         }
-        let top = self.near.peek();
+        // `near.peek()` is EMPTY, larger than any key, when `near` is empty.
+        let from_run = self.run.last().is_some_and(|&k| k < self.near.peek());
+        let top = if from_run {
+            self.run[self.run.len() - 1]
+        } else {
+            self.near.peek()
+        };
         if (top >> 64) as u64 > limit.ns() {
             return None;
         }
-        self.near.pop();
+        if from_run {
+            self.run.pop();
+        } else {
+            self.near.pop();
+        }
         Some((Time::from_ns((top >> 64) as u64), top as u64 & CODE_MASK))
     }
 
-    /// Makes the next bucket with events current and moves its events into `near`; false if no events are
-    /// left.
+    /// Makes the next bucket with events current and sorts its events into `run` (which must be empty);
+    /// false if no events are left.
     #[cold]
     fn advance(&mut self) -> bool {
         let next = match self.next_occupied() {
@@ -236,12 +251,10 @@ impl EventQueue {
             self.place_key(key);
         }
         let slot = (self.current & WHEEL_MASK) as usize;
-        let mut bucket = std::mem::take(&mut self.wheel[slot]);
-        self.wheel_len -= bucket.len();
-        for key in bucket.drain(..) {
-            self.near.push(key);
-        }
-        self.wheel[slot] = bucket;
+        // The bucket's storage becomes `run`, and `run`'s (empty) storage the bucket's.
+        std::mem::swap(&mut self.run, &mut self.wheel[slot]);
+        self.wheel_len -= self.run.len();
+        self.run.sort_unstable_by(|a, b| b.cmp(a));
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         true
     }
@@ -274,7 +287,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.near.len + self.wheel_len + self.far.len
+        self.run.len() + self.near.len + self.wheel_len + self.far.len
     }
 
     pub fn is_empty(&self) -> bool {
