@@ -117,6 +117,7 @@ impl Harness {
             pacing: false,
             ecn,
             app_bytes: 0,
+            tso: false,
         };
         Harness {
             name,

@@ -506,6 +506,7 @@ mod stack {
             pacing,
             ecn: ccfair_sim::tcp::EcnProfile::default(),
             app_bytes: 0,
+            tso: false,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(

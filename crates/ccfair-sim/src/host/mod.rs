@@ -59,7 +59,11 @@ use serde::{Deserialize, Serialize};
 
 use FieldError as E;
 
+pub mod gro;
+pub mod nic;
 pub mod timing;
+pub use gro::{Aggregate, Gro};
+pub use nic::Nic;
 pub use timing::HostTiming;
 
 /// The presets, in the order error messages list them.
@@ -109,6 +113,14 @@ pub struct HostInput {
     pub pacing_slack_ns: Option<i128>,
     #[serde(default)]
     pub delack_granularity_ns: Option<i128>,
+    #[serde(default)]
+    pub tso: Option<bool>,
+    #[serde(default)]
+    pub nic_rate_bps: Option<i128>,
+    #[serde(default)]
+    pub gro: Option<bool>,
+    #[serde(default)]
+    pub gro_flush_ns: Option<i128>,
 }
 
 /// The distribution of the per-packet processing delay.
@@ -139,6 +151,17 @@ pub struct HostSpec {
     pub pacing_slack_ns: u64,
     /// The delayed-ACK timer fires at the first multiple of this at or after its deadline (0: exactly).
     pub delack_granularity_ns: u64,
+    /// Unpaced flows send TSO bursts too (paced flows always do).
+    #[serde(default)]
+    pub tso: bool,
+    /// The sending host's NIC serializes its segments at this rate (0: infinitely fast).
+    #[serde(default)]
+    pub nic_rate_bps: u64,
+    /// The receiving host coalesces segments (GRO) arriving within `gro_flush_ns` of an aggregate's first.
+    #[serde(default)]
+    pub gro: bool,
+    #[serde(default)]
+    pub gro_flush_ns: u64,
 }
 
 impl Default for HostSpec {
@@ -150,12 +173,17 @@ impl Default for HostSpec {
             noise_scale_ns: 0,
             pacing_slack_ns: 0,
             delack_granularity_ns: 0,
+            tso: false,
+            nic_rate_bps: 0,
+            gro: false,
+            gro_flush_ns: 0,
         }
     }
 }
 
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
+const GBPS: u64 = 1_000_000_000;
 
 /// The values of `preset` for a group of base RTT `rtt_ns` (see the table in the module docs).
 fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
@@ -168,6 +196,10 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             noise_scale_ns: 5 * US,
             pacing_slack_ns: 10 * US,
             delack_granularity_ns: MS,
+            tso: true,
+            nic_rate_bps: 10 * GBPS,
+            gro: true,
+            gro_flush_ns: 16 * US,
         },
         HostPreset::Home => HostSpec {
             preset,
@@ -176,14 +208,18 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             noise_scale_ns: 50 * US,
             pacing_slack_ns: 50 * US,
             delack_granularity_ns: 4 * MS,
+            tso: true,
+            nic_rate_bps: GBPS,
+            gro: true,
+            gro_flush_ns: 50 * US,
         },
     }
 }
 
-/// Reads one duration key of a `[host]` table.
+/// Reads one duration (or rate) key of a `[host]` table.
 type WrittenDuration = fn(&HostInput) -> Option<&i128>;
 
-/// A written duration: not negative, within 64 bits.
+/// A written duration or rate in base units: not negative, within 64 bits.
 fn duration(field: String, v: i128) -> Result<u64, FieldError> {
     if v < 0 {
         return E::err(field, "must not be negative");
@@ -225,7 +261,7 @@ impl HostSpec {
             None => DEFAULT_PRESET,
         };
         let mut spec = preset_values(preset, rtt_ns);
-        let durations: [(&str, WrittenDuration, &mut u64); 4] = [
+        let durations: [(&str, WrittenDuration, &mut u64); 6] = [
             (
                 "start_jitter",
                 |h| h.start_jitter_ns.as_ref(),
@@ -246,6 +282,9 @@ impl HostSpec {
                 |h| h.delack_granularity_ns.as_ref(),
                 &mut spec.delack_granularity_ns,
             ),
+            // A rate, but read as a duration is: a whole number of base units, not negative.
+            ("nic_rate", |h| h.nic_rate_bps.as_ref(), &mut spec.nic_rate_bps),
+            ("gro_flush", |h| h.gro_flush_ns.as_ref(), &mut spec.gro_flush_ns),
         ];
         for (key, get, value) in durations {
             if let Some((field, &v)) = pick(scenario, group, group_field, key, get) {
@@ -254,6 +293,12 @@ impl HostSpec {
         }
         if let Some((field, name)) = pick(scenario, group, group_field, "noise", |h| h.noise.as_ref()) {
             spec.noise = named(&field, name, &NOISES)?;
+        }
+        if let Some((_, &on)) = pick(scenario, group, group_field, "tso", |h| h.tso.as_ref()) {
+            spec.tso = on;
+        }
+        if let Some((_, &on)) = pick(scenario, group, group_field, "gro", |h| h.gro.as_ref()) {
+            spec.gro = on;
         }
         Ok(spec)
     }

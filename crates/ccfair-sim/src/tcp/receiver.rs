@@ -136,7 +136,15 @@ impl Receiver {
 
     /// Processes an arriving data segment; may produce an ACK. Returns what reached the application.
     pub fn on_segment(&mut self, now: Time, seg: &Segment, acks: &mut Vec<Ack>) -> Delivery {
+        self.on_segments(now, seg, 1, acks)
+    }
+
+    /// Processes an arriving skb of `segments` consecutive segments from `seg.seq` (a GRO aggregate, whose
+    /// header fields are `seg`'s): one pass of `tcp_rcv_established` for all of them, so at most one ACK
+    /// decision. Returns what reached the application.
+    pub fn on_segments(&mut self, now: Time, seg: &Segment, segments: u32, acks: &mut Vec<Ack>) -> Delivery {
         let mut delivery = Delivery::default();
+        let end = seg.seq + segments;
         // RFC 7323: remember the TSval of the first segment after the last ACK.
         if seg.seq <= self.rcv_wup {
             self.ts_recent = seg.tsval_ms;
@@ -146,40 +154,40 @@ impl Receiver {
             self.ecn_demand_cwr = false;
             self.ack_now = true;
         }
-        if seg.seq == self.rcv_nxt {
-            self.rcv_nxt += 1;
-            delivery.first_seq = seg.seq;
-            delivery.segments = 1;
-            self.event_data_recv(now, seg.ecn, acks);
+        if seg.seq <= self.rcv_nxt && end > self.rcv_nxt {
+            // New in-order data (an aggregate may start with data already received: it is trimmed).
+            delivery.first_seq = self.rcv_nxt;
+            self.rcv_nxt = end;
+            self.event_data_recv(now, seg.ecn, segments, acks);
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
-                if self.ofo[0].start == self.rcv_nxt {
+                while self.ofo.first().is_some_and(|b| b.start <= self.rcv_nxt) {
                     let b = self.ofo.remove(0);
-                    delivery.segments += b.end - b.start;
-                    self.rcv_nxt = b.end;
+                    self.rcv_nxt = self.rcv_nxt.max(b.end);
                 }
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 if self.ofo.is_empty() {
                     self.ack_now = true;
                 }
             }
+            delivery.segments = self.rcv_nxt - delivery.first_seq;
             if self.num_sacks > 0 {
                 self.sack_remove();
             }
             self.delivered_segments += delivery.segments as u64;
-        } else if seg.seq < self.rcv_nxt {
+        } else if end <= self.rcv_nxt {
             // A duplicate (spurious retransmission): ACK quickly.
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else {
-            self.data_queue_ofo(seg.seq, seg.ecn, acks);
+            self.data_queue_ofo(seg.seq, end, seg.ecn, segments, acks);
         }
         self.ack_snd_check(now, acks);
         delivery
     }
 
     /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
-    fn event_data_recv(&mut self, now: Time, ecn: Ecn, acks: &mut Vec<Ack>) {
+    fn event_data_recv(&mut self, now: Time, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
         self.ack_scheduled = true;
         let now_ms = now.jiffies();
         if self.ato_ms == 0 {
@@ -198,11 +206,13 @@ impl Receiver {
             }
         }
         self.lrcvtime_ms = now_ms;
-        self.check_ce(ecn, acks);
+        self.check_ce(ecn, segments, acks);
     }
 
-    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving segment.
-    fn check_ce(&mut self, ecn: Ecn, acks: &mut Vec<Ack>) {
+    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving skb of
+    /// `segments` segments, all with codepoint `ecn` (Accurate ECN counts each, as
+    /// `tcp_ecn_received_counters` counts `gso_segs`).
+    fn check_ce(&mut self, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
         match self.echo {
             EcnEcho::None => {}
             EcnEcho::Rfc3168 => match ecn {
@@ -232,7 +242,7 @@ impl Receiver {
             }
             EcnEcho::AccEcn => {
                 if ecn == Ecn::Ce {
-                    self.ce_count += 1;
+                    self.ce_count += segments;
                 }
             }
         }
@@ -265,11 +275,10 @@ impl Receiver {
         self.ato_ms = ATO_MIN_MS;
     }
 
-    /// `tcp_data_queue_ofo` for one segment.
-    fn data_queue_ofo(&mut self, seq: u32, ecn: Ecn, acks: &mut Vec<Ack>) {
-        self.check_ce(ecn, acks);
+    /// `tcp_data_queue_ofo` for one skb holding `[seq, end)` (`segments` segments).
+    fn data_queue_ofo(&mut self, seq: u32, end: u32, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
+        self.check_ce(ecn, segments, acks);
         self.ack_scheduled = true;
-        let end = seq + 1;
         if self.ofo.is_empty() {
             self.ofo.push(SackBlock { start: seq, end });
             self.sacks[0] = SackBlock { start: seq, end };
@@ -285,7 +294,8 @@ impl Receiver {
             }
             b.start = b.start.min(seq);
             b.end = b.end.max(end);
-            if i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
+            // A segment bridges at most one gap; an aggregate may bridge several.
+            while i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
                 let next = self.ofo.remove(i + 1);
                 self.ofo[i].end = self.ofo[i].end.max(next.end);
             }

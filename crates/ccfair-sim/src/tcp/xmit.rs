@@ -33,11 +33,12 @@ impl Sender {
         (cwnd >> 1).max(1).min(cwnd - in_flight)
     }
 
-    /// `tcp_tso_segs`: segments per burst for a paced sender (`tcp_tso_autosize`, with the algorithm's
-    /// `min_tso_segs`). Unpaced senders send segment by segment, which with an infinitely fast access link is
-    /// the same as Linux's back-to-back TSO bursts.
+    /// `tcp_tso_segs`: segments per burst (`tcp_tso_autosize`, with the algorithm's `min_tso_segs`), from
+    /// the pacing rate, which `tcp_update_pacing_rate` keeps for every flow, paced or not. Without the host's
+    /// `tso` an unpaced sender sends segment by segment: with an infinitely fast NIC that is the same as
+    /// Linux's back-to-back bursts.
     fn tso_segs(&self) -> u32 {
-        if !self.tp.internal_pacing {
+        if !self.tp.internal_pacing && !self.tso {
             return 1;
         }
         let cc = self.core.cc_ref();
