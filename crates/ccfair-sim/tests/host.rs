@@ -223,3 +223,129 @@ fn each_timing_parameter_changes_the_run_and_keeps_it_reproducible() {
         assert_eq!(a, digest(&run(&spec, 1).0), "{host:?}: same seed, same run");
     }
 }
+
+/// Each segment's arrival at the bottleneck (its start of transmission less its sojourn), with its flow.
+#[derive(Default)]
+struct BottleneckArrivals(Vec<(u64, u32)>);
+
+impl Observer for BottleneckArrivals {
+    fn queue_departure(&mut self, now: Time, flow: u32, sojourn: ccfair_core::Dur, _wire_bytes: u32) {
+        self.0.push(((now - sojourn).ns(), flow));
+    }
+}
+
+/// `groups` groups of `per_group` unpaced Cubic flows (20 ms) through a 100 Mbit/s FIFO too large to drop,
+/// each group on its own host.
+fn offload_spec(groups: u32, per_group: u32, host: &HostSpec) -> ScenarioSpec {
+    ScenarioSpec {
+        duration_ns: S,
+        interval_ns: 100 * MS,
+        measure_start_ns: 0,
+        measure_end_ns: S,
+        link: LinkSpec {
+            rate_bps: 100_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(100_000)),
+        },
+        groups: (0..groups)
+            .map(|_| group("cubic", per_group, 20, 0, host.clone()))
+            .collect(),
+    }
+}
+
+/// The gaps between consecutive arrivals at the bottleneck, with whether the two were of one group.
+fn arrival_gaps(spec: &ScenarioSpec) -> Vec<(u64, bool)> {
+    let per_group = spec.groups[0].count;
+    let mut sim = Simulation::with_observer(spec.clone(), 1, BottleneckArrivals::default()).unwrap();
+    sim.run();
+    let mut arrivals = sim.observer().0.clone();
+    arrivals.sort();
+    assert!(arrivals.len() > 1000);
+    arrivals
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0, w[0].1 / per_group == w[1].1 / per_group))
+        .collect()
+}
+
+#[test]
+fn a_nic_spaces_its_hosts_segments_by_their_serialization_time() {
+    // 1500 B at 1 Gbit/s: 12 µs.
+    const SERIALIZATION_NS: u64 = 12_000;
+    let nic = HostSpec {
+        tso: true,
+        nic_rate_bps: 1_000_000_000,
+        ..HostSpec::default()
+    };
+    // Two flows on one host: no two segments of the host closer than one serialization time, and the
+    // bursts back to back, exactly that far apart.
+    let gaps = arrival_gaps(&offload_spec(1, 2, &nic));
+    assert!(
+        gaps.iter().all(|&(g, _)| g >= SERIALIZATION_NS),
+        "{:?}",
+        gaps.iter().min()
+    );
+    let back_to_back = gaps.iter().filter(|&&(g, _)| g == SERIALIZATION_NS).count();
+    assert!(back_to_back * 2 > gaps.len(), "{back_to_back} of {}", gaps.len());
+    // An infinitely fast NIC hands a burst over at one instant.
+    let gaps = arrival_gaps(&offload_spec(
+        1,
+        2,
+        &HostSpec {
+            nic_rate_bps: 0,
+            ..nic.clone()
+        },
+    ));
+    let together = gaps.iter().filter(|&&(g, _)| g == 0).count();
+    assert!(together * 2 > gaps.len(), "{together} of {}", gaps.len());
+    // Two hosts, one NIC each: segments of different hosts may arrive closer together.
+    let gaps = arrival_gaps(&offload_spec(2, 1, &nic));
+    assert!(gaps.iter().all(|&(g, same)| !same || g >= SERIALIZATION_NS));
+    assert!(gaps.iter().any(|&(g, same)| !same && g < SERIALIZATION_NS));
+}
+
+/// ACKs the receivers sent per segment they delivered, over a run of one Cubic flow at 1 Gbit/s.
+fn acks_per_segment(host: &HostSpec) -> f64 {
+    let spec = ScenarioSpec {
+        duration_ns: 2 * S,
+        interval_ns: 100 * MS,
+        measure_start_ns: 0,
+        measure_end_ns: 2 * S,
+        link: LinkSpec {
+            rate_bps: 1_000_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(833)),
+        },
+        groups: vec![group("cubic", 1, 10, 0, host.clone())],
+    };
+    let mut sim = Simulation::new(spec, 1).unwrap();
+    sim.run();
+    let r = sim.receiver(0);
+    assert!(r.delivered_segments > 50_000);
+    r.acks_sent as f64 / r.delivered_segments as f64
+}
+
+#[test]
+fn gro_makes_stretch_acks() {
+    let plain = acks_per_segment(&HostSpec::default());
+    // Segments arrive 12 µs apart: a 50 µs window merges about four, each acknowledged at once.
+    let gro = acks_per_segment(&HostSpec {
+        gro: true,
+        gro_flush_ns: 50_000,
+        ..HostSpec::default()
+    });
+    assert!(
+        (0.45..=0.55).contains(&plain),
+        "one ACK per two segments, got {plain}"
+    );
+    assert!(
+        (1.0 / 45.0..=0.35).contains(&gro),
+        "with GRO, {gro} ACKs per segment"
+    );
+    // A window shorter than the gap between arrivals merges nothing.
+    let narrow = acks_per_segment(&HostSpec {
+        gro: true,
+        gro_flush_ns: 5_000,
+        ..HostSpec::default()
+    });
+    assert!((narrow - plain).abs() < 0.05, "{narrow} vs {plain}");
+}

@@ -69,6 +69,8 @@ pub struct Receiver {
     ce_count: u32,
     /// Segments handed to the application.
     pub delivered_segments: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
 }
 
 /// What one arrival produced for the application, for the recorder.
@@ -111,6 +113,7 @@ impl Receiver {
             dctcp_prior_rcv_nxt: 0,
             ce_count: 0,
             delivered_segments: 0,
+            acks_sent: 0,
         }
     }
 
@@ -258,6 +261,7 @@ impl Receiver {
                 ack.ack = self.dctcp_prior_rcv_nxt;
                 ack.ece = self.dctcp_ce_state;
                 acks.push(ack);
+                self.acks_sent += 1;
             }
             self.ack_now = true;
         }
@@ -464,6 +468,7 @@ impl Receiver {
     fn send_ack(&mut self, acks: &mut Vec<Ack>) {
         let ack = self.ack_template();
         acks.push(ack);
+        self.acks_sent += 1;
         self.rcv_wup = self.rcv_nxt;
         if self.quick > 0 && self.ack_scheduled {
             self.quick -= 1;
@@ -559,6 +564,36 @@ mod tests {
         assert_eq!(acks.last().unwrap().ack, 26);
         assert_eq!(acks.last().unwrap().num_sacks, 0);
         assert_eq!(r.delivered_segments, 26);
+    }
+
+    #[test]
+    fn an_aggregate_of_two_or_more_segments_is_acked_at_once_and_as_one() {
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::None);
+        let mut acks = Vec::new();
+        // Leave quick-ACK mode: 16 ACKs for 16 segments.
+        for s in 0..16 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 16);
+        // 10 aggregates of 4: one ACK each (more than one full segment unacknowledged), not one per two.
+        for i in 0..10 {
+            let d = r.on_segments(t(20 + i), &seg(16 + 4 * i as u32), 4, &mut acks);
+            assert_eq!((d.first_seq, d.segments), (16 + 4 * i as u32, 4));
+        }
+        assert_eq!(acks.len(), 26);
+        assert_eq!(acks.last().unwrap().ack, 56);
+        assert_eq!(r.acks_sent, 26);
+        // An aggregate beyond a hole is held out of order as one block, and filling the hole with an
+        // aggregate that overlaps it delivers everything.
+        r.on_segments(t(40), &seg(60), 5, &mut acks);
+        assert_eq!(r.ofo_segments(), 5);
+        assert_eq!(
+            acks.last().unwrap().sack_blocks(),
+            &[SackBlock { start: 60, end: 65 }]
+        );
+        let d = r.on_segments(t(41), &seg(56), 6, &mut acks);
+        assert_eq!((d.first_seq, d.segments, r.rcv_nxt), (56, 9, 65));
+        assert_eq!(r.ofo_segments(), 0);
     }
 
     fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {
