@@ -322,7 +322,16 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         .fold(FIXED_BYTES, u64::saturating_add);
 
     // ---- events
-    let capacity_pps = rate_bps / 8.0 / mtu;
+    // The senders' NICs (one per group) carry no more than their line rates together.
+    let nics_bps: f64 = spec
+        .groups
+        .iter()
+        .map(|g| match g.host.nic_rate_bps {
+            0 => f64::INFINITY,
+            r => r as f64,
+        })
+        .sum();
+    let capacity_pps = rate_bps.min(nics_bps) / 8.0 / mtu;
     let packets = match finite_segments(spec) {
         Some(finite) => link_packets(spec, capacity_pps).min(finite),
         None => link_packets(spec, capacity_pps),
