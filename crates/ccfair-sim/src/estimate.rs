@@ -24,8 +24,8 @@
 //! sending host delays or serializes segments (processing noise, a NIC of finite rate: each segment leaves
 //! the host by an event of its own), and where the receiving host coalesces (GRO), one flush per aggregate
 //! and one ACK per aggregate instead of one per two segments; an aggregate holds the segments a flow's fair
-//! share of the link brings within the flush window (1 to 45). The packets are the link's capacity over the run, or
-//! less when slow start cannot fill it: a flow's window at most doubles per base RTT from its initial
+//! share of the link brings within the flush window (1 to 45). The packets are the link's capacity over
+//! the run (or the senders' NICs' together, if less), or less when slow start cannot fill it: a flow's window at most doubles per base RTT from its initial
 //! window, so by time t a group can have sent at most count × initial_window × 2^(t / rtt) segments per RTT.
 //! Path loss limits flows further; the estimate ignores that and errs high. When every group is finite
 //! (`size`), the packets are at most the flows' mean sizes in segments, plus a margin for retransmissions.
