@@ -1,5 +1,5 @@
 """The end-host model: the ``[host]`` table (presets, overrides, errors) and what each host parameter does to
-a run (see ``crates/ccfair-sim/src/host.rs``)."""
+a run (see ``crates/ccfair-sim/src/host/``)."""
 
 import tomllib
 

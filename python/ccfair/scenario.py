@@ -34,7 +34,7 @@ A scenario file::
                                 # arrival times of a Poisson process (or "uniform" with window = "10s")
     [flows.host]                # optional, laid over the scenario's [host] key by key
     preset = "home"
-    [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host.rs)
+    [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host/)
     preset = "ideal"            # "ideal" (default) | "testbed" | "home"
     start_jitter = "50ms"       # flows of a group start within [start, start + start_jitter)
     noise = "exponential"       # per-packet processing delay at both ends: "none" | "exponential" | "uniform"
@@ -162,7 +162,7 @@ class Link:
 @dataclass(frozen=True)
 class Host:
     """A ``[host]`` table as written: a preset and the parameters that override it (None: not written).
-    What they mean, and the preset's values, are the native side's (``crates/ccfair-sim/src/host.rs``)."""
+    What they mean, and the preset's values, are the native side's (``crates/ccfair-sim/src/host/``)."""
 
     preset: str | None = None
     start_jitter_ns: int | None = None

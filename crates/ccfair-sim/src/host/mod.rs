@@ -31,6 +31,25 @@
 //!   wheel's first level has 64 buckets of one jiffy (`LVL_BITS = 6` in `kernel/time/timer.c`), which holds
 //!   every delayed-ACK timeout (at most 200 ms = 50 jiffies at HZ=250; at HZ=1000 a timeout above 63 ms
 //!   falls into level 1, 8 jiffies per bucket, which is not modelled).
+//! - `tso`: the sender's TCP builds skbs of many segments for every flow, as Linux does whenever the device
+//!   offloads segmentation (TSO, or GSO in software). Paced flows already send bursts of `tcp_tso_autosize`
+//!   segments; with `tso` unpaced flows do too (`tcp_tso_segs` sizes them from `sk_pacing_rate`, which
+//!   `tcp_update_pacing_rate` keeps for every flow, paced or not: about 1 ms of it, at least `min_tso_segs`,
+//!   at most 64 KB, 45 segments of 1448 B), and a flow whose window only partly allows its next burst defers
+//!   it until more ACKs arrive (`tcp_tso_should_defer`, see `tcp/xmit.rs`). Without it (the ideal host) an
+//!   unpaced flow sends segment by segment and never defers.
+//! - `nic_rate`: the sending host's NIC serializes the segments it is handed back to back at this rate, so
+//!   a burst's segments leave `wire_len × 8 / nic_rate` apart (see [`nic`]); 0 is an infinitely fast NIC,
+//!   a burst's segments reach the bottleneck at one instant. One NIC per group: all flows of a group run on
+//!   one sender host, as a testbed runs a traffic generator's flows on one server, so a group's flows queue
+//!   behind each other's bursts; two groups are two hosts. The NIC serves segments in the order the host
+//!   hands them over, after their processing delay (`noise`), as one transmit queue does.
+//! - `gro`, `gro_flush`: the receiving host coalesces consecutive segments of a flow that arrive within
+//!   `gro_flush` of the first into one aggregate that TCP receives as one skb (see [`gro`]): one ACK decision
+//!   per aggregate, and as an aggregate of two or more segments is more than one MSS of unacknowledged data,
+//!   an ACK at once (`__tcp_ack_snd_check`): stretch ACKs. `gro_flush` is the span of one NAPI poll under
+//!   interrupt moderation (the NIC's `rx-usecs`); the aggregate reaches TCP at its end, or earlier when a
+//!   segment arrives that cannot join it. `gro = false` or a zero window: every segment reaches TCP alone.
 //!
 //! Presets: `ideal` (today's simulator, no draw and no event added), `testbed` (a server in a lab, the
 //! traffic generator of a kernel comparison) and `home` (a user's access host):
@@ -42,6 +61,10 @@
 //! | `noise_scale`        | 0     | 5 µs             | 50 µs             |
 //! | `pacing_slack`       | 0     | 10 µs (sch_fq)   | 50 µs             |
 //! | `delack_granularity` | 0     | 1 ms (HZ=1000)   | 4 ms (HZ=250)     |
+//! | `tso`                | false | true             | true              |
+//! | `nic_rate`           | 0 (∞) | 10 Gbit/s        | 1 Gbit/s          |
+//! | `gro`                | false | true             | true              |
+//! | `gro_flush`          | 0     | 16 µs (mlx5)     | 50 µs (20k irq/s) |
 //!
 //! Why these values: 50 µs is Linux's default timer slack of a task (`init_task.timer_slack_ns = 50000`,
 //! `init/init_task.c`), used as the wake-up spread of a busy home host; a testbed server paces through
@@ -49,10 +72,23 @@
 //! shipped HZ=250. The noise scales are assumptions of the right order, not measurements: a few
 //! microseconds of a server's receive and transmit path, and 50 µs, the gap of a NIC that moderates its
 //! interrupts to 20,000 per second, for a home host. The kernel comparison grid is to calibrate them.
+//! TSO and GRO are on by default in Linux for every NIC that offers them (GSO and GRO in software for the
+//! others). A testbed server has a 10 Gbit/s NIC; its receive coalescing window is the default `rx-usecs`
+//! of a common server NIC, 16 µs for Mellanox ConnectX (mlx5, `MLX5E_PARAMS_DEFAULT_RX_CQ_MODERATION_USEC`
+//! = 0x10; Intel's i40e defaults to 20,000 interrupts per second, 50 µs, with adaptive moderation on both),
+//! an assumption to calibrate against the kernel grid. A home host (Rüth et al.'s setting: a desktop or
+//! laptop with a 1 Gbit/s NIC) moderates to about 20,000 interrupts per second (e1000e's default dynamic
+//! conservative mode caps there), so its window is 50 µs.
 //!
 //! Deviations: connection set-up is not simulated; the jitter only moves the first segment. The noise is
 //! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
-//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled.
+//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled. TCP Small Queues (TSQ,
+//! which limits a flow's bytes in the qdisc and NIC to about 1 ms of its rate) is not modelled: the NIC
+//! queue takes whatever TCP sends. The NIC has one queue (no multi-queue spreading of flows, no qdisc
+//! between TCP and the NIC). GSO partial and segmentation of tunnelled traffic do not arise. `tso = false`
+//! is the idealized sender (segment by segment), not Linux with TSO switched off, whose GSO still sends
+//! multi-segment skbs. GRO's table of held flows (8 per bucket) and the PSH flag that ends an aggregate at
+//! each application write are not modelled, nor LRO apart from GRO (see [`gro`]).
 
 use ccfair_core::FieldError;
 use serde::{Deserialize, Serialize};
