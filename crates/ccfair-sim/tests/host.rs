@@ -316,9 +316,9 @@ fn a_nic_spaces_its_hosts_segments_by_their_serialization_time() {
     assert!(gaps.iter().any(|&(g, same)| !same && g < SERIALIZATION_NS));
 }
 
-/// ACKs the receivers sent per segment they delivered, over a run of one Cubic flow at 1 Gbit/s.
-fn acks_per_segment(host: &HostSpec) -> f64 {
-    let spec = ScenarioSpec {
+/// One unpaced Cubic flow at 1 Gbit/s (10 ms, a BDP of buffer) for 2 s.
+fn gigabit_flow(host: &HostSpec) -> ScenarioSpec {
+    ScenarioSpec {
         duration_ns: 2 * S,
         interval_ns: 100 * MS,
         measure_start_ns: 0,
@@ -329,8 +329,12 @@ fn acks_per_segment(host: &HostSpec) -> f64 {
             aqm: AqmConfig::fifo(QueueLimit::Packets(833)),
         },
         groups: vec![group("cubic", 1, 10, 0, host.clone())],
-    };
-    let mut sim = Simulation::new(spec, 1).unwrap();
+    }
+}
+
+/// ACKs the receiver sent per segment it delivered, over [`gigabit_flow`].
+fn acks_per_segment(host: &HostSpec) -> f64 {
+    let mut sim = Simulation::new(gigabit_flow(host), 1).unwrap();
     sim.run();
     let r = sim.receiver(0);
     assert!(r.delivered_segments > 50_000);
@@ -383,21 +387,9 @@ impl Observer for Bursts {
     }
 }
 
-/// The mean burst of one unpaced Cubic flow at 1 Gbit/s (10 ms, a BDP of buffer) and what it delivered.
+/// The mean burst of the sender of [`gigabit_flow`] and what it delivered.
 fn mean_burst(host: &HostSpec) -> (f64, u64) {
-    let spec = ScenarioSpec {
-        duration_ns: 2 * S,
-        interval_ns: 100 * MS,
-        measure_start_ns: 0,
-        measure_end_ns: 2 * S,
-        link: LinkSpec {
-            rate_bps: 1_000_000_000,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(QueueLimit::Packets(833)),
-        },
-        groups: vec![group("cubic", 1, 10, 0, host.clone())],
-    };
-    let mut sim = Simulation::with_observer(spec, 1, Bursts::default()).unwrap();
+    let mut sim = Simulation::with_observer(gigabit_flow(host), 1, Bursts::default()).unwrap();
     sim.run();
     let sizes = &sim.observer().sizes;
     let mean = sizes.iter().map(|&n| n as f64).sum::<f64>() / sizes.len() as f64;
