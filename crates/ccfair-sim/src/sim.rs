@@ -21,7 +21,7 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
-use crate::host::{Aggregate, Gro, HostTiming, Nic};
+use crate::host::{Aggregate, Gro, HostTiming, Nic, Noise};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
@@ -156,6 +156,8 @@ impl<O: Observer> Simulation<O> {
                     ecn,
                     app_bytes: plan.size_bytes,
                     tso: g.host.tso,
+                    host_queue: g.host.nic_rate_bps > 0
+                        || g.host.noise_scale_ns > 0 && g.host.noise != Noise::None,
                 };
                 let rtt = Dur::from_ns(g.rtt_ns);
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
@@ -280,14 +282,15 @@ impl<O: Observer> Simulation<O> {
         &self.bottleneck
     }
 
-    /// Segments in the queue, on the link and in forward pipes.
+    /// Segments in the queue, on the link, in forward pipes and in the senders' hosts (a receiver's GRO holds
+    /// segments that have arrived).
     pub fn segments_in_network(&self) -> u64 {
         let q = self.bottleneck.qdisc.backlog_packets() as u64;
         let tx = self.bottleneck.busy() as u64;
         let pipes: u64 = self
             .flows
             .iter()
-            .map(|f| (f.data_pipe.len() + f.host_tx.len()) as u64 + f.gro.held().map_or(0, |(_, n)| n as u64))
+            .map(|f| (f.data_pipe.len() + f.host_tx.len()) as u64)
             .sum();
         q + tx + pipes
     }
@@ -504,6 +507,7 @@ impl<O: Observer> Simulation<O> {
                 let ready = fl.host_tx.exit_after(now, fl.host.send_delay());
                 let wire = nic.depart(ready, seg.wire_len);
                 let (exit, was_empty) = fl.host_tx.push_delayed(now, wire.saturating_since(now), seg);
+                fl.sender.set_host_queued(fl.host_tx.len() as u32);
                 if was_empty {
                     self.events.push(exit, code(EV_HOST_TX, seg.flow));
                 }
@@ -538,7 +542,17 @@ impl<O: Observer> Simulation<O> {
         if let Some(t) = next {
             self.events.push(t, code(EV_HOST_TX, f));
         }
+        fl.sender.set_host_queued(fl.host_tx.len() as u32);
         self.onto_wire(seg);
+        // A segment left the host: a sender TCP Small Queues throttled may send again.
+        let fl = &mut self.flows[f as usize];
+        if fl.sender.tsq_throttled() {
+            let mut buf = std::mem::take(&mut self.seg_buf);
+            fl.sender.on_tsq_wakeup(self.now, &mut buf);
+            self.transmit(&mut buf);
+            self.seg_buf = buf;
+            self.sync_sender_timers(f);
+        }
     }
 
     /// Reports what the qdisc did and, if a transmission started, schedules its end.

@@ -118,6 +118,7 @@ impl Harness {
             ecn,
             app_bytes: 0,
             tso: false,
+            host_queue: false,
         };
         Harness {
             name,

@@ -410,3 +410,66 @@ fn an_unpaced_flow_with_tso_sends_bursts() {
     // Deferring does not starve the flow: it fills the link as well.
     assert!(tso_delivered as f64 > 0.9 * plain_delivered as f64);
 }
+
+/// One flow's send times and bottleneck arrival times, in order (neither drops nor reorders in between).
+#[derive(Default)]
+struct HostDelays {
+    sent: Vec<u64>,
+    arrived: Vec<u64>,
+}
+
+impl Observer for HostDelays {
+    fn segment_sent(&mut self, now: Time, _flow: u32, _seq: u32, _retransmit: bool) {
+        self.sent.push(now.ns());
+    }
+    fn queue_departure(&mut self, now: Time, _flow: u32, sojourn: ccfair_core::Dur, _wire_bytes: u32) {
+        self.arrived.push((now - sojourn).ns());
+    }
+}
+
+#[test]
+fn tcp_small_queues_bound_what_waits_in_a_slow_nic() {
+    // A 100 Mbit/s NIC in front of a 1 Gbit/s bottleneck: the NIC is the bottleneck. Without TSQ, Reno's
+    // slow start, seeing no loss, would pile seconds of segments into the NIC's queue.
+    let host = HostSpec {
+        tso: true,
+        nic_rate_bps: 100_000_000,
+        ..HostSpec::default()
+    };
+    let mut spec = gigabit_flow(&host);
+    spec.duration_ns = 3 * S;
+    spec.measure_end_ns = 3 * S;
+    spec.groups[0].cc = CcConfig::from_name_and_params("reno", &serde_json::Value::Null).unwrap();
+    let mut sim = Simulation::with_observer(spec, 1, HostDelays::default()).unwrap();
+    sim.run();
+    let o = sim.observer();
+    let n = o.arrived.len();
+    assert!(n > 20_000, "{n} segments crossed the link");
+    let waits: Vec<u64> = o.sent[..n].iter().zip(&o.arrived).map(|(s, a)| a - s).collect();
+    let max_wait = *waits.iter().max().unwrap();
+    // TSQ lets the host hold about 1 ms of the flow's pacing rate, but at least two of its skbs, and the
+    // skb being sent: about three bursts of up to 45 segments, 16 ms at 100 Mbit/s; without it the queue
+    // would grow by the NIC's rate for as long as slow start lasts.
+    assert!(max_wait < 20 * MS, "a segment waited {max_wait} ns in its host");
+    let out = sim.output();
+    assert_eq!(out.totals.queue_drops, 0);
+    // The NIC stays busy: the flow gets its rate.
+    let rate = o.arrived.len() as f64 * 1500.0 * 8.0 / 3.0;
+    assert!(rate > 0.9 * 100e6 * (2.9 / 3.0), "{rate} bit/s");
+}
+
+#[test]
+fn every_segment_is_accounted_for_with_offloads() {
+    // Segments in a sender's NIC queue are in the network; those a receiver's GRO holds have arrived.
+    for host in ["testbed", "home"] {
+        let (out, _) = run(&cubic_vs_reno(host), 5);
+        let t = &out.totals;
+        assert_eq!(
+            t.sent_segments,
+            t.arrived_segments + t.queue_drops + t.path_drops + t.in_flight_at_end,
+            "{host}: {t:?}"
+        );
+        let delivered: u64 = out.flows.iter().map(|f| f.total.delivered_bytes).sum();
+        assert!(delivered > 0);
+    }
+}

@@ -507,6 +507,7 @@ mod stack {
             ecn: ccfair_sim::tcp::EcnProfile::default(),
             app_bytes: 0,
             tso: false,
+            host_queue: false,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(

@@ -82,9 +82,12 @@
 //!
 //! Deviations: connection set-up is not simulated; the jitter only moves the first segment. The noise is
 //! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
-//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled. TCP Small Queues (TSQ,
-//! which limits a flow's bytes in the qdisc and NIC to about 1 ms of its rate) is not modelled: the NIC
-//! queue takes whatever TCP sends. The NIC has one queue (no multi-queue spreading of flows, no qdisc
+//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled. TCP Small Queues (TSQ)
+//! keeps a flow's segments waiting in its host (processing delay, NIC queue) to about 1 ms of its pacing
+//! rate or two of its skbs (`tcp/xmit.rs`), counted until a segment reaches the wire rather than until the
+//! NIC completes it; retransmissions are not checked against it (Linux allows them twice the limit). A
+//! group's NIC as fast as the bottleneck, or slower, is then the group's bottleneck: its flows queue in
+//! their host, bounded by TSQ, and see no loss, as a real sender whose NIC limits it. The NIC has one queue (no multi-queue spreading of flows, no qdisc
 //! between TCP and the NIC). GSO partial and segmentation of tunnelled traffic do not arise. `tso = false`
 //! is the idealized sender (segment by segment), not Linux with TSO switched off, whose GSO still sends
 //! multi-segment skbs. GRO's table of held flows (8 per bucket) and the PSH flag that ends an aggregate at

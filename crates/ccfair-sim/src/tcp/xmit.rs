@@ -1,5 +1,6 @@
 //! Transmission and timers: `tcp_write_xmit` (cwnd test, pacing check, TSO-sized bursts for paced flows, and
-//! with the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`),
+//! with the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`), TCP Small Queues
+//! (`tcp_small_queue_check`: a flow keeps at most about 1 ms of its pacing rate in its host's queues),
 //! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`:
 //! the first 10 segments are not paced, half of any lateness is credited), congestion-window validation
 //! (`tcp_cwnd_validate`), the tail loss probe (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`), and the
@@ -95,6 +96,55 @@ impl Sender {
         (true, room <= skb_segs)
     }
 
+    /// `tcp_small_queue_check` (factor 0, `tcp_limit_output_bytes` = 4 MB, Linux ≥ 6.7): true (and the
+    /// sender throttled until segments leave its host) if the host already holds more than about 1 ms of the
+    /// flow's pacing rate, or two of its skbs of `skb_segs`, with `sent` segments of this call added. Linux
+    /// counts the true size of the skbs until the NIC completes them; here the wire bytes of the segments not
+    /// yet on the wire. Never on a host that holds nothing.
+    fn small_queue_check(&mut self, skb_segs: u32, sent: u32) -> bool {
+        const LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
+        if !self.host_queue {
+            return false;
+        }
+        let wire = self.wire_len as u64;
+        let mut limit = (2 * skb_segs as u64 * wire).max(self.tp.pacing_rate >> stack::PACING_SHIFT);
+        if !self.tp.internal_pacing {
+            limit = limit.min(LIMIT_OUTPUT_BYTES);
+        }
+        if (self.host_queued + sent) as u64 * wire <= limit {
+            return false;
+        }
+        // Always send if the retransmission queue is empty or holds one skb.
+        if self.tp.packets_out <= skb_segs {
+            return false;
+        }
+        self.tsq_throttled = true;
+        true
+    }
+
+    /// Segments of this sender held in its host (set by the simulator as they enter and leave it).
+    pub fn set_host_queued(&mut self, segments: u32) {
+        self.host_queued = segments;
+    }
+
+    /// TSQ throttled the sender: it waits for segments to leave its host.
+    pub fn tsq_throttled(&self) -> bool {
+        self.tsq_throttled
+    }
+
+    /// Segments left the host of a throttled sender (`tcp_wfree` → `tcp_tsq_handler` → `tcp_tsq_write`).
+    pub fn on_tsq_wakeup(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !std::mem::take(&mut self.tsq_throttled) {
+            return;
+        }
+        self.tp.now = now;
+        self.last_rtt_us = -1;
+        if self.tp.lost_out > self.tp.retrans_out && self.tp.snd_cwnd > self.tp.in_flight() {
+            self.xmit_retransmit_queue(out);
+        }
+        self.write_xmit(0, out);
+    }
+
     /// `tcp_pacing_check`: true (and the pacing timer armed) if the next departure time is in the future.
     #[inline]
     fn pacing_check(&mut self) -> bool {
@@ -132,6 +182,9 @@ impl Sender {
                 }
             }
             let segs = quota.min(skb_segs);
+            if self.small_queue_check(skb_segs, sent) {
+                break;
+            }
             self.transmit_new(segs, out);
             sent += segs;
             if push_one != 0 {
