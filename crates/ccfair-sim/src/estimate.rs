@@ -220,12 +220,12 @@ fn host_events_per_packet(spec: &ScenarioSpec, fair_share_bps: f64) -> f64 {
         .map(|g| {
             let h = &g.host;
             let mut extra = 0.0;
-            if (h.noise != crate::host::Noise::None && h.noise_scale_ns > 0) || h.nic_rate_bps > 0 {
+            if h.holds_segments() {
                 extra += 1.0;
             }
-            if h.gro && h.gro_flush_ns > 0 {
-                let aggregate =
-                    (fair_share_bps * h.gro_flush_ns as f64 * 1e-9 / mtu_bits).clamp(1.0, GRO_MAX_SEGMENTS);
+            if h.gro_window_ns() > 0 {
+                let aggregate = (fair_share_bps * h.gro_window_ns() as f64 * 1e-9 / mtu_bits)
+                    .clamp(1.0, GRO_MAX_SEGMENTS);
                 // One flush per aggregate; one ACK per aggregate of two or more, else per two segments.
                 extra += 1.0 / aggregate + 1.0 / aggregate.max(2.0) - 0.5;
             }

@@ -21,7 +21,7 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
-use crate::host::{Aggregate, Gro, HostTiming, Nic, Noise};
+use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
@@ -156,8 +156,7 @@ impl<O: Observer> Simulation<O> {
                     ecn,
                     app_bytes: plan.size_bytes,
                     tso: g.host.tso,
-                    host_queue: g.host.nic_rate_bps > 0
-                        || g.host.noise_scale_ns > 0 && g.host.noise != Noise::None,
+                    host_queue: g.host.holds_segments(),
                 };
                 let rtt = Dur::from_ns(g.rtt_ns);
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
@@ -171,7 +170,7 @@ impl<O: Observer> Simulation<O> {
                     ack_pipe: Pipe::new(rev),
                     host_tx: Pipe::new(Dur::ZERO),
                     host: HostTiming::new(&g.host, seed, id),
-                    gro: Gro::new(Dur::from_ns(if g.host.gro { g.host.gro_flush_ns } else { 0 })),
+                    gro: Gro::new(Dur::from_ns(g.host.gro_window_ns())),
                     loss: g.loss,
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,

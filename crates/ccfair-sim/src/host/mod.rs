@@ -273,6 +273,17 @@ impl HostSpec {
         *self == HostSpec::default()
     }
 
+    /// True if segments wait in the sending host between TCP and the wire (a processing delay, a NIC of
+    /// finite rate): each then leaves the host by an event of its own, and TCP Small Queues applies.
+    pub fn holds_segments(&self) -> bool {
+        (self.noise != Noise::None && self.noise_scale_ns > 0) || self.nic_rate_bps > 0
+    }
+
+    /// The GRO flush window, zero if the receiving host does not coalesce.
+    pub fn gro_window_ns(&self) -> u64 {
+        if self.gro { self.gro_flush_ns } else { 0 }
+    }
+
     /// The host of a group of base RTT `rtt_ns`: the group's table (`group`, at field `group_field`) laid
     /// over the scenario's (`scenario`, at field `host`), the preset expanded, written parameters applied.
     pub fn resolve(
