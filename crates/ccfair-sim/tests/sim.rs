@@ -506,6 +506,8 @@ mod stack {
             pacing,
             ecn: ccfair_sim::tcp::EcnProfile::default(),
             app_bytes: 0,
+            tso: false,
+            host_queue: false,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(
@@ -772,6 +774,59 @@ mod resources {
                 (0.5..=2.0).contains(&ratio),
                 "predicted {predicted} vs measured {measured} ({ratio:.2}) for {sp:?}"
             );
+        }
+    }
+
+    /// The same for hosts of the testbed and home presets, whose NICs, processing delays and receive
+    /// coalescing add events: at 10 Mbit/s (no aggregates) and at 1 and 10 Gbit/s (aggregates of several
+    /// segments), one flow and many, paced and not.
+    #[test]
+    fn estimated_events_count_the_host_model() {
+        use ccfair_sim::host::{HostInput, HostSpec};
+        let with_host = |mut sp: ScenarioSpec, preset: &str| {
+            for g in &mut sp.groups {
+                let input = HostInput {
+                    preset: Some(preset.to_owned()),
+                    ..Default::default()
+                };
+                g.host = HostSpec::resolve(Some(&input), None, "host", g.rtt_ns).unwrap();
+            }
+            sp
+        };
+        let mut paced = group("cubic", 10, 20);
+        paced.pacing = true;
+        let cases = [
+            spec(
+                10_000_000,
+                QueueLimit::Packets(42),
+                20,
+                vec![group("cubic", 1, 50), group("cubic", 1, 50)],
+            ),
+            spec(
+                1_000_000_000,
+                QueueLimit::Packets(833),
+                4,
+                vec![group("cubic", 1, 10)],
+            ),
+            spec(1_000_000_000, QueueLimit::Packets(1667), 4, vec![paced]),
+            spec(
+                10_000_000_000,
+                QueueLimit::Packets(8333),
+                2,
+                vec![group("reno", 10, 10)],
+            ),
+        ];
+        for base in cases {
+            for preset in ["testbed", "home"] {
+                let sp = with_host(base.clone(), preset);
+                let measured = run(&sp) as f64;
+                let predicted = estimate(&sp).events as f64;
+                let ratio = predicted / measured;
+                assert!(
+                    (0.5..=2.0).contains(&ratio),
+                    "{preset}: predicted {predicted} vs measured {measured} ({ratio:.2}) for {sp:?}"
+                );
+            }
         }
     }
 

@@ -69,6 +69,8 @@ pub struct Receiver {
     ce_count: u32,
     /// Segments handed to the application.
     pub delivered_segments: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
 }
 
 /// What one arrival produced for the application, for the recorder.
@@ -111,6 +113,7 @@ impl Receiver {
             dctcp_prior_rcv_nxt: 0,
             ce_count: 0,
             delivered_segments: 0,
+            acks_sent: 0,
         }
     }
 
@@ -136,7 +139,15 @@ impl Receiver {
 
     /// Processes an arriving data segment; may produce an ACK. Returns what reached the application.
     pub fn on_segment(&mut self, now: Time, seg: &Segment, acks: &mut Vec<Ack>) -> Delivery {
+        self.on_segments(now, seg, 1, acks)
+    }
+
+    /// Processes an arriving skb of `segments` consecutive segments from `seg.seq` (a GRO aggregate, whose
+    /// header fields are `seg`'s): one pass of `tcp_rcv_established` for all of them, so at most one ACK
+    /// decision. Returns what reached the application.
+    pub fn on_segments(&mut self, now: Time, seg: &Segment, segments: u32, acks: &mut Vec<Ack>) -> Delivery {
         let mut delivery = Delivery::default();
+        let end = seg.seq + segments;
         // RFC 7323: remember the TSval of the first segment after the last ACK.
         if seg.seq <= self.rcv_wup {
             self.ts_recent = seg.tsval_ms;
@@ -146,40 +157,40 @@ impl Receiver {
             self.ecn_demand_cwr = false;
             self.ack_now = true;
         }
-        if seg.seq == self.rcv_nxt {
-            self.rcv_nxt += 1;
-            delivery.first_seq = seg.seq;
-            delivery.segments = 1;
-            self.event_data_recv(now, seg.ecn, acks);
+        if seg.seq <= self.rcv_nxt && end > self.rcv_nxt {
+            // New in-order data (an aggregate may start with data already received: it is trimmed).
+            delivery.first_seq = self.rcv_nxt;
+            self.rcv_nxt = end;
+            self.event_data_recv(now, seg.ecn, segments, acks);
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
-                if self.ofo[0].start == self.rcv_nxt {
+                while self.ofo.first().is_some_and(|b| b.start <= self.rcv_nxt) {
                     let b = self.ofo.remove(0);
-                    delivery.segments += b.end - b.start;
-                    self.rcv_nxt = b.end;
+                    self.rcv_nxt = self.rcv_nxt.max(b.end);
                 }
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 if self.ofo.is_empty() {
                     self.ack_now = true;
                 }
             }
+            delivery.segments = self.rcv_nxt - delivery.first_seq;
             if self.num_sacks > 0 {
                 self.sack_remove();
             }
             self.delivered_segments += delivery.segments as u64;
-        } else if seg.seq < self.rcv_nxt {
+        } else if end <= self.rcv_nxt {
             // A duplicate (spurious retransmission): ACK quickly.
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else {
-            self.data_queue_ofo(seg.seq, seg.ecn, acks);
+            self.data_queue_ofo(seg.seq, end, seg.ecn, segments, acks);
         }
         self.ack_snd_check(now, acks);
         delivery
     }
 
     /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
-    fn event_data_recv(&mut self, now: Time, ecn: Ecn, acks: &mut Vec<Ack>) {
+    fn event_data_recv(&mut self, now: Time, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
         self.ack_scheduled = true;
         let now_ms = now.jiffies();
         if self.ato_ms == 0 {
@@ -198,11 +209,13 @@ impl Receiver {
             }
         }
         self.lrcvtime_ms = now_ms;
-        self.check_ce(ecn, acks);
+        self.check_ce(ecn, segments, acks);
     }
 
-    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving segment.
-    fn check_ce(&mut self, ecn: Ecn, acks: &mut Vec<Ack>) {
+    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving skb of
+    /// `segments` segments, all with codepoint `ecn` (Accurate ECN counts each, as
+    /// `tcp_ecn_received_counters` counts `gso_segs`).
+    fn check_ce(&mut self, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
         match self.echo {
             EcnEcho::None => {}
             EcnEcho::Rfc3168 => match ecn {
@@ -232,7 +245,7 @@ impl Receiver {
             }
             EcnEcho::AccEcn => {
                 if ecn == Ecn::Ce {
-                    self.ce_count += 1;
+                    self.ce_count += segments;
                 }
             }
         }
@@ -248,6 +261,7 @@ impl Receiver {
                 ack.ack = self.dctcp_prior_rcv_nxt;
                 ack.ece = self.dctcp_ce_state;
                 acks.push(ack);
+                self.acks_sent += 1;
             }
             self.ack_now = true;
         }
@@ -265,11 +279,10 @@ impl Receiver {
         self.ato_ms = ATO_MIN_MS;
     }
 
-    /// `tcp_data_queue_ofo` for one segment.
-    fn data_queue_ofo(&mut self, seq: u32, ecn: Ecn, acks: &mut Vec<Ack>) {
-        self.check_ce(ecn, acks);
+    /// `tcp_data_queue_ofo` for one skb holding `[seq, end)` (`segments` segments).
+    fn data_queue_ofo(&mut self, seq: u32, end: u32, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
+        self.check_ce(ecn, segments, acks);
         self.ack_scheduled = true;
-        let end = seq + 1;
         if self.ofo.is_empty() {
             self.ofo.push(SackBlock { start: seq, end });
             self.sacks[0] = SackBlock { start: seq, end };
@@ -285,7 +298,8 @@ impl Receiver {
             }
             b.start = b.start.min(seq);
             b.end = b.end.max(end);
-            if i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
+            // A segment bridges at most one gap; an aggregate may bridge several.
+            while i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
                 let next = self.ofo.remove(i + 1);
                 self.ofo[i].end = self.ofo[i].end.max(next.end);
             }
@@ -454,6 +468,7 @@ impl Receiver {
     fn send_ack(&mut self, acks: &mut Vec<Ack>) {
         let ack = self.ack_template();
         acks.push(ack);
+        self.acks_sent += 1;
         self.rcv_wup = self.rcv_nxt;
         if self.quick > 0 && self.ack_scheduled {
             self.quick -= 1;
@@ -549,6 +564,36 @@ mod tests {
         assert_eq!(acks.last().unwrap().ack, 26);
         assert_eq!(acks.last().unwrap().num_sacks, 0);
         assert_eq!(r.delivered_segments, 26);
+    }
+
+    #[test]
+    fn an_aggregate_of_two_or_more_segments_is_acked_at_once_and_as_one() {
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::None);
+        let mut acks = Vec::new();
+        // Leave quick-ACK mode: 16 ACKs for 16 segments.
+        for s in 0..16 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 16);
+        // 10 aggregates of 4: one ACK each (more than one full segment unacknowledged), not one per two.
+        for i in 0..10 {
+            let d = r.on_segments(t(20 + i), &seg(16 + 4 * i as u32), 4, &mut acks);
+            assert_eq!((d.first_seq, d.segments), (16 + 4 * i as u32, 4));
+        }
+        assert_eq!(acks.len(), 26);
+        assert_eq!(acks.last().unwrap().ack, 56);
+        assert_eq!(r.acks_sent, 26);
+        // An aggregate beyond a hole is held out of order as one block, and filling the hole with an
+        // aggregate that overlaps it delivers everything.
+        r.on_segments(t(40), &seg(60), 5, &mut acks);
+        assert_eq!(r.ofo_segments(), 5);
+        assert_eq!(
+            acks.last().unwrap().sack_blocks(),
+            &[SackBlock { start: 60, end: 65 }]
+        );
+        let d = r.on_segments(t(41), &seg(56), 6, &mut acks);
+        assert_eq!((d.first_seq, d.segments, r.rcv_nxt), (56, 9, 65));
+        assert_eq!(r.ofo_segments(), 0);
     }
 
     fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {
