@@ -13,9 +13,9 @@
 use ccfair_core::{Ecn, PacketMeta, Time};
 
 pub const ETH_HEADER: usize = 14;
-const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
 const PROTO_ICMP: u8 = 1;
-const PROTO_TCP: u8 = 6;
+pub const PROTO_TCP: u8 = 6;
 const ICMP_ECHO_REPLY: u8 = 0;
 const ICMP_ECHO_REQUEST: u8 = 8;
 

@@ -23,7 +23,7 @@
 //! left for the caller to count as a frame it cannot handle. `SKB_GSO_TCP_FIXEDID` (a constant IP ID) is not
 //! signalled through the header, so IDs always increase, as for sockets with DF set.
 
-use crate::frame::{ETH_HEADER, fold_checksum, ones_sum};
+use crate::frame::{ETH_HEADER, ETHERTYPE_IPV4, PROTO_TCP, fold_checksum, ones_sum};
 
 /// Bytes of the legacy `struct virtio_net_hdr` before every frame of a `PACKET_VNET_HDR` socket.
 pub const VNET_HDR_LEN: usize = 10;
@@ -33,7 +33,6 @@ const GSO_NONE: u8 = 0;
 const GSO_TCPV4: u8 = 1;
 /// `VIRTIO_NET_HDR_GSO_ECN`: or-ed into the type when the burst's first segment carries CWR.
 const GSO_ECN: u8 = 0x80;
-const PROTO_TCP: u8 = 6;
 const TCP_FIN: u8 = 0x01;
 const TCP_PSH: u8 = 0x08;
 const TCP_CWR: u8 = 0x80;
@@ -145,7 +144,7 @@ impl<'a> TcpSegments<'a> {
     /// most `max_frame` bytes.
     pub fn new(frame: &'a [u8], mss: u16, max_frame: usize) -> Result<TcpSegments<'a>, SegmentError> {
         use SegmentError::*;
-        if frame.len() < ETH_HEADER + 40 || frame[12..14] != [0x08, 0x00] || mss == 0 {
+        if frame.len() < ETH_HEADER + 40 || frame[12..14] != ETHERTYPE_IPV4.to_be_bytes() || mss == 0 {
             return Err(Malformed);
         }
         let ip = &frame[ETH_HEADER..];
