@@ -19,6 +19,15 @@ the rules a real kernel imposes.
   the sizes the simulator draws for the same seed (:meth:`KernelScenario.flow_plans`); a finite flow's sender
   shuts down its sending side after its last byte, and its completion is when the receiver reads that byte.
 - At most :data:`MAX_KERNEL_FLOWS` flows and :data:`MAX_KERNEL_GROUPS` groups (ports and addresses).
+- ``[host]`` and ``[flows.host]``: the kernel's hosts are this machine's, so it honours what it can set on
+  them, :data:`HONOURED_HOST_KEYS`: ``preset``, ``start_jitter`` (the flows' starts are drawn as the
+  simulator draws them), ``tso`` (segmentation offload on the senders' veth), ``gro`` (receive
+  coalescing on the receiver's veth) and ``gro_flush`` (its interrupt moderation, ``gro_flush_timeout``).
+  Every group's flows share one sender veth and one receiver veth, so these must come out the same for
+  every group. Another key written in a table (``noise``, ``pacing_slack``, ``delack_granularity``,
+  ``nic_rate``, ...) would set this machine's timers, noise or NIC rate, which the kernel backend cannot
+  do: it is refused, naming the field. A preset's own values for them are this machine's real ones instead
+  (the run's provenance says so); its offloads apply.
 
 Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
 is validated as the simulator scenario it would be with a stand-in algorithm, then carries its own names.
@@ -38,9 +47,11 @@ from typing import Any
 
 from ccfair import _native
 from ccfair.catalog import catalog
+from ccfair.emu.netns import HostOffloads
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Host, Resolution, Scenario
 from ccfair.toml_text import check_depth, read_toml
+from ccfair.units import format_duration, parse_duration_ns
 
 AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 DELAY_PLACEMENTS = ("split", "data", "ack")
@@ -51,6 +62,21 @@ KERNEL_MODULE_NAME_MAX = 15
 KERNEL_MODULE_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{KERNEL_MODULE_NAME_MAX}}}")
 # A simulator algorithm that stands in while the rest of the scenario is validated.
 _STAND_IN_CC = "reno"
+# The host keys the kernel backend sets on its real hosts (see the module docstring).
+HONOURED_HOST_KEYS = ("preset", "start_jitter", "tso", "gro", "gro_flush")
+# The offload keys, by their :class:`HostOffloads` (and resolved spec) names.
+OFFLOAD_KEYS = ("tso", "gro", "gro_flush_ns")
+# The offloads of each preset (the simulator's host presets, crates/ccfair-sim/src/host): a testbed server and
+# a home host run Linux's defaults, TSO and GRO on, the veth without interrupt moderation. They apply while
+# the resolved spec does not carry a group's own values; once it does, the spec's values (the native
+# resolution of the preset and the tables) are used.
+PRESET_OFFLOADS = {
+    "ideal": HostOffloads(),
+    "testbed": HostOffloads(tso=True, gro=True),
+    "home": HostOffloads(tso=True, gro=True),
+}
+# The host keys the scenario's own :class:`Host` reads; an offload key it does not know is read here.
+_CORE_HOST_FIELDS = frozenset(f.name for f in dataclasses.fields(Host))
 
 
 def kernel_ccs() -> list[str]:
@@ -115,18 +141,57 @@ def kernel_cc_name(name: str, field: str, available: list[str]) -> str:
     )
 
 
-def _check_ideal_host(host: Host | None, field: str) -> None:
-    """The kernel backend's hosts are this machine's: a modelled host (a preset other than ``ideal``, or
-    any of its parameters) would be silently ignored, so it is refused."""
+def _user_key(name: str) -> str:
+    """The TOML key of a :class:`Host` field (``noise_scale_ns`` is ``noise_scale``)."""
+    for suffix in ("_ns", "_bps"):
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def _check_host(host: Host | None, field: str) -> None:
+    """Refuses a written host key the kernel backend cannot honour (see the module docstring)."""
     if host is None:
         return
-    written = {k: v for k, v in dataclasses.asdict(host).items() if v is not None}
-    if written and written != {"preset": "ideal"}:
-        raise ScenarioError(
-            field,
-            "the kernel backend runs real hosts (this machine's offloads and timers) and cannot model "
-            'another; remove the table or set preset = "ideal"',
-        )
+    for name, value in dataclasses.asdict(host).items():
+        key = _user_key(name)
+        if value is not None and key not in HONOURED_HOST_KEYS:
+            raise ScenarioError(
+                f"{field}.{key}",
+                f"the kernel backend runs this machine's own hosts and cannot set their {key}; it honours "
+                f"{', '.join(HONOURED_HOST_KEYS)} (a preset's other values are the machine's real ones); "
+                "remove the key",
+            )
+
+
+@dataclass(frozen=True)
+class WrittenOffloads:
+    """The offload keys of one host table as written (None: not written), for a scenario whose
+    :class:`Host` does not read them itself."""
+
+    tso: bool | None = None
+    gro: bool | None = None
+    gro_flush_ns: int | None = None
+
+
+def _pop_offloads(table: object, field: str) -> WrittenOffloads | None:
+    """Takes the offload keys the scenario's :class:`Host` does not read out of a host ``table`` (in
+    place), checked: booleans, and a duration for ``gro_flush``."""
+    if not isinstance(table, dict):
+        return None
+    found: dict[str, Any] = {}
+    for name in OFFLOAD_KEYS:
+        key = _user_key(name)
+        if key not in table or name in _CORE_HOST_FIELDS:
+            continue
+        value = table.pop(key)
+        if name.endswith("_ns"):
+            found[name] = parse_duration_ns(value, f"{field}.{key}", allow_zero=True)
+        elif isinstance(value, bool):
+            found[name] = value
+        else:
+            raise ScenarioError(f"{field}.{key}", f"expected true or false, got {value!r}")
+    return WrittenOffloads(**found) if found else None
 
 
 @dataclass(frozen=True)
@@ -135,9 +200,60 @@ class KernelScenario(Scenario):
     placement (see the module docstring)."""
 
     delays: tuple[str, ...] = ()
+    host_offloads: WrittenOffloads | None = None
+    group_offloads: tuple[WrittenOffloads | None, ...] = ()
 
     def delay_of(self, group: int) -> str:
         return self.delays[group] if group < len(self.delays) else "split"
+
+    def _written_offload(self, key: str, group: int) -> bool | int | None:
+        """``key`` as written for ``group``: its own table's, else the scenario's (None: nowhere)."""
+        own = self.group_offloads[group] if group < len(self.group_offloads) else None
+        for extra, host in ((own, self.flows[group].host), (self.host_offloads, self.host)):
+            value: bool | int | None = getattr(extra, key, None)
+            if value is None:
+                value = getattr(host, key, None)
+            if value is not None:
+                return value
+        return None
+
+    def offloads(self, spec: Mapping[str, Any]) -> HostOffloads:
+        """The offloads of the run's hosts, from the resolved ``spec`` (each group's ``host.tso``/``gro``)
+        where it carries them, else from the tables as written and the preset; raises
+        :class:`ScenarioError` when groups disagree (they share the sender's and the receiver's veth)."""
+        chosen: HostOffloads | None = None
+        for i, group in enumerate(spec["groups"]):
+            resolved = group.get("host") or {}
+            preset = resolved.get("preset") or self._preset_of(i)
+            values: dict[str, Any] = {}
+            for key in OFFLOAD_KEYS:
+                value = resolved.get(key)
+                if value is None:
+                    value = self._written_offload(key, i)
+                if value is None:
+                    value = getattr(PRESET_OFFLOADS[preset], key)
+                values[key] = value
+            mine = HostOffloads(
+                tso=bool(values["tso"]), gro=bool(values["gro"]), gro_flush_ns=int(values["gro_flush_ns"])
+            )
+            if chosen is None:
+                chosen = mine
+            for key in OFFLOAD_KEYS:
+                if getattr(mine, key) != getattr(chosen, key):
+                    raise ScenarioError(
+                        f"flows[{i}].host.{_user_key(key)}",
+                        "every flow group runs on the same sender and receiver veth in the kernel backend, "
+                        f"so {_user_key(key)} must be the same for all: group 0 has "
+                        f"{_show(getattr(chosen, key))}, this group {_show(getattr(mine, key))}",
+                    )
+        return chosen or HostOffloads()
+
+    def _preset_of(self, group: int) -> str:
+        """The preset a group's host tables name (the group's own first), ``ideal`` when none does."""
+        for host in (self.flows[group].host, self.host):
+            if host is not None and host.preset is not None:
+                return host.preset
+        return "ideal"
 
     def _stand_in(self) -> Scenario:
         """The simulator scenario with a stand-in algorithm, made (and so resolved) once."""
@@ -153,17 +269,19 @@ class KernelScenario(Scenario):
             interval_ns=self.interval_ns,
             measure=self.measure,
             seed=self.seed,
+            host=self.host,
         )
 
     def resolve(self) -> dict[str, Any]:
         """The kernel spec: the native spec's shape, with ``groups[i].cc = {"name": <kernel module>}`` and
-        ``groups[i].delay``; raises :class:`ScenarioError`."""
+        ``groups[i].delay``, and the hosts' ``offloads`` (``{"tso": bool, "gro": bool}``); raises
+        :class:`ScenarioError`."""
         available = kernel_ccs()
-        _check_ideal_host(self.host, "host")
+        _check_host(self.host, "host")
         names = []
         for i, g in enumerate(self.flows):
             names.append(kernel_cc_name(g.cc, f"flows[{i}].cc", available))
-            _check_ideal_host(g.host, f"flows[{i}].host")
+            _check_host(g.host, f"flows[{i}].host")
             if g.cc_params:
                 raise ScenarioError(
                     f"flows[{i}].cc_params",
@@ -191,6 +309,7 @@ class KernelScenario(Scenario):
         for i, group in enumerate(spec["groups"]):
             group["cc"] = {"name": names[i]}
             group["delay"] = self.delay_of(i)
+        spec["offloads"] = dataclasses.asdict(self.offloads(spec))
         return spec
 
     def resolution(self) -> Resolution:
@@ -208,11 +327,14 @@ class KernelScenario(Scenario):
 
     def to_dict(self, *, explicit: bool = False) -> dict[str, Any]:
         d = self._stand_in().to_dict(explicit=explicit)
+        _put_offloads(d, self.host_offloads)
         for i, (g, out) in enumerate(zip(self.flows, d["flows"], strict=True)):
             out["cc"] = g.cc
             out.pop("cc_params", None)
             if self.delay_of(i) != "split":  # the default stays implicit: the file still loads as a
                 out["delay"] = self.delay_of(i)  # simulator scenario when its algorithms are modelled
+            if i < len(self.group_offloads):
+                _put_offloads(out, self.group_offloads[i])
         return d
 
     def simulator_scenario(self) -> Scenario:
@@ -246,7 +368,8 @@ def kernel_scenario(source: Scenario | Mapping[str, Any] | str | Path) -> Kernel
         try:
             Scenario.from_toml(path)  # the file's own errors (missing, syntax) exactly as the simulator says
         except ScenarioError as e:
-            if not e.field.startswith("flows["):
+            # Kernel names and keys (flows' algorithms and delays, host offloads) are read below.
+            if not e.field.startswith(("flows[", "host.")):
                 raise
         return _from_dict(read_toml(path))
     if isinstance(source, Mapping):
@@ -260,11 +383,14 @@ def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
     flows = d.get("flows")
     delays: list[str] = []
     names: list[Any] = []
+    host_offloads = _pop_offloads(d.get("host"), "host")
+    group_offloads: list[WrittenOffloads | None] = []
     if isinstance(flows, list):
         for i, f in enumerate(flows):
             if not isinstance(f, Mapping):
                 continue
             f = dict(f)
+            group_offloads.append(_pop_offloads(f.get("host"), f"flows[{i}].host"))
             delay = f.pop("delay", "split")
             if not isinstance(delay, str) or delay not in DELAY_PLACEMENTS:
                 raise ScenarioError(
@@ -289,6 +415,30 @@ def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
     )
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)}
     fields["flows"] = groups
-    scenario = KernelScenario(**fields, delays=tuple(delays))
+    scenario = KernelScenario(
+        **fields,
+        delays=tuple(delays),
+        host_offloads=host_offloads,
+        group_offloads=tuple(group_offloads),
+    )
     scenario.validate()
     return scenario
+
+
+def _show(value: bool | int) -> str:
+    """An offload value as a scenario writes it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return format_duration(value)
+
+
+def _put_offloads(table: dict[str, Any], written: WrittenOffloads | None) -> None:
+    """Writes the offload keys a host table was read with back into its user-level form (``table``'s
+    ``host``)."""
+    if written is None:
+        return
+    host = table.setdefault("host", {})
+    for name in OFFLOAD_KEYS:
+        value = getattr(written, name)
+        if value is not None:
+            host[_user_key(name)] = format_duration(value) if name.endswith("_ns") else value
