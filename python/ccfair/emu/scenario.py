@@ -51,7 +51,7 @@ from ccfair.emu.netns import HostOffloads
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Host, Resolution, Scenario
 from ccfair.toml_text import check_depth, read_toml
-from ccfair.units import format_duration, parse_duration_ns
+from ccfair.units import format_duration
 
 AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 DELAY_PLACEMENTS = ("split", "data", "ack")
@@ -66,17 +66,6 @@ _STAND_IN_CC = "reno"
 HONOURED_HOST_KEYS = ("preset", "start_jitter", "tso", "gro", "gro_flush")
 # The offload keys, by their :class:`HostOffloads` (and resolved spec) names.
 OFFLOAD_KEYS = ("tso", "gro", "gro_flush_ns")
-# The offloads of each preset (the simulator's host presets, crates/ccfair-sim/src/host): a testbed server and
-# a home host run Linux's defaults, TSO and GRO on, the veth without interrupt moderation. They apply while
-# the resolved spec does not carry a group's own values; once it does, the spec's values (the native
-# resolution of the preset and the tables) are used.
-PRESET_OFFLOADS = {
-    "ideal": HostOffloads(),
-    "testbed": HostOffloads(tso=True, gro=True),
-    "home": HostOffloads(tso=True, gro=True),
-}
-# The host keys the scenario's own :class:`Host` reads; an offload key it does not know is read here.
-_CORE_HOST_FIELDS = frozenset(f.name for f in dataclasses.fields(Host))
 
 
 def kernel_ccs() -> list[str]:
@@ -165,76 +154,27 @@ def _check_host(host: Host | None, field: str) -> None:
 
 
 @dataclass(frozen=True)
-class WrittenOffloads:
-    """The offload keys of one host table as written (None: not written), for a scenario whose
-    :class:`Host` does not read them itself."""
-
-    tso: bool | None = None
-    gro: bool | None = None
-    gro_flush_ns: int | None = None
-
-
-def _pop_offloads(table: object, field: str) -> WrittenOffloads | None:
-    """Takes the offload keys the scenario's :class:`Host` does not read out of a host ``table`` (in
-    place), checked: booleans, and a duration for ``gro_flush``."""
-    if not isinstance(table, dict):
-        return None
-    found: dict[str, Any] = {}
-    for name in OFFLOAD_KEYS:
-        key = _user_key(name)
-        if key not in table or name in _CORE_HOST_FIELDS:
-            continue
-        value = table.pop(key)
-        if name.endswith("_ns"):
-            found[name] = parse_duration_ns(value, f"{field}.{key}", allow_zero=True)
-        elif isinstance(value, bool):
-            found[name] = value
-        else:
-            raise ScenarioError(f"{field}.{key}", f"expected true or false, got {value!r}")
-    return WrittenOffloads(**found) if found else None
-
-
-@dataclass(frozen=True)
 class KernelScenario(Scenario):
     """A :class:`Scenario` whose algorithms are kernel modules. ``delays[i]`` is flow group i's RTT
     placement (see the module docstring)."""
 
     delays: tuple[str, ...] = ()
-    host_offloads: WrittenOffloads | None = None
-    group_offloads: tuple[WrittenOffloads | None, ...] = ()
 
     def delay_of(self, group: int) -> str:
         return self.delays[group] if group < len(self.delays) else "split"
 
-    def _written_offload(self, key: str, group: int) -> bool | int | None:
-        """``key`` as written for ``group``: its own table's, else the scenario's (None: nowhere)."""
-        own = self.group_offloads[group] if group < len(self.group_offloads) else None
-        for extra, host in ((own, self.flows[group].host), (self.host_offloads, self.host)):
-            value: bool | int | None = getattr(extra, key, None)
-            if value is None:
-                value = getattr(host, key, None)
-            if value is not None:
-                return value
-        return None
-
     def offloads(self, spec: Mapping[str, Any]) -> HostOffloads:
-        """The offloads of the run's hosts, from the resolved ``spec`` (each group's ``host.tso``/``gro``)
-        where it carries them, else from the tables as written and the preset; raises
-        :class:`ScenarioError` when groups disagree (they share the sender's and the receiver's veth)."""
+        """The offloads of the run's hosts, from the resolved ``spec`` (each group's ``host``: its preset's
+        values with the tables' keys laid over them; an ideal host, which the spec leaves out, has none);
+        raises :class:`ScenarioError` when groups disagree (they share the sender's and the receiver's
+        veth)."""
         chosen: HostOffloads | None = None
         for i, group in enumerate(spec["groups"]):
             resolved = group.get("host") or {}
-            preset = resolved.get("preset") or self._preset_of(i)
-            values: dict[str, Any] = {}
-            for key in OFFLOAD_KEYS:
-                value = resolved.get(key)
-                if value is None:
-                    value = self._written_offload(key, i)
-                if value is None:
-                    value = getattr(PRESET_OFFLOADS[preset], key)
-                values[key] = value
             mine = HostOffloads(
-                tso=bool(values["tso"]), gro=bool(values["gro"]), gro_flush_ns=int(values["gro_flush_ns"])
+                tso=bool(resolved.get("tso", False)),
+                gro=bool(resolved.get("gro", False)),
+                gro_flush_ns=int(resolved.get("gro_flush_ns", 0)),
             )
             if chosen is None:
                 chosen = mine
@@ -247,13 +187,6 @@ class KernelScenario(Scenario):
                         f"{_show(getattr(chosen, key))}, this group {_show(getattr(mine, key))}",
                     )
         return chosen or HostOffloads()
-
-    def _preset_of(self, group: int) -> str:
-        """The preset a group's host tables name (the group's own first), ``ideal`` when none does."""
-        for host in (self.flows[group].host, self.host):
-            if host is not None and host.preset is not None:
-                return host.preset
-        return "ideal"
 
     def _stand_in(self) -> Scenario:
         """The simulator scenario with a stand-in algorithm, made (and so resolved) once."""
@@ -327,14 +260,11 @@ class KernelScenario(Scenario):
 
     def to_dict(self, *, explicit: bool = False) -> dict[str, Any]:
         d = self._stand_in().to_dict(explicit=explicit)
-        _put_offloads(d, self.host_offloads)
         for i, (g, out) in enumerate(zip(self.flows, d["flows"], strict=True)):
             out["cc"] = g.cc
             out.pop("cc_params", None)
             if self.delay_of(i) != "split":  # the default stays implicit: the file still loads as a
                 out["delay"] = self.delay_of(i)  # simulator scenario when its algorithms are modelled
-            if i < len(self.group_offloads):
-                _put_offloads(out, self.group_offloads[i])
         return d
 
     def simulator_scenario(self) -> Scenario:
@@ -383,14 +313,11 @@ def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
     flows = d.get("flows")
     delays: list[str] = []
     names: list[Any] = []
-    host_offloads = _pop_offloads(d.get("host"), "host")
-    group_offloads: list[WrittenOffloads | None] = []
     if isinstance(flows, list):
         for i, f in enumerate(flows):
             if not isinstance(f, Mapping):
                 continue
             f = dict(f)
-            group_offloads.append(_pop_offloads(f.get("host"), f"flows[{i}].host"))
             delay = f.pop("delay", "split")
             if not isinstance(delay, str) or delay not in DELAY_PLACEMENTS:
                 raise ScenarioError(
@@ -415,12 +342,7 @@ def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
     )
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(Scenario)}
     fields["flows"] = groups
-    scenario = KernelScenario(
-        **fields,
-        delays=tuple(delays),
-        host_offloads=host_offloads,
-        group_offloads=tuple(group_offloads),
-    )
+    scenario = KernelScenario(**fields, delays=tuple(delays))
     scenario.validate()
     return scenario
 
@@ -430,15 +352,3 @@ def _show(value: bool | int) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return format_duration(value)
-
-
-def _put_offloads(table: dict[str, Any], written: WrittenOffloads | None) -> None:
-    """Writes the offload keys a host table was read with back into its user-level form (``table``'s
-    ``host``)."""
-    if written is None:
-        return
-    host = table.setdefault("host", {})
-    for name in OFFLOAD_KEYS:
-        value = getattr(written, name)
-        if value is not None:
-            host[_user_key(name)] = format_duration(value) if name.endswith("_ns") else value
