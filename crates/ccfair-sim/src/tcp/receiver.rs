@@ -8,7 +8,9 @@
 //!   segment), in quick-ACK mode (the first 16 ACKs of a connection, and after a receive gap longer than the
 //!   RTO), or when a hole is filled; otherwise the delayed-ACK timer (ATO starting at 40 ms and adapting to
 //!   the inter-arrival time, capped by srtt and 200 ms). With out-of-order data the first three duplicate ACKs
-//!   go out at once, later ones are compressed for min(1 ms, RTT/20), at most 44 at a time.
+//!   go out at once, later ones are compressed for min(1 ms, RTT/20), at most 44 at a time; a compressed
+//!   ACK is sent before a new block pushes the oldest remembered one out (`tcp_sack_compress_send_ack`), so
+//!   under heavy loss no block is forgotten unreported (else the sender retransmits delivered segments).
 //! - A duplicate segment re-enters quick-ACK mode (Linux would also send a DSACK; not modelled).
 //! - The timestamp echo is the TSval of the first segment received after the previous ACK (RFC 7323).
 //! - ECN, in the connection's feedback mode (`__tcp_ecn_check_ce`): RFC 3168 — a CE mark sets ECE on every
@@ -306,11 +308,11 @@ impl Receiver {
         } else {
             self.ofo.insert(i, SackBlock { start: seq, end });
         }
-        self.sack_new_ofo(seq, end);
+        self.sack_new_ofo(seq, end, acks);
     }
 
     /// `tcp_sack_new_ofo_skb`: the block holding the new data moves to the front.
-    fn sack_new_ofo(&mut self, seq: u32, end: u32) {
+    fn sack_new_ofo(&mut self, seq: u32, end: u32, acks: &mut Vec<Ack>) {
         for i in 0..self.num_sacks {
             let b = &mut self.sacks[i];
             if b.start <= end && seq <= b.end {
@@ -322,6 +324,11 @@ impl Receiver {
             }
         }
         if self.num_sacks >= NUM_SACKS {
+            // tcp_sack_compress_send_ack: before the oldest block is forgotten, a compressed (held back)
+            // ACK goes out, so the blocks it would have reported reach the sender.
+            if self.compressed_ack > 0 {
+                self.send_ack(acks);
+            }
             self.num_sacks -= 1; // forget the oldest block
         }
         self.sacks[..=self.num_sacks].rotate_right(1);
@@ -594,6 +601,39 @@ mod tests {
         let d = r.on_segments(t(41), &seg(56), 6, &mut acks);
         assert_eq!((d.first_seq, d.segments, r.rcv_nxt), (56, 9, 65));
         assert_eq!(r.ofo_segments(), 0);
+    }
+
+    #[test]
+    fn a_held_back_ack_goes_out_before_a_sack_block_is_forgotten() {
+        // Holes at 0, 2, 4, 6, 8, 10: received 1, 3, 5, ... each start a new block. The first three dupacks
+        // go out at once, the next are compressed; the fifth block would push the oldest of the four
+        // remembered blocks out, so the compressed ACK leaves first, reporting the three newest blocks.
+        let mut r = Receiver::new(Dur::from_ms(100), EcnEcho::None);
+        let mut acks = Vec::new();
+        for s in [1, 3, 5] {
+            r.on_segment(t(0), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 3);
+        r.on_segment(t(0), &seg(7), &mut acks);
+        assert_eq!(acks.len(), 3, "the fourth dupack is compressed");
+        r.on_segment(t(0), &seg(9), &mut acks);
+        assert_eq!(
+            acks.len(),
+            4,
+            "a compressed ACK is sent before block 1..2 is forgotten"
+        );
+        let sent = &acks[3];
+        assert_eq!(
+            sent.sack_blocks(),
+            &[
+                SackBlock { start: 7, end: 8 },
+                SackBlock { start: 5, end: 6 },
+                SackBlock { start: 3, end: 4 }
+            ]
+        );
+        // Without a held-back ACK nothing extra is sent: the next block waits for the timer as before.
+        r.on_segment(t(0), &seg(11), &mut acks);
+        assert_eq!(acks.len(), 4);
     }
 
     fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {
