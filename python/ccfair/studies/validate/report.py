@@ -43,6 +43,10 @@ def _percent(x: float | None) -> str:
     return MISSING if x is None or math.isnan(x) else f"{x * 100:+.0f} %"
 
 
+def _abs_percent(x: float | None) -> str:
+    return MISSING if x is None or math.isnan(x) else f"{x * 100:.0f} %"
+
+
 def _mark(ok: bool | None) -> str:
     return "" if ok is None or ok else "*"
 
@@ -142,7 +146,7 @@ def summary_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
         {
             "what": "max |sojourn p50 gap|",
             "target": f"<= {SOJOURN_RELATIVE * 100:.0f} %",
-            "value": both(lambda x: _percent(x["sojourn_gap_max"])),
+            "value": both(lambda x: _abs_percent(x["sojourn_gap_max"])),
         },
         {"what": "cells with sojourn within target", "target": "all", "value": both(met("sojourn"))},
         {
@@ -178,11 +182,13 @@ def full_text(document: Mapping[str, Any]) -> str:
     out = [
         f"ccfair validate: {len(document['cells'])} cells, the simulator ({', '.join(PRESETS)} hosts, "
         f"{document['repetitions']} seeds) against the kernel's stored truth "
-        f"({document['truth']['kernel_release']}, {document['truth']['cpu_model']})",
+        f"(Linux {', '.join(document['truth']['kernel_release'])}, {document['truth']['cpu_model']})",
         "",
     ]
     for cell in document["cells"]:
-        out.append(f"{cell['cell']}: {cell['what']} ({cell['kernel_runs']} kernel runs)")
+        excluded = len(cell.get("kernel_excluded", []))
+        left_out = f", {excluded} flagged by the emulator's health left out" if excluded else ""
+        out.append(f"{cell['cell']}: {cell['what']} ({cell['kernel_runs']} kernel runs{left_out})")
         out.append(cell_table(cell))
         out.append("")
     columns = [Column("cell", "cell", text, "left"), Column("kernel (mean ± sd)", "kernel", text, "left")]

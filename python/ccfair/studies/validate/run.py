@@ -24,6 +24,7 @@ from ccfair.studies.validate.grid import Cell, cell_plan
 from ccfair.sweep.driver import plan_runs, run_sweep
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan
+from ccfair.units import parse_duration_ns
 
 KERNEL = "kernel"
 # A cell is topped up to at most this many times its repetitions when health flags its runs.
@@ -49,7 +50,8 @@ def check_cell(cell: Cell, backend: str, preset: str | None, repetitions: int) -
     try:
         plan_runs(plan, quiet=True, limits=None)
     except ScenarioError as e:
-        return f"{e.field}: {e.message}"
+        # The grid's plans have one cell, which the sweep layer's message names as the base scenario.
+        return f"{e.field}: {e.message.removesuffix(' (in cell 0: the base scenario)')}"
     return plan
 
 
@@ -88,6 +90,11 @@ def healthy(summary: dict[str, Any]) -> bool:
     return not summary.get("emulator_limited")
 
 
+def time_limit_s(args: argparse.Namespace) -> float | None:
+    limit = getattr(args, "time_limit", None)
+    return None if limit is None else parse_duration_ns(limit, "--time-limit") / 1e9
+
+
 def run_kernel_side(cells: Sequence[Cell], repetitions: int, out: Path, args: argparse.Namespace) -> SideRuns:
     """Runs every cell the kernel backend accepts here, topping up cells with flagged runs."""
     side = SideRuns()
@@ -102,7 +109,15 @@ def run_kernel_side(cells: Sequence[Cell], repetitions: int, out: Path, args: ar
             plan = cell_plan(cell, KERNEL, None, count)
             # The kernel's runs are the truth whatever the Python build that orchestrated them: each run
             # records its revision, so a cell topped up after a change of the sources keeps its runs.
-            run_sweep(plan, out, jobs=1, quiet=args.quiet, allow_mixed=True, time_limit_s=None)
+            run_sweep(
+                plan,
+                out,
+                jobs=1,
+                quiet=args.quiet,
+                allow_mixed=True,
+                time_limit_s=time_limit_s(args),
+                retry_failed=getattr(args, "retry_failed", False),
+            )
             ids = planned_ids(plan)
             health = run_health(out, ids)
             good = sum(healthy(health[i]) for i in ids if i in health)
