@@ -88,8 +88,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise ScenarioError("--write-truth", "stores a kernel measurement: give --kernel too")
     if args.kernel and args.truth is not None:
         raise ScenarioError("--truth", "--kernel compares with the truth it measures; give one of them")
-    if args.cluster is not None:
-        raise ScenarioError("--cluster", "ccfair validate runs locally (--jobs)")
     write_to = None
     if args.write_truth is not None:
         write_to = fsio.check_file(args.write_truth, "--write-truth", is_truth_file, "truth files")

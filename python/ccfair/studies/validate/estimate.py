@@ -20,11 +20,10 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
     for cell in cells:
         duration_s = parse_duration_ns(cell.duration, "duration") / 1e9
         kernel = check_cell(cell, KERNEL, None, repetitions)
+        kernel_seconds = repetitions * (duration_s + KERNEL_SETUP_S)
+        kernel_text = f"{repetitions} runs, {kernel_seconds:.0f} s"
         if isinstance(kernel, str):
-            kernel_seconds, kernel_text = 0.0, f"not here: {kernel}"
-        else:
-            kernel_seconds = repetitions * (duration_s + KERNEL_SETUP_S)
-            kernel_text = f"{repetitions} runs, {kernel_seconds:.0f} s"
+            kernel_text += f"; cannot run here: {kernel}"
         events = 0
         for preset in PRESETS:
             sim = check_cell(cell, SIMULATOR, preset, repetitions)
