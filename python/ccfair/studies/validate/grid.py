@@ -111,6 +111,29 @@ def _pair(name: str, what: str, a: str, b: str, *, buffer: str = "1bdp", **kw: A
     )
 
 
+def _mix(
+    name: str,
+    what: str,
+    rate: str,
+    groups: list[tuple[str, int]],
+    *,
+    buffer: str = "1bdp",
+    headline: str = "share",
+) -> Cell:
+    """Groups of (algorithm, flow count) at 20 ms, started together, measured from 5 s of 15 s."""
+    flows = tuple({**flow(cc, rtt="20ms"), **({"count": n} if n > 1 else {})} for cc, n in groups)
+    return Cell(
+        name,
+        what,
+        rate=rate,
+        buffer=buffer,
+        flows=flows,
+        duration="15s",
+        measure_start="5s",
+        headline=headline,
+    )
+
+
 def _loss(cc: str, percent: int) -> Cell:
     return Cell(
         f"loss-{cc}-{percent}pct",
@@ -191,76 +214,19 @@ CELLS: tuple[Cell, ...] = (
         for cc in ("reno", "cubic", "bbr")
     ),
     # Mixes and many flows.
-    Cell(
-        "bbr-vs-8cubic",
-        "1 BBR vs 8 Cubic",
-        rate="50Mbps",
-        buffer="1bdp",
-        flows=(flow("bbr", rtt="20ms"), flow("cubic", rtt="20ms", count=8)),
-        duration="15s",
-        measure_start="5s",
-    ),
-    Cell(
-        "bbr-vs-16cubic",
-        "1 BBR vs 16 Cubic",
-        rate="100Mbps",
-        buffer="1bdp",
-        flows=(flow("bbr", rtt="20ms"), flow("cubic", rtt="20ms", count=16)),
-        duration="15s",
-        measure_start="5s",
-    ),
-    Cell(
-        "5reno-5cubic",
-        "5 Reno vs 5 Cubic",
-        rate="50Mbps",
-        buffer="1bdp",
-        flows=(flow("reno", rtt="20ms", count=5), flow("cubic", rtt="20ms", count=5)),
-        duration="15s",
-        measure_start="5s",
-    ),
-    Cell(
+    _mix("bbr-vs-8cubic", "1 BBR vs 8 Cubic", "50Mbps", [("bbr", 1), ("cubic", 8)]),
+    _mix("bbr-vs-16cubic", "1 BBR vs 16 Cubic", "100Mbps", [("bbr", 1), ("cubic", 16)]),
+    _mix("5reno-5cubic", "5 Reno vs 5 Cubic", "50Mbps", [("reno", 5), ("cubic", 5)]),
+    _mix(
         "reno-cubic-bbr-2each",
         "2 Reno, 2 Cubic, 2 BBR, 2 BDP",
-        rate="20Mbps",
+        "20Mbps",
+        [("reno", 2), ("cubic", 2), ("bbr", 2)],
         buffer="2bdp",
-        flows=(
-            flow("reno", rtt="20ms", count=2),
-            flow("cubic", rtt="20ms", count=2),
-            flow("bbr", rtt="20ms", count=2),
-        ),
-        duration="15s",
-        measure_start="5s",
     ),
-    Cell(
-        "10cubic",
-        "10 Cubic",
-        rate="50Mbps",
-        buffer="1bdp",
-        flows=(flow("cubic", rtt="20ms", count=10),),
-        duration="15s",
-        measure_start="5s",
-        headline="jain",
-    ),
-    Cell(
-        "50cubic",
-        "50 Cubic",
-        rate="100Mbps",
-        buffer="1bdp",
-        flows=(flow("cubic", rtt="20ms", count=50),),
-        duration="15s",
-        measure_start="5s",
-        headline="jain",
-    ),
-    Cell(
-        "10bbr",
-        "10 BBR",
-        rate="50Mbps",
-        buffer="1bdp",
-        flows=(flow("bbr", rtt="20ms", count=10),),
-        duration="15s",
-        measure_start="5s",
-        headline="jain",
-    ),
+    _mix("10cubic", "10 Cubic", "50Mbps", [("cubic", 10)], headline="jain"),
+    _mix("50cubic", "50 Cubic", "100Mbps", [("cubic", 50)], headline="jain"),
+    _mix("10bbr", "10 BBR", "50Mbps", [("bbr", 10)], headline="jain"),
     # Staggered starts: four flows 3 s apart; the window opens after the last joined.
     *(
         Cell(

@@ -26,12 +26,7 @@ OPTION = "--out"
 
 
 def is_validate_json(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(1 << 24))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("generator") == GENERATOR
+    return fsio.json_generated_by(path, GENERATOR)
 
 
 def is_validate_markdown(path: Path) -> bool:

@@ -54,12 +54,7 @@ class CellTruth:
 
 def is_truth_file(path: Path) -> bool:
     """Whether ``path`` is a truth file this command wrote (its ``generator`` field)."""
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(1 << 24))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("generator") == GENERATOR
+    return fsio.json_generated_by(path, GENERATOR)
 
 
 def load_truth(path: Path, option: str = "--truth") -> dict[str, Any]:
