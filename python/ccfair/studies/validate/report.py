@@ -204,6 +204,15 @@ def full_text(document: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def summary_markdown(document: Mapping[str, Any]) -> str:
+    """The grid summary as a markdown table (a ``|`` inside a cell escaped)."""
+    lines = ["| grid summary | target | " + " / ".join(PRESETS) + " |", "|---|---|---|"]
+    for r in summary_rows(document):
+        cells = [r[k].replace("|", "\\|") for k in ("what", "target", "value")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def markdown_page(document: Mapping[str, Any]) -> str:
     truth = document["truth"]
     lines = [
@@ -217,9 +226,7 @@ def markdown_page(document: Mapping[str, Any]) -> str:
         markdown_table(document),
         TABLE_END,
         "",
-        "| grid summary | target | " + " / ".join(PRESETS) + " |",
-        "|---|---|---|",
-        *[f"| {r['what']} | {r['target']} | {r['value']} |" for r in summary_rows(document)],
+        summary_markdown(document),
     ]
     if document["pending"]:
         lines += ["", "Cells not compared:", "", *[f"- {n}: {w}" for n, w in document["pending"].items()]]
