@@ -166,7 +166,7 @@ def test_dualpi2_separates_l4s_and_classic_delay_and_couples_the_signals():
 # L4S delay as low as DualPI2's. Measured here (30 s, 100 Mbps, 2 BDP; relative goodput of each class):
 #   Prague 10 ms vs Cubic 10 ms: DualPI2 1.14 / 0.79, VDQ-CSAQM 0.59 / 1.34, L4S sojourn p99 0.23 / 4.4 ms
 #   Prague 10 ms vs Cubic 50 ms: DualPI2 1.31 / 0.62, VDQ-CSAQM 0.66 / 1.27
-#   BBRv2 vs Cubic, 10 ms:       DualPI2 0.82 / 1.11, VDQ-CSAQM 0.75 / 1.18 (PPV: 0.39 / 1.54)
+#   BBRv2 vs Cubic, 10 ms:       DualPI2 0.88 / 1.05, VDQ-CSAQM 0.68 / 1.26 (PPV: 0.36 / 1.57)
 # The reconstruction does not reproduce the claim: its L queue is blocked behind the classic one whenever the
 # classic head is 19 ms older (time-shifted FIFO), so the L4S flow is marked by its own 1 ms target more than
 # its share calls for. The claims are kept as strict expected failures so that a faithful model shows up.
@@ -202,12 +202,19 @@ def test_vdq_csaqm_separates_the_classes_and_signals_l4s_by_marks_only():
     assert min(classes(r).values()) >= 0.4
 
 
+BBR2_CUBIC = ({"cc": "bbr2", "rtt": "10ms"}, {"cc": "cubic", "rtt": "10ms"})
+
+
 def test_vdq_csaqm_shares_between_bbr2_and_cubic_at_least_as_well_as_ppv():
-    bbr2, cubic = {"cc": "bbr2", "rtt": "10ms"}, {"cc": "cubic", "rtt": "10ms"}
-    vdq = two_flows("vdq_csaqm", bbr2, cubic)
-    ppv = two_flows("ppv", bbr2, cubic)
-    assert 0.7 <= vdq["bbr2"] <= 1.3 and 0.7 <= vdq["cubic"] <= 1.3
+    vdq = two_flows("vdq_csaqm", *BBR2_CUBIC)
+    ppv = two_flows("ppv", *BBR2_CUBIC)
     assert abs(vdq["bbr2"] - 1) <= abs(ppv["bbr2"] - 1)
+
+
+@VDQ_PAPER
+def test_vdq_csaqm_shares_fairly_between_bbr2_and_cubic():
+    vdq = two_flows("vdq_csaqm", *BBR2_CUBIC)
+    assert 0.7 <= vdq["bbr2"] <= 1.3 and 0.7 <= vdq["cubic"] <= 1.3
 
 
 @VDQ_PAPER

@@ -71,10 +71,15 @@ def test_random_loss_leaves_bbr_near_the_link_rate_while_cubic_collapses():
     assert cubic.summary["total_goodput_bps"] < 10e6
 
 
-def test_five_flows_with_equal_rtts_share_fairly():
-    r = ccfair.run(SCENARIOS / "bbr-five-flows.toml")
-    assert r.summary["jain_index"] >= 0.95
-    assert r.summary["utilization"] >= 0.95
+def test_five_flows_with_equal_rtts_share_as_unevenly_as_on_the_kernel():
+    # Measured on real Linux (`ccfair compare --repetitions 3`, README "Real kernels"): five kernel BBR flows
+    # fill the link (utilization 0.984) with Jain's index 0.916 ± 0.054: in a 1 BDP buffer BBRv1's 2 BDP
+    # windows keep losing and the flows do not converge to equal shares.
+    kernel_jain = 0.916
+    runs = [ccfair.run(SCENARIOS / "bbr-five-flows.toml", seed=seed) for seed in (1, 2, 3)]
+    jain = sum(r.summary["jain_index"] for r in runs) / len(runs)
+    assert abs(jain - kernel_jain) < 0.05, jain
+    assert all(r.summary["utilization"] >= 0.95 for r in runs)
 
 
 def test_in_a_shallow_buffer_bbr_takes_most_of_the_link_from_cubic():

@@ -28,6 +28,10 @@ BAD_FILES = {
     "huge-exponent": (SMALL_TOML.replace('rtt = "50ms"', 'rtt = "1e99999999ms"', 1), "flows[0].rtt"),
     "deep-nesting": (SMALL_TOML + "x = " + "[" * 400 + "]" * 400 + "\n", "deep-nesting.toml"),
     "very-deep-nesting": ("x = " + "[" * 5000 + "]" * 5000 + "\n", "very-deep-nesting.toml"),
+    "host-nic-rate": (SMALL_TOML + '[host]\nnic_rate = "-10Gbps"\n', "host.nic_rate"),
+    "host-gro": (SMALL_TOML + '[host]\ngro = "yes"\n', "host.gro"),
+    "host-tso": (SMALL_TOML + "[host]\ntso = 1\n", "host.tso"),
+    "host-gro-flush": (SMALL_TOML + '[host]\ngro_flush = "soon"\n', "host.gro_flush"),
     "nan-cc-param": (SMALL_TOML + "cc_params = { beta = nan }\n", "flows[1].cc_params.beta"),
     "inf-aqm-param": (
         SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { name = "red", max_p = inf }'),

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import ccfair
+from ccfair import _native
 from ccfair.catalog import output_table
 from ccfair.emu import collect, doctor, netns
 from ccfair.emu import run as emu_run
@@ -79,8 +80,18 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
         ({"cc": "cubic", "rtt": "50ms", "delay": "middle"}, "flows[0].delay", "split, data, ack"),
         ({"cc": "cubic", "rtt": "50ms", "ecn": "l4s"}, "flows[0].ecn", "off and classic"),
         ({"cc": "cubic", "rtt": "-5ms"}, "flows[0].rtt", ""),
-        ({"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed"}}, "flows[0].host", "real hosts"),
-        ({"cc": "cubic", "rtt": "50ms", "host": {"start_jitter": "1ms"}}, "flows[0].host", "real hosts"),
+        ({"cc": "cubic", "rtt": "50ms", "host": {"noise": "none"}}, "flows[0].host.noise", "machine's own"),
+        (
+            {"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed", "pacing_slack": "1us"}},
+            "flows[0].host.pacing_slack",
+            "honours preset, start_jitter, tso, gro, gro_flush",
+        ),
+        ({"cc": "cubic", "rtt": "50ms", "host": {"tso": 1}}, "flows[0].host.tso", "true or false"),
+        (
+            {"cc": "cubic", "rtt": "50ms", "host": {"gro_flush": "soon"}},
+            "flows[0].host.gro_flush",
+            "duration",
+        ),
     ],
 )
 def test_kernel_scenario_errors_name_the_field(flow: dict[str, Any], field: str, words: str) -> None:
@@ -213,6 +224,7 @@ def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
                 "rtt_mean_ns": 6e7,
                 "rtt_p99_ns": 7e7,
                 "interval_drops": [0, 1, 1, 0],
+                "ack_frames": 10,
             }
             for _ in range(n)
         ],
@@ -238,6 +250,8 @@ def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
             "rx_kernel_drops": 0,
             "pool_exhausted": 0,
             "oversize_frames": 0,
+            "gso_frames": 0,
+            "gso_segments": 0,
             "tx_errors": 0,
             "passthrough_frames": 0,
             "held_at_end": 3,
@@ -311,6 +325,22 @@ def test_health_flags_lateness_beyond_two_percent_of_the_rtt_and_any_loss() -> N
     assert (
         "3 frames dropped before the emulator read them" in emu_run.health_summary(emu, spec)["emulator_note"]
     )
+    emu["health"]["rx_kernel_drops"] = 0
+    emu["health"]["oversize_frames"] = 2
+    assert "2 frames it could not handle" in emu_run.health_summary(emu, spec)["emulator_note"]
+
+
+def test_health_reports_segmented_bursts_and_acks_per_data_segment() -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()
+    emu, _, _ = fake_outputs(spec)
+    emu["health"]["gso_frames"], emu["health"]["gso_segments"] = 4, 30
+    h = emu_run.health_summary(emu, spec)
+    assert (h["emulator_gso_frames"], h["emulator_gso_segments"]) == (4, 30)
+    # Three flows, each 10 ACK frames for 20 data segments.
+    assert h["emulator_acks_per_segment"] == pytest.approx(0.5)
+    for f in emu["flows"]:
+        f["total"] = {**f["total"], "sent_segments": 0}
+    assert math.isnan(emu_run.acks_per_segment(emu))
 
 
 def test_rate_check_needs_a_doctor_measurement_of_this_host(
@@ -516,8 +546,90 @@ def test_require_root_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     assert e.value.field == "backend" and "needs root" in e.value.message
 
 
-def test_the_kernel_backend_refuses_a_modelled_host_and_takes_an_ideal_one() -> None:
+def offloads_of(scenario: dict[str, Any]) -> netns.HostOffloads:
+    return netns.HostOffloads(**kernel_scenario(scenario).resolve()["offloads"])
+
+
+def test_host_offloads_come_from_the_tables_and_the_preset() -> None:
+    assert offloads_of(BBR_VS_CUBIC) == netns.HostOffloads()
+    assert offloads_of({**BBR_VS_CUBIC, "host": {"preset": "ideal"}}) == netns.HostOffloads()
+    assert offloads_of({**BBR_VS_CUBIC, "host": {"tso": True}}) == netns.HostOffloads(tso=True)
+    # The presets' offloads as the simulator resolves them (crates/ccfair-sim/src/host): TSO, GRO and the
+    # receive moderation window (testbed 16 us, home 50 us).
+    testbed = offloads_of({**BBR_VS_CUBIC, "host": {"preset": "testbed"}})
+    assert testbed == netns.HostOffloads(tso=True, gro=True, gro_flush_ns=16_000)
+    # A written key replaces the preset's; a group's table is laid over the scenario's, key by key.
+    assert offloads_of({**BBR_VS_CUBIC, "host": {"preset": "home", "gro": False}}) == netns.HostOffloads(
+        tso=True, gro_flush_ns=50_000
+    )
+    flows = [{**f, "host": {"gro": True, "gro_flush": "200us"}} for f in BBR_VS_CUBIC["flows"]]
+    assert offloads_of({**BBR_VS_CUBIC, "host": {"tso": True}, "flows": flows}) == netns.HostOffloads(
+        tso=True, gro=True, gro_flush_ns=200_000
+    )
+
+
+def test_groups_share_one_sender_and_one_receiver_veth_so_their_offloads_must_agree() -> None:
+    flows = [BBR_VS_CUBIC["flows"][0], {**BBR_VS_CUBIC["flows"][1], "host": {"preset": "testbed"}}]
     with pytest.raises(ScenarioError) as e:
-        kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "home"}})
-    assert e.value.field == "host"
-    kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "ideal"}})  # the simulator's own hosts: accepted
+        kernel_scenario({**BBR_VS_CUBIC, "flows": flows})
+    assert e.value.field == "flows[1].host.tso"
+    assert "group 0 has false, this group true" in e.value.message
+    flows = [BBR_VS_CUBIC["flows"][0], {**BBR_VS_CUBIC["flows"][1], "host": {"gro_flush": "1ms"}}]
+    with pytest.raises(ScenarioError) as e:
+        kernel_scenario({**BBR_VS_CUBIC, "host": {"gro_flush": "200us"}, "flows": flows})
+    assert e.value.field == "flows[1].host.gro_flush"
+    assert "group 0 has 200us, this group 1ms" in e.value.message
+
+
+def test_the_resolved_specs_host_values_win_over_the_tables() -> None:
+    sc = kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed"}})
+    spec = sc.resolve()
+    # A resolution that carries the offload keys itself (the simulator's host model) decides them.
+    for g in spec["groups"]:
+        g["host"] = {**g["host"], "tso": False, "gro": True, "gro_flush_ns": 5000}
+    assert sc.offloads(spec) == netns.HostOffloads(tso=False, gro=True, gro_flush_ns=5000)
+
+
+def test_host_offload_keys_round_trip_through_to_dict() -> None:
+    flows = [{**f, "host": {"gro_flush": "50us"}} for f in BBR_VS_CUBIC["flows"]]
+    sc = kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed", "tso": False}, "flows": flows})
+    d = sc.to_dict()
+    assert d["host"] == {"preset": "testbed", "tso": False}
+    assert d["flows"][0]["host"] == {"gro_flush": "50us"}
+    assert kernel_scenario(d) == sc
+    # Run identity: the offloads are part of the explicit document a sweep hashes.
+    other = kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed"}, "flows": flows})
+    assert other.to_dict(explicit=True) != sc.to_dict(explicit=True)
+
+
+def test_start_jitter_draws_the_kernel_flows_starts_as_the_simulator_does() -> None:
+    flows = [{"cc": "cubic", "rtt": "20ms", "count": 5}]
+    sc = kernel_scenario({**BBR_VS_CUBIC, "flows": flows, "host": {"start_jitter": "100ms"}})
+    starts = [p["start_ns"] for p in sc.flow_plans(3)]
+    assert all(0 <= t < 100_000_000 for t in starts)
+    assert len(set(starts)) == 5
+    simulator = ccfair.Scenario.from_dict({**BBR_VS_CUBIC, "flows": flows, "host": {"start_jitter": "100ms"}})
+    assert starts == [
+        p["start_ns"] for p in json.loads(_native.flow_plans(simulator.resolution().spec_json, 3))
+    ]
+
+
+def test_offloads_go_to_the_senders_and_the_receivers_veth_and_are_read_back() -> None:
+    assert netns.veth_offloads(netns.HostOffloads()) == {}
+    assert netns.veth_offloads(netns.HostOffloads(tso=True, gro=True)) == {"s0": "tso", "r0": "gro"}
+    readback = {
+        "snd": {"offloads": {"s0": {"tso": "on", "gso": "on", "gro": "off"}}},
+        "rcv": {
+            "offloads": {"r0": {"tso": "off", "gro": "on"}},
+            "gro_flush": {"r0": {"gro_flush_timeout": 200000, "napi_defer_hard_irqs": 1}},
+        },
+        "rtr": {"offloads": {"rs": {"tso": "off"}}},
+    }
+    assert emu_run.offload_provenance(readback) == (
+        "s0: tso gso; r0: gro gro_flush_timeout=200000 napi_defer_hard_irqs=1; rs: none"
+    )
+    spec = kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed", "gro_flush": "1ms"}}).resolve()
+    assert emu_run.host_provenance(spec) == (
+        "preset testbed; offloads tso gro gro_flush=1000000ns; start jitter as drawn, timers and noise this "
+        "machine's own"
+    )

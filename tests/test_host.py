@@ -1,5 +1,5 @@
 """The end-host model: the ``[host]`` table (presets, overrides, errors) and what each host parameter does to
-a run (see ``crates/ccfair-sim/src/host.rs``)."""
+a run (see ``crates/ccfair-sim/src/host/``)."""
 
 import tomllib
 
@@ -29,8 +29,24 @@ def hosts(d, *keys):
     return [None if h is None else {k: h[k] for k in keys} for h in groups]
 
 
-TESTBED = {"noise": "exponential", "noise_scale_ns": 5_000, "pacing_slack_ns": 10_000}
-HOME = {"noise": "exponential", "noise_scale_ns": 50_000, "pacing_slack_ns": 50_000}
+TESTBED = {
+    "noise": "exponential",
+    "noise_scale_ns": 5_000,
+    "pacing_slack_ns": 10_000,
+    "tso": True,
+    "nic_rate_bps": 10_000_000_000,
+    "gro": True,
+    "gro_flush_ns": 16_000,
+}
+HOME = {
+    "noise": "exponential",
+    "noise_scale_ns": 50_000,
+    "pacing_slack_ns": 50_000,
+    "tso": True,
+    "nic_rate_bps": 1_000_000_000,
+    "gro": True,
+    "gro_flush_ns": 50_000,
+}
 
 
 # -------------------------------------------------------------------------------------------------- format
@@ -84,6 +100,17 @@ def test_timing_parameters_override_the_preset():
     )
 
 
+def test_offload_parameters_override_the_preset():
+    d = with_host({"preset": "testbed", "tso": False, "nic_rate": 0, "gro_flush": "40us"})
+    h = hosts(d)[0]
+    assert (h["tso"], h["nic_rate_bps"], h["gro"], h["gro_flush_ns"]) == (False, 0, True, 40_000)
+    d = with_host({"gro": True, "gro_flush": "8us", "nic_rate": "2.5Gbps"}, g1={"gro": False, "tso": True})
+    assert hosts(d, "tso", "nic_rate_bps", "gro", "gro_flush_ns") == [
+        {"tso": False, "nic_rate_bps": 2_500_000_000, "gro": True, "gro_flush_ns": 8_000},
+        {"tso": True, "nic_rate_bps": 2_500_000_000, "gro": False, "gro_flush_ns": 8_000},
+    ]
+
+
 def test_group_tables_override_the_scenario_table_key_by_key():
     d = with_host({"preset": "testbed", "start_jitter": "3ms"}, g1={"preset": "home"})
     assert hosts(d, "preset", "start_jitter_ns", "noise_scale_ns") == [
@@ -97,12 +124,24 @@ def test_group_tables_override_the_scenario_table_key_by_key():
 def test_round_trip_with_host_tables():
     s = Scenario.from_dict(
         with_host(
-            {"preset": "home", "start_jitter": "1.5ms", "noise": "uniform", "pacing_slack": "3us"},
-            g0={"preset": "testbed", "noise_scale": "1us", "delack_granularity": "4ms"},
+            {
+                "preset": "home",
+                "start_jitter": "1.5ms",
+                "noise": "uniform",
+                "pacing_slack": "3us",
+                "tso": False,
+            },
+            g0={"preset": "testbed", "noise_scale": "1us", "delack_granularity": "4ms", "nic_rate": "25Gbps"},
+            g1={"gro": True, "gro_flush": "12us", "nic_rate": 0},
         )
     )
-    assert s.host == Host(preset="home", start_jitter_ns=1_500_000, noise="uniform", pacing_slack_ns=3_000)
-    assert s.flows[0].host == Host(preset="testbed", noise_scale_ns=1_000, delack_granularity_ns=4_000_000)
+    assert s.host == Host(
+        preset="home", start_jitter_ns=1_500_000, noise="uniform", pacing_slack_ns=3_000, tso=False
+    )
+    assert s.flows[0].host == Host(
+        preset="testbed", noise_scale_ns=1_000, delack_granularity_ns=4_000_000, nic_rate_bps=25_000_000_000
+    )
+    assert s.flows[1].host == Host(gro=True, gro_flush_ns=12_000, nic_rate_bps=0)
     assert Scenario.from_dict(tomllib.loads(s.to_toml())) == s
     explicit = Scenario.from_dict(tomllib.loads(s.to_toml(explicit=True)))
     assert explicit.resolve() == s.resolve()
@@ -120,8 +159,16 @@ ERRORS = [
     (
         with_host({"colour": "red"}),
         "host.colour",
-        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity",
+        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity, tso, "
+        "nic_rate, gro, gro_flush",
     ),
+    (with_host({"nic_rate": "-1Gbps"}), "host.nic_rate", "must not be negative"),
+    (with_host(None, g1={"nic_rate": 10}), "flows[1].host.nic_rate", "missing unit"),
+    (with_host({"nic_rate": "10GBps"}), "host.nic_rate", ""),
+    (with_host({"tso": "on"}), "host.tso", "expected true or false"),
+    (with_host(None, g0={"gro": 1}), "flows[0].host.gro", "expected true or false"),
+    (with_host({"gro_flush": "-5us"}), "host.gro_flush", "must not be negative"),
+    (with_host({"gro_flush": 16}), "host.gro_flush", "missing unit"),
     (with_host(None, g0={"noise": "gaussian"}), "flows[0].host.noise", "'none', 'exponential', 'uniform'"),
     (with_host({"noise_scale": "-1us"}), "host.noise_scale", ""),
     (with_host({"pacing_slack": 5}), "host.pacing_slack", ""),

@@ -34,13 +34,17 @@ A scenario file::
                                 # arrival times of a Poisson process (or "uniform" with window = "10s")
     [flows.host]                # optional, laid over the scenario's [host] key by key
     preset = "home"
-    [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host.rs)
+    [host]                      # optional: the end hosts (see crates/ccfair-sim/src/host/)
     preset = "ideal"            # "ideal" (default) | "testbed" | "home"
     start_jitter = "50ms"       # flows of a group start within [start, start + start_jitter)
     noise = "exponential"       # per-packet processing delay at both ends: "none" | "exponential" | "uniform"
     noise_scale = "5us"         # its mean
     pacing_slack = "10us"       # the pacing timer fires within [deadline, deadline + pacing_slack)
     delack_granularity = "1ms"  # the delayed-ACK timer fires on the next tick of this
+    tso = true                  # unpaced flows send TSO bursts too (paced flows always do)
+    nic_rate = "10Gbps"         # the sending host's NIC serializes a burst at this rate (0: infinitely fast)
+    gro = true                  # the receiving host coalesces segments into aggregates (stretch ACKs)
+    gro_flush = "16us"          # ... arriving within this of an aggregate's first segment
 
 Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem is a
 :class:`~ccfair.errors.ScenarioError` whose field is a dotted path such as ``flows[1].rtt``.
@@ -118,9 +122,22 @@ _SIZE_KEYS = ("distribution", "mean", "shape")
 _ARRIVAL_KEYS = ("process", "mean_interval", "window")
 # The arrival keys that are durations, read and written as durations and sent in ns.
 _ARRIVAL_DURATIONS = ("mean_interval", "window")
-_HOST_KEYS = ("preset", "start_jitter", "noise", "noise_scale", "pacing_slack", "delack_granularity")
+_HOST_KEYS = (
+    "preset",
+    "start_jitter",
+    "noise",
+    "noise_scale",
+    "pacing_slack",
+    "delack_granularity",
+    "tso",
+    "nic_rate",
+    "gro",
+    "gro_flush",
+)
 # The host's duration keys, read and written as durations (``"5us"``) and sent in ns.
-_HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity")
+_HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity", "gro_flush")
+# The host's switches, booleans.
+_HOST_SWITCHES = ("tso", "gro")
 
 
 @dataclass(frozen=True)
@@ -145,7 +162,7 @@ class Link:
 @dataclass(frozen=True)
 class Host:
     """A ``[host]`` table as written: a preset and the parameters that override it (None: not written).
-    What they mean, and the preset's values, are the native side's (``crates/ccfair-sim/src/host.rs``)."""
+    What they mean, and the preset's values, are the native side's (``crates/ccfair-sim/src/host/``)."""
 
     preset: str | None = None
     start_jitter_ns: int | None = None
@@ -153,6 +170,10 @@ class Host:
     noise_scale_ns: int | None = None
     pacing_slack_ns: int | None = None
     delack_granularity_ns: int | None = None
+    tso: bool | None = None
+    nic_rate_bps: int | None = None
+    gro: bool | None = None
+    gro_flush_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -632,6 +653,9 @@ def _host_input(h: Host, f: str) -> dict[str, Any]:
     }
     for key in _HOST_DURATIONS:
         native[f"{key}_ns"] = _optional_int(f"{f}.{key}", getattr(h, f"{key}_ns"))
+    for key in _HOST_SWITCHES:
+        native[key] = None if getattr(h, key) is None else _bool(getattr(h, key), f"{f}.{key}")
+    native["nic_rate_bps"] = _optional_int(f"{f}.nic_rate", h.nic_rate_bps)
     return native
 
 
@@ -642,6 +666,9 @@ def _host_to_dict(h: Host) -> dict[str, Any]:
             ns = getattr(h, f"{key}_ns")
             if ns is not None:
                 d[key] = format_duration(ns)
+        elif key == "nic_rate":
+            if h.nic_rate_bps is not None:
+                d[key] = format_rate(h.nic_rate_bps)
         elif getattr(h, key) is not None:
             d[key] = getattr(h, key)
     return d
@@ -656,6 +683,18 @@ def _host_from_dict(value: object, f: str) -> Host:
     def duration_ns(key: str) -> int | None:
         return parse_duration_ns(t[key], f"{f}.{key}", allow_zero=True) if key in t else None
 
+    def switch(key: str) -> bool | None:
+        return _bool(t[key], f"{f}.{key}") if key in t else None
+
+    def nic_rate_bps() -> int | None:
+        if "nic_rate" not in t:
+            return None
+        value = t["nic_rate"]
+        # 0, bare, is the infinitely fast NIC (as "0bps" is).
+        if value == 0 and type(value) is int:
+            return 0
+        return parse_rate_bps(value, f"{f}.nic_rate", allow_zero=True)
+
     return Host(
         preset=name("preset"),
         start_jitter_ns=duration_ns("start_jitter"),
@@ -663,6 +702,10 @@ def _host_from_dict(value: object, f: str) -> Host:
         noise_scale_ns=duration_ns("noise_scale"),
         pacing_slack_ns=duration_ns("pacing_slack"),
         delack_granularity_ns=duration_ns("delack_granularity"),
+        tso=switch("tso"),
+        nic_rate_bps=nic_rate_bps(),
+        gro=switch("gro"),
+        gro_flush_ns=duration_ns("gro_flush"),
     )
 
 

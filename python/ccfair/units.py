@@ -183,10 +183,11 @@ def _times_eight(number: str) -> str:
     return format((Decimal(number) * 8).normalize(), "f")
 
 
-def parse_rate_bps(value: object, field: str) -> int:
-    """A positive rate in bit/s, e.g. ``"10Mbps"``, ``"10Mbit/s"`` or ``"10mbit"`` -> 10_000_000."""
+def parse_rate_bps(value: object, field: str, *, allow_zero: bool = False) -> int:
+    """A rate in bit/s, e.g. ``"10Mbps"``, ``"10Mbit/s"`` or ``"10mbit"`` -> 10_000_000. Positive unless
+    ``allow_zero``."""
     units = _rate_units(value, field) if isinstance(value, str) else RATE_UNITS_BPS
-    return _integer(value, field, units, RATE_FORMS, positive=True)
+    return _integer(value, field, units, RATE_FORMS, positive=not allow_zero)
 
 
 def parse_size_bytes(value: object, field: str) -> int:

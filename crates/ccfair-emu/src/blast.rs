@@ -71,7 +71,7 @@ pub fn run(cfg: BlastConfig) -> Result<(), String> {
     if let Err(e) = sys::set_realtime(40) {
         eprintln!("ccfair-emu blast: warning: SCHED_FIFO not available ({e})");
     }
-    let sock = PacketSocket::open(&cfg.iface, 4 << 20).map_err(|e| format!("AF_PACKET: {e}"))?;
+    let sock = PacketSocket::open(&cfg.iface, 4 << 20, false).map_err(|e| format!("AF_PACKET: {e}"))?;
     let mut f = frame(&cfg);
     let clock = Clock::new();
     let mut control = Control::new();

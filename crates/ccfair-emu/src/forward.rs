@@ -11,6 +11,12 @@
 //! Why AF_PACKET: on veth it costs one syscall per frame each way and needs no BPF program; AF_XDP on veth
 //! runs in copy (generic) mode, so it would not save the copy, and TUN would put the kernel's IP forwarding
 //! in the path. See the README's "Real kernels" section for the measured rates.
+//!
+//! The senders' side is read with `PACKET_VNET_HDR` into a 64 KB staging buffer: with segmentation offload
+//! on at the senders' veth, frames arrive as whole TSO bursts, which are split into wire-size packets (one
+//! pool buffer each) before the shaper sees them, and partial checksums are completed ([`crate::gso`]). A
+//! frame that fits is copied into its pool buffer as it is. The receiver's side never carries bursts (its
+//! veth sends ACKs only) and is read straight into the pool.
 
 use ccfair_core::{Dur, Rate, Time};
 use serde::Serialize;
@@ -18,6 +24,7 @@ use serde::Serialize;
 use crate::clock::{self, Clock, Command, Control};
 use crate::config::{ForwardConfig, Mark};
 use crate::frame::{self, EmuPacket};
+use crate::gso::{self, Gso, TcpSegments, VnetHdr};
 use crate::pool::Pool;
 use crate::record::{FlowRecord, QueueRows, Recorder, Spread};
 use crate::shaper::{Out, Path, Shaper};
@@ -28,6 +35,9 @@ use ccfair_core::Totals;
 const RX_BATCH: usize = 64;
 /// Socket buffers: deep enough for a burst of several thousand frames while the loop is busy.
 const SOCKET_BUFFER_BYTES: usize = 32 << 20;
+/// The staging buffer of the senders' side: the largest GSO burst veth passes on (`GSO_LEGACY_MAX_SIZE`,
+/// 64 KB of IP packet) with its Ethernet header, and room to spare; anything longer is an oversize frame.
+const STAGING_BYTES: usize = 128 << 10;
 
 /// The emulator's health, for flagging runs where it (not the bottleneck) was the limit.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -36,8 +46,12 @@ pub struct Health {
     pub rx_kernel_drops: u64,
     /// Frames dropped because the buffer pool was empty.
     pub pool_exhausted: u64,
-    /// Frames longer than a buffer (offloads left on would cause these).
+    /// Frames the emulator could not handle: longer than a buffer without being a TCP/IPv4 burst it can
+    /// segment, a burst whose segments would not fit a buffer, or a partial checksum outside the frame.
     pub oversize_frames: u64,
+    /// TCP segmentation bursts (GSO frames) from the senders, split into `gso_segments` wire-size packets.
+    pub gso_frames: u64,
+    pub gso_segments: u64,
     /// Sends the kernel refused.
     pub tx_errors: u64,
     /// Frames of no known flow, passed straight through (ARP and the like).
@@ -113,7 +127,8 @@ struct Forwarder {
     port_base: u16,
     n_flows: u32,
     out: Vec<(EmuPacket, Out, Time)>,
-    scratch: Vec<u8>,
+    /// Where the senders' side frames land first (and any frame read without a free buffer).
+    staging: Vec<u8>,
     health: Health,
 }
 
@@ -150,9 +165,9 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
         }
     }
     let ports = Ports {
-        senders: PacketSocket::open(&cfg.sender_if, SOCKET_BUFFER_BYTES)
+        senders: PacketSocket::open(&cfg.sender_if, SOCKET_BUFFER_BYTES, true)
             .map_err(|e| format!("AF_PACKET: {e}"))?,
-        receiver: PacketSocket::open(&cfg.receiver_if, SOCKET_BUFFER_BYTES)
+        receiver: PacketSocket::open(&cfg.receiver_if, SOCKET_BUFFER_BYTES, false)
             .map_err(|e| format!("AF_PACKET: {e}"))?,
     };
     let slot_bytes = (cfg.mtu_bytes as usize + frame::ETH_HEADER + 4).next_multiple_of(64);
@@ -184,7 +199,7 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
         port_base: cfg.port_base,
         n_flows: cfg.flows.len() as u32,
         out: Vec::with_capacity(1024),
-        scratch: vec![0; 65536],
+        staging: vec![0; STAGING_BYTES],
         health,
     };
     clock::announce_ready();
@@ -296,72 +311,151 @@ impl Forwarder {
 
     /// Reads up to a batch of frames from one side; returns how many.
     fn receive(&mut self, side: Side) -> Result<usize, String> {
-        let (from, to) = match side {
-            Side::Senders => (&self.ports.senders, &self.ports.receiver),
-            Side::Receiver => (&self.ports.receiver, &self.ports.senders),
-        };
         let mut got = 0;
         while got < RX_BATCH {
-            let Some(slot) = self.shaper.pool.alloc() else {
-                // No buffer: read the frame into scratch and drop it (counted by the pool).
-                match from.recv(&mut self.scratch) {
-                    Ok(Some(_)) => {
-                        got += 1;
-                        continue;
-                    }
-                    Ok(None) => break,
-                    Err(e) => return Err(format!("recv: {e}")),
-                }
+            let read = match side {
+                Side::Senders => self.receive_staged()?,
+                Side::Receiver => self.receive_direct()?,
             };
-            let cap = self.shaper.pool.slot_bytes();
-            let n = match from.recv(self.shaper.pool.buf_mut(slot)) {
-                Ok(Some(n)) => n,
-                Ok(None) => {
-                    self.shaper.pool.release(slot);
-                    break;
-                }
-                Err(e) => {
-                    self.shaper.pool.release(slot);
-                    return Err(format!("recv: {e}"));
-                }
-            };
+            if !read {
+                break;
+            }
             got += 1;
-            if n > cap {
-                self.health.oversize_frames += 1;
-                self.shaper.pool.release(slot);
-                continue;
-            }
-            let now = self.clock.now();
-            let p = frame::parse(&self.shaper.pool.buf(slot)[..n]);
-            let flow = self.classify(side, &p);
-            let Some(flow) = flow else {
-                self.health.passthrough_frames += 1;
-                if to.send(&self.shaper.pool.buf(slot)[..n]).is_err() {
-                    self.health.tx_errors += 1;
-                }
-                self.shaper.rec.frame_sent();
-                self.shaper.pool.release(slot);
-                continue;
-            };
-            let pkt = EmuPacket {
-                slot,
-                frame_len: n as u16,
-                flow,
-                ip_len: p.ip_len,
-                enqueue_ts: now,
-                ecn: p.ecn,
-                wire_ecn: p.ecn,
-                hash: p.hash,
-                ack: p.ack,
-                is_tcp: p.proto == 6,
-                packet_value: 0,
-            };
-            match side {
-                Side::Senders => self.shaper.from_sender(now, pkt, p.payload, p.seq),
-                Side::Receiver => self.shaper.from_receiver(now, pkt),
-            }
         }
         Ok(got)
+    }
+
+    /// Reads one frame from the receiver's side straight into a pool buffer; false when none was waiting.
+    fn receive_direct(&mut self) -> Result<bool, String> {
+        let from = &self.ports.receiver;
+        let Some(slot) = self.shaper.pool.alloc() else {
+            // No buffer: read the frame into the staging buffer and drop it (counted by the pool).
+            return match from.recv(&mut self.staging) {
+                Ok(got) => Ok(got.is_some()),
+                Err(e) => Err(format!("recv: {e}")),
+            };
+        };
+        let n = match from.recv(self.shaper.pool.buf_mut(slot)) {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                self.shaper.pool.release(slot);
+                return Ok(false);
+            }
+            Err(e) => {
+                self.shaper.pool.release(slot);
+                return Err(format!("recv: {e}"));
+            }
+        };
+        if n > self.shaper.pool.slot_bytes() {
+            self.health.oversize_frames += 1;
+            self.shaper.pool.release(slot);
+        } else {
+            let now = self.clock.now();
+            self.accept(Side::Receiver, slot, n, now);
+        }
+        Ok(true)
+    }
+
+    /// Reads one frame from the senders' side into the staging buffer and hands it on as wire-size packets
+    /// in pool buffers: a TCP burst segmented, another frame copied (its partial checksum completed); false
+    /// when none was waiting.
+    fn receive_staged(&mut self) -> Result<bool, String> {
+        // The staging buffer is lent out while its frame is handed on (an empty Vec stands in: no allocation).
+        let mut staging = std::mem::take(&mut self.staging);
+        let mut raw_hdr = [0u8; gso::VNET_HDR_LEN];
+        let read = self.ports.senders.recv_vnet(&mut raw_hdr, &mut staging);
+        let now = self.clock.now();
+        if let Ok(Some(n)) = read {
+            if n > staging.len() {
+                self.health.oversize_frames += 1;
+            } else {
+                self.hand_on(VnetHdr::parse(&raw_hdr), &staging[..n], now);
+            }
+        }
+        self.staging = staging;
+        match read {
+            Ok(got) => Ok(got.is_some()),
+            Err(e) => Err(format!("recv: {e}")),
+        }
+    }
+
+    /// Hands a frame from the senders' side on to the shaper as wire-size packets in pool buffers.
+    fn hand_on(&mut self, hdr: VnetHdr, frame: &[u8], now: Time) {
+        let cap = self.shaper.pool.slot_bytes();
+        match hdr.gso() {
+            Gso::TcpV4 { mss } => {
+                let Ok(segments) = TcpSegments::new(frame, mss, cap) else {
+                    self.health.oversize_frames += 1;
+                    return;
+                };
+                self.health.gso_frames += 1;
+                self.health.gso_segments += segments.count() as u64;
+                for i in 0..segments.count() {
+                    // Without a buffer the rest of the burst is lost (the pool counts each).
+                    let Some(slot) = self.shaper.pool.alloc() else {
+                        continue;
+                    };
+                    let len = segments.write(i, self.shaper.pool.buf_mut(slot));
+                    self.accept(Side::Senders, slot, len, now);
+                }
+            }
+            Gso::Other => self.health.oversize_frames += 1,
+            Gso::None if frame.len() > cap => self.health.oversize_frames += 1,
+            Gso::None => {
+                let Some(slot) = self.shaper.pool.alloc() else {
+                    return;
+                };
+                let buf = &mut self.shaper.pool.buf_mut(slot)[..frame.len()];
+                buf.copy_from_slice(frame);
+                if hdr.needs_csum() && !gso::complete_checksum(buf, hdr.csum_start, hdr.csum_offset) {
+                    self.health.oversize_frames += 1;
+                    self.shaper.pool.release(slot);
+                    return;
+                }
+                self.accept(Side::Senders, slot, frame.len(), now);
+            }
+        }
+    }
+
+    /// A wire-size frame of `len` bytes in pool buffer `slot`, arrived from `side` at `now`: into the shaper if it
+    /// belongs to a flow, else straight through to the other side.
+    fn accept(&mut self, side: Side, slot: u32, len: usize, now: Time) {
+        let p = frame::parse(&self.shaper.pool.buf(slot)[..len]);
+        let Some(flow) = self.classify(side, &p) else {
+            self.health.passthrough_frames += 1;
+            let to = match side {
+                Side::Senders => &self.ports.receiver,
+                Side::Receiver => &self.ports.senders,
+            };
+            if to.send(&self.shaper.pool.buf(slot)[..len]).is_err() {
+                self.health.tx_errors += 1;
+            }
+            self.shaper.rec.frame_sent();
+            self.shaper.pool.release(slot);
+            return;
+        };
+        let pkt = EmuPacket {
+            slot,
+            frame_len: len as u16,
+            flow,
+            ip_len: p.ip_len,
+            enqueue_ts: now,
+            ecn: p.ecn,
+            wire_ecn: p.ecn,
+            hash: p.hash,
+            ack: p.ack,
+            is_tcp: p.proto == 6,
+            packet_value: 0,
+        };
+        match side {
+            Side::Senders => self.shaper.from_sender(now, pkt, p.payload, p.seq),
+            Side::Receiver => {
+                if pkt.is_tcp {
+                    self.shaper.rec.ack_arrived(flow);
+                }
+                self.shaper.from_receiver(now, pkt)
+            }
+        }
     }
 
     /// The flow a frame belongs to: by the receiver's port for TCP, by the identifier for ICMP echo.

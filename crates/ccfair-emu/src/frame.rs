@@ -13,9 +13,9 @@
 use ccfair_core::{Ecn, PacketMeta, Time};
 
 pub const ETH_HEADER: usize = 14;
-const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
 const PROTO_ICMP: u8 = 1;
-const PROTO_TCP: u8 = 6;
+pub const PROTO_TCP: u8 = 6;
 const ICMP_ECHO_REPLY: u8 = 0;
 const ICMP_ECHO_REQUEST: u8 = 8;
 
@@ -127,16 +127,31 @@ pub fn write_ecn(frame: &mut [u8], ecn: Ecn) {
     ip[10..12].copy_from_slice(&new_sum.to_be_bytes());
 }
 
-/// The Internet checksum (RFC 1071) of `bytes`: the ones' complement of their ones' complement sum.
-pub fn internet_checksum(bytes: &[u8]) -> u16 {
-    let mut sum = 0u32;
-    for c in bytes.chunks(2) {
-        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+/// `sum` plus the big-endian 16-bit words of `bytes` (an odd last byte padded with zero), not yet folded:
+/// the running ones' complement sum of RFC 1071, which the caller may continue over more bytes that start
+/// at an even offset.
+pub fn ones_sum(bytes: &[u8], mut sum: u64) -> u64 {
+    let mut words = bytes.chunks_exact(2);
+    for w in &mut words {
+        sum += u16::from_be_bytes([w[0], w[1]]) as u64;
     }
+    if let [last] = words.remainder() {
+        sum += (*last as u64) << 8;
+    }
+    sum
+}
+
+/// The ones' complement of a folded ones' complement sum: the checksum field's value.
+pub fn fold_checksum(mut sum: u64) -> u16 {
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
+}
+
+/// The Internet checksum (RFC 1071) of `bytes`: the ones' complement of their ones' complement sum.
+pub fn internet_checksum(bytes: &[u8]) -> u16 {
+    fold_checksum(ones_sum(bytes, 0))
 }
 
 /// Whether the IPv4 header checksum of `frame` is right (a valid header sums to zero).

@@ -1,12 +1,13 @@
 //! The ccfair emulator: real kernel TCP through ccfair's own userspace bottleneck (see `main.rs` for the
 //! programs). The modules with I/O (`forward`, `send`, `recv`, `blast`, `ping`, `prepare`) sit on `sys`, the only
-//! module with `unsafe`; `frame`, `pool`, `shaper` and `record` are pure and unit-tested.
+//! module with `unsafe`; `frame`, `gso`, `pool`, `shaper` and `record` are pure and unit-tested.
 
 pub mod blast;
 pub mod clock;
 pub mod config;
 pub mod forward;
 pub mod frame;
+pub mod gso;
 pub mod ping;
 pub mod pool;
 pub mod prepare;

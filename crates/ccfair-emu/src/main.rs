@@ -6,7 +6,8 @@
 //! - `recv CONFIG.json`: the receiver (receiver namespace)
 //! - `blast CONFIG.json`: constant-rate full-size frames, for measuring the forwarder (sender namespace)
 //! - `ping DST ID COUNT INTERVAL_MS`: ICMP echo along flow ID's path
-//! - `prepare [--sysctl K=V]... [--offloads-off IFACE]...`: per-namespace sysctls and offloads
+//! - `prepare [--sysctl K=V]... [--offloads IFACE=LIST]... [--gro-flush IFACE=NS]... [--rps IFACE=HEXMASK]...`:
+//!   per-namespace sysctls, offloads, receive interrupt moderation and receive steering
 //!
 //! `forward`, `send`, `recv` and `blast` print `ready` when set up, start the run on `go <CLOCK_MONOTONIC ns>` from
 //! standard input, exit when their standard input closes (the orchestrator died), and die with their parent
@@ -18,7 +19,8 @@ use std::process::ExitCode;
 use ccfair_emu::{blast, config, forward, ping, prepare, recv, send, sys};
 
 const USAGE: &str = "usage: ccfair-emu forward|send|recv|blast CONFIG.json | ping DST ID COUNT INTERVAL_MS | \
-                     prepare [--sysctl K=V]... [--offloads-off IFACE]...";
+                     prepare [--sysctl K=V]... [--offloads IFACE=LIST]... [--gro-flush IFACE=NS]... \
+                     [--rps IFACE=HEXMASK]...";
 
 enum Failure {
     Usage(String),

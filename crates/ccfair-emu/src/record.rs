@@ -125,6 +125,9 @@ pub struct FlowRecord {
     pub rtt_p99_ns: f64,
     /// Queue plus path drops per interval (the time series' `drops` column).
     pub interval_drops: Vec<u64>,
+    /// TCP frames from the flow's receiver over the run (its ACKs: fewer per data segment when the
+    /// receiver coalesces segments with GRO and acknowledges each aggregate).
+    pub ack_frames: u64,
 }
 
 #[derive(Default)]
@@ -134,6 +137,7 @@ pub struct Recorder {
     /// Per-flow counters and their snapshots, the window's RTT samples, the queue.
     meter: RunMeter,
     interval_drops: Vec<Vec<u64>>,
+    ack_frames: Vec<u64>,
     rtt: Vec<RttTimer>,
     iv_lateness: LogHistogram,
     lateness_series: Vec<f64>,
@@ -149,6 +153,7 @@ impl Recorder {
             interval_ns,
             meter: RunMeter::new(n_flows),
             interval_drops: vec![Vec::new(); n_flows],
+            ack_frames: vec![0; n_flows],
             rtt: (0..n_flows).map(|_| RttTimer::new()).collect(),
             iv_lateness: LogHistogram::new(),
             lateness_window: LogHistogram::new(),
@@ -178,6 +183,12 @@ impl Recorder {
     pub fn data_arrived(&mut self, now: Time, flow: u32, seq: u32, payload: u32) {
         self.meter.sent(flow, false);
         self.rtt[flow as usize].on_data(now, seq, payload);
+    }
+
+    /// A TCP frame of `flow` arrived from its receiver.
+    #[inline]
+    pub fn ack_arrived(&mut self, flow: u32) {
+        self.ack_frames[flow as usize] += 1;
     }
 
     #[inline]
@@ -268,6 +279,7 @@ impl Recorder {
                     rtt_mean_ns,
                     rtt_p99_ns,
                     interval_drops: self.interval_drops[flow as usize].clone(),
+                    ack_frames: self.ack_frames[flow as usize],
                 }
             })
             .collect()
@@ -304,7 +316,11 @@ mod tests {
         r.ack_departed(t(50), 0, 1200); // covers the first two: newest sent at 10 -> 40 us
         r.ack_departed(t(80), 0, 1300); // covers the third: 60 us
         r.ack_departed(t(90), 0, 1300); // duplicate: no sample
+        for _ in 0..3 {
+            r.ack_arrived(0);
+        }
         let f = &r.flow_records()[0];
+        assert_eq!(f.ack_frames, 3);
         assert_eq!(f.rtt_samples, 2);
         assert!((f.rtt_mean_ns - 50_000.0).abs() < 1.0, "{}", f.rtt_mean_ns);
         assert_eq!(f.window.sent_segments, 3);

@@ -116,10 +116,18 @@ pub fn if_index(name: &str) -> io::Result<u32> {
     }
 }
 
-/// An AF_PACKET raw socket bound to one interface: whole Ethernet frames in and out.
+/// An AF_PACKET raw socket bound to one interface: whole Ethernet frames in and out; with `vnet`, each frame
+/// comes with the 10-byte `virtio_net_hdr` that says whether it is a GSO burst or carries a partial
+/// checksum (`PACKET_VNET_HDR`), and goes out with an empty one.
 pub struct PacketSocket {
     fd: OwnedFd,
+    vnet: bool,
 }
+
+/// `PACKET_VNET_HDR` (include/uapi/linux/if_packet.h).
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// The header a `vnet` socket sends before every frame: no GSO, checksum complete.
+const EMPTY_VNET_HDR: [u8; crate::gso::VNET_HDR_LEN] = [0; crate::gso::VNET_HDR_LEN];
 
 /// Kernel counters of a packet socket since the last read (PACKET_STATISTICS resets them).
 #[derive(Clone, Copy, Debug, Default)]
@@ -132,7 +140,7 @@ impl PacketSocket {
     /// Opens a non-blocking socket on `ifname` that sees every frame arriving there but none of its own
     /// transmissions (PACKET_IGNORE_OUTGOING), sends past the device's qdisc (PACKET_QDISC_BYPASS), and has
     /// `buffer_bytes` of receive and send buffer (SO_*BUFFORCE, root only).
-    pub fn open(ifname: &str, buffer_bytes: usize) -> io::Result<PacketSocket> {
+    pub fn open(ifname: &str, buffer_bytes: usize, vnet: bool) -> io::Result<PacketSocket> {
         let index =
             if_index(ifname).map_err(|e| io::Error::new(e.kind(), format!("interface {ifname}: {e}")))?;
         let proto = (libc::ETH_P_ALL as u16).to_be();
@@ -151,6 +159,9 @@ impl PacketSocket {
         set_int_option(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buffer_bytes as i32)?;
         set_int_option(s, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buffer_bytes as i32)?;
         set_int_option(s, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
+        if vnet {
+            set_int_option(s, libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
+        }
         // SAFETY: an all-zero sockaddr_ll is valid; the fields we need are set below.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         addr.sll_family = libc::AF_PACKET as u16;
@@ -164,7 +175,7 @@ impl PacketSocket {
                 std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
             )
         })?;
-        let sock = PacketSocket { fd };
+        let sock = PacketSocket { fd, vnet };
         sock.stats()?; // start counting from here
         Ok(sock)
     }
@@ -193,18 +204,66 @@ impl PacketSocket {
         }
     }
 
-    /// Sends one whole frame.
+    /// The next frame of a `vnet` socket: its header into `hdr`, the frame into `buf`; `Ok(Some(len))` with
+    /// the frame's full length (longer than `buf` when it did not fit), `Ok(None)` when none is waiting.
     #[inline]
-    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
-        // SAFETY: `frame` is readable for its length.
+    pub fn recv_vnet(
+        &self,
+        hdr: &mut [u8; crate::gso::VNET_HDR_LEN],
+        buf: &mut [u8],
+    ) -> io::Result<Option<usize>> {
+        debug_assert!(self.vnet);
+        let mut iov = [
+            libc::iovec {
+                iov_base: hdr.as_mut_ptr() as *mut libc::c_void,
+                iov_len: hdr.len(),
+            },
+            libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
+            },
+        ];
+        // SAFETY: an all-zero msghdr is valid (no name, no control data); its iovecs point to live,
+        // writable buffers of the lengths given.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = iov.as_mut_ptr();
+        msg.msg_iovlen = iov.len() as _;
+        // SAFETY: `msg` is a valid msghdr as above.
         let n = unsafe {
-            libc::send(
+            libc::recvmsg(
                 self.fd.as_raw_fd(),
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                libc::MSG_DONTWAIT,
+                &mut msg,
+                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
             )
         };
+        match check_size(n) {
+            Ok(n) => Ok(Some(n.saturating_sub(hdr.len()))),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends one whole frame (after an empty header on a `vnet` socket).
+    #[inline]
+    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+        let hdr: &[u8] = if self.vnet { &EMPTY_VNET_HDR } else { &[] };
+        let iov = [
+            libc::iovec {
+                iov_base: hdr.as_ptr() as *mut libc::c_void,
+                iov_len: hdr.len(),
+            },
+            libc::iovec {
+                iov_base: frame.as_ptr() as *mut libc::c_void,
+                iov_len: frame.len(),
+            },
+        ];
+        // SAFETY: an all-zero msghdr is valid; its iovecs point to live buffers of the lengths given, which
+        // the kernel only reads.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+        msg.msg_iovlen = iov.len() as _;
+        // SAFETY: `msg` is a valid msghdr as above.
+        let n = unsafe { libc::sendmsg(self.fd.as_raw_fd(), &msg, libc::MSG_DONTWAIT) };
         check_size(n).map(|_| ())
     }
 

@@ -1,11 +1,34 @@
-//! The event queue: a min-heap ordered by (time, insertion sequence), so events at the same instant
-//! run in the order they were scheduled and every run is reproducible. Entries are two words; the payload
-//! is a packed event code (24 bits), never a packet (packets wait in pipes and queues).
+//! The event queue: events ordered by (time, insertion sequence), so events at the same instant run in the
+//! order they were scheduled and every run is reproducible. The payload is a packed event code (24 bits),
+//! never a packet (packets wait in pipes and queues).
 //!
-//! Timers are cancelled lazily: a [`TimerSlot`] remembers the earliest event it has in the heap, and the owner
-//! keeps the real deadline. Re-arming a timer later than the pending event pushes nothing (the pending event
-//! notices the new deadline when it pops); re-arming it earlier pushes one event. Linux re-arms its RTO on
-//! almost every ACK, so this keeps the heap small and the event count honest.
+//! Each event is one 128-bit key, `time << 64 | sequence << 24 | code`: ordering by (time, sequence) is a
+//! single unsigned comparison, and as sequences are unique no two keys are equal, so any structure that
+//! hands out the smallest key first gives exactly the same order.
+//!
+//! Layout: a timing wheel in front of two heaps. Time is cut into buckets of [`BUCKET_NS`]; the wheel has
+//! [`WHEEL_BUCKETS`] of them, about 67 ms ahead of the current bucket. An event due within the wheel's span
+//! is appended, unsorted, to its bucket; one beyond it goes into the `far` heap. When the current bucket is
+//! used up, the next non-empty bucket (found through a bitmap) becomes current: `far` gives up what now falls
+//! within the span, and the bucket's events are sorted once into `run`, which hands them out from its end.
+//! An event scheduled into the current bucket (or earlier) after that goes into the `near` heap; a pop takes
+//! the smaller of `run`'s and `near`'s next. Most events are a pipe's head (due a one-way delay ahead) or the
+//! link's next departure (due a serialization time ahead), so they take the wheel's constant-time path and
+//! `near` stays a few entries deep, where a single heap of all pending events would be several levels deep
+//! and, with thousands of flows, larger than the first-level cache. Appends land in the few buckets at the
+//! wheel's leading edge and a bucket is read back in order, so both are cache-friendly. Bucket storage is
+//! reused (`run` and the bucket swap buffers): once the buckets have held their largest loads, nothing
+//! allocates.
+//!
+//! The heaps are 4-ary, their entries stored in 64-byte groups of four such that the four children of a node
+//! always fill exactly one group (one cache line): the root sits in the last slot of group 0, and node `i`'s
+//! children are group `i + 1`. Slots past the end hold the largest key, so choosing the smallest child needs
+//! no bounds checks.
+//!
+//! Timers are cancelled lazily: a [`TimerSlot`] remembers the earliest event it has in the queue, and the
+//! owner keeps the real deadline. Re-arming a timer later than the pending event pushes nothing (the pending
+//! event notices the new deadline when it pops); re-arming it earlier pushes one event. Linux re-arms its RTO
+//! on almost every ACK, so this keeps the queue small and the event count honest.
 
 use ccfair_core::Time;
 
@@ -13,25 +36,152 @@ use ccfair_core::Time;
 const CODE_BITS: u32 = 24;
 const CODE_MASK: u64 = (1 << CODE_BITS) - 1;
 
-/// One heap entry: ordered by time, then by insertion sequence (the high bits of `tie`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Entry {
-    time: u64,
-    tie: u64,
+/// The key of an empty slot: larger than any event's (whose sequence never reaches 2^40).
+const EMPTY: u128 = u128::MAX;
+
+/// log2 of a bucket's width: 4096 ns, a few packet times at 10 Gb/s, so a bucket holds a handful of events
+/// on a busy link.
+const BUCKET_SHIFT: u32 = 12;
+pub const BUCKET_NS: u64 = 1 << BUCKET_SHIFT;
+/// Buckets on the wheel: 2^14 buckets of 4096 ns span 67 ms, more than the one-way delay of most paths
+/// and the delayed-ACK timer, so their events never wait in the far heap.
+pub const WHEEL_BUCKETS: usize = 1 << 14;
+const WHEEL_MASK: u64 = WHEEL_BUCKETS as u64 - 1;
+
+#[inline]
+fn bucket_of(key: u128) -> u64 {
+    ((key >> 64) as u64) >> BUCKET_SHIFT
 }
 
-/// A 4-ary min-heap of [`Entry`]. Four children per node halve the depth of a binary heap, and sifting moves a
-/// hole instead of swapping, so each level costs one 16-byte copy.
-#[derive(Debug, Default)]
+/// Four heap slots, aligned to a cache line: the children of one node.
+#[derive(Copy, Clone, Debug)]
+#[repr(align(64))]
+struct Group([u128; 4]);
+
+const EMPTY_GROUP: Group = Group([EMPTY; 4]);
+
+/// Heap node `i` lives at slot `i + 3` (group, slot within it): the root is the last slot of group 0.
+#[inline]
+fn place(i: usize) -> (usize, usize) {
+    let p = i + 3;
+    (p / 4, p % 4)
+}
+
+/// A cache-aligned 4-ary min-heap of 128-bit keys (see the module docs).
+#[derive(Debug)]
+struct KeyHeap {
+    groups: Vec<Group>,
+    len: usize,
+}
+
+impl KeyHeap {
+    fn new() -> KeyHeap {
+        KeyHeap {
+            groups: vec![EMPTY_GROUP],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> u128 {
+        let (g, s) = place(i);
+        self.groups[g].0[s]
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, key: u128) {
+        let (g, s) = place(i);
+        self.groups[g].0[s] = key;
+    }
+
+    /// The smallest key, or [`EMPTY`].
+    #[inline]
+    fn peek(&self) -> u128 {
+        self.groups[0].0[3]
+    }
+
+    #[inline]
+    fn push(&mut self, key: u128) {
+        let mut i = self.len;
+        self.len += 1;
+        if place(i).0 == self.groups.len() {
+            self.groups.push(EMPTY_GROUP);
+        }
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            let above = self.get(parent);
+            if above <= key {
+                break;
+            }
+            self.set(i, above);
+            i = parent;
+        }
+        self.set(i, key);
+    }
+
+    /// Removes the smallest key (the heap must not be empty).
+    #[inline]
+    fn pop(&mut self) -> u128 {
+        let top = self.peek();
+        self.len -= 1;
+        let last = self.get(self.len);
+        self.set(self.len, EMPTY);
+        if self.len > 0 {
+            // Sift the former last entry down from the root; empty slots never win.
+            let mut i = 0;
+            while let Some(children) = self.groups.get(i + 1) {
+                let c = &children.0;
+                let (k01, v01) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
+                let (k23, v23) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                let (k, v) = if v23 < v01 { (k23, v23) } else { (k01, v01) };
+                if last <= v {
+                    break;
+                }
+                self.set(i, v);
+                i = 4 * i + 1 + k;
+            }
+            self.set(i, last);
+        }
+        top
+    }
+}
+
+/// The event queue (see the module docs).
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    /// The current bucket's events as it became current, sorted from the largest key to the smallest.
+    run: Vec<u128>,
+    /// Events scheduled into the current bucket (or earlier) after it became current.
+    near: KeyHeap,
+    /// Per bucket of the wheel's span, its events in insertion order.
+    wheel: Vec<Vec<u128>>,
+    /// One bit per wheel slot: the bucket holds events.
+    occupied: Vec<u64>,
+    /// Events in the wheel.
+    wheel_len: usize,
+    /// Events due after the wheel's span.
+    far: KeyHeap,
+    /// The current bucket (absolute index: time >> BUCKET_SHIFT).
+    current: u64,
     seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue::new()
+    }
 }
 
 impl EventQueue {
     pub fn new() -> EventQueue {
         EventQueue {
-            heap: Vec::with_capacity(1024),
+            run: Vec::new(),
+            near: KeyHeap::new(),
+            wheel: vec![Vec::new(); WHEEL_BUCKETS],
+            occupied: vec![0; WHEEL_BUCKETS / 64],
+            wheel_len: 0,
+            far: KeyHeap::new(),
+            current: 0,
             seq: 0,
         }
     }
@@ -40,65 +190,108 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, at: Time, code: u64) {
         debug_assert!(code <= CODE_MASK, "event code {code:#x} too wide");
-        let e = Entry {
-            time: at.ns(),
-            tie: (self.seq << CODE_BITS) | code,
-        };
+        let key = ((at.ns() as u128) << 64) | ((self.seq << CODE_BITS) | code) as u128;
         self.seq += 1;
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        while i > 0 {
-            let parent = (i - 1) / 4;
-            if self.heap[parent] <= e {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
+        self.place_key(key);
+    }
+
+    /// Puts `key` where its bucket says: near, on the wheel or far.
+    #[inline]
+    fn place_key(&mut self, key: u128) {
+        let b = bucket_of(key);
+        if b <= self.current {
+            self.near.push(key);
+        } else if b - self.current < WHEEL_BUCKETS as u64 {
+            let slot = (b & WHEEL_MASK) as usize;
+            self.wheel[slot].push(key);
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+            self.wheel_len += 1;
+        } else {
+            self.far.push(key);
         }
-        self.heap[i] = e;
     }
 
     /// The next event if it is due at or before `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, u64)> {
-        let top = *self.heap.first()?;
-        if top.time > limit.ns() {
+        if self.run.is_empty() && self.near.len == 0 && !self.advance() {
             return None;
         }
-        let last = self.heap.pop().expect("non-empty");
-        let n = self.heap.len();
-        if n > 0 {
-            // Sift the former last entry down from the root.
-            let mut i = 0;
-            loop {
-                let first = 4 * i + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + 4).min(n);
-                let mut best = first;
-                for c in first + 1..end {
-                    if self.heap[c] < self.heap[best] {
-                        best = c;
-                    }
-                }
-                if last <= self.heap[best] {
-                    break;
-                }
-                self.heap[i] = self.heap[best];
-                i = best;
-            }
-            self.heap[i] = last;
+        // `near.peek()` is EMPTY, larger than any key, when `near` is empty.
+        let from_run = self.run.last().is_some_and(|&k| k < self.near.peek());
+        let top = if from_run {
+            self.run[self.run.len() - 1]
+        } else {
+            self.near.peek()
+        };
+        if (top >> 64) as u64 > limit.ns() {
+            return None;
         }
-        Some((Time::from_ns(top.time), top.tie & CODE_MASK))
+        if from_run {
+            self.run.pop();
+        } else {
+            self.near.pop();
+        }
+        Some((Time::from_ns((top >> 64) as u64), top as u64 & CODE_MASK))
+    }
+
+    /// Makes the next bucket with events current and sorts its events into `run` (which must be empty);
+    /// false if no events are left.
+    #[cold]
+    fn advance(&mut self) -> bool {
+        let next = match self.next_occupied() {
+            Some(b) => b,
+            None if self.far.len > 0 => bucket_of(self.far.peek()),
+            None => return false,
+        };
+        self.current = next;
+        // The wheel's span moved: far events now within it join the wheel (or `near`, for the new bucket).
+        while self.far.len > 0 && bucket_of(self.far.peek()) - self.current < WHEEL_BUCKETS as u64 {
+            let key = self.far.pop();
+            self.place_key(key);
+        }
+        let slot = (self.current & WHEEL_MASK) as usize;
+        // The bucket's storage becomes `run`, and `run`'s (empty) storage the bucket's.
+        std::mem::swap(&mut self.run, &mut self.wheel[slot]);
+        self.wheel_len -= self.run.len();
+        self.run.sort_unstable_by(|a, b| b.cmp(a));
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        true
+    }
+
+    /// The first bucket after the current one that holds events, if the wheel holds any.
+    fn next_occupied(&self) -> Option<u64> {
+        if self.wheel_len == 0 {
+            return None;
+        }
+        // Scan the slots from the one after the current bucket's, wrapping around once.
+        let start = ((self.current + 1) & WHEEL_MASK) as usize;
+        let words = self.occupied.len();
+        let (w0, bit0) = (start / 64, start % 64);
+        let first = self.occupied[w0] & (u64::MAX << bit0);
+        let found = if first != 0 {
+            Some(w0 * 64 + first.trailing_zeros() as usize)
+        } else {
+            (1..=words).find_map(|k| {
+                let w = (w0 + k) % words;
+                let bits = if w == w0 {
+                    self.occupied[w] & !(u64::MAX << bit0)
+                } else {
+                    self.occupied[w]
+                };
+                (bits != 0).then(|| w * 64 + bits.trailing_zeros() as usize)
+            })
+        }?;
+        let ahead = (found as u64).wrapping_sub(start as u64) & WHEEL_MASK;
+        Some(self.current + 1 + ahead)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.run.len() + self.near.len + self.wheel_len + self.far.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -164,6 +357,47 @@ mod tests {
         q.push(Time::from_ns(10), 1);
         assert_eq!(q.pop_until(Time::from_ns(9)), None);
         assert_eq!(q.pop_until(Time::from_ns(10)), Some((Time::from_ns(10), 1)));
+    }
+
+    #[test]
+    fn interleaved_pushes_and_pops_match_a_reference_heap() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut x: u64 = 7;
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for step in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Phases of growth and of draining, so the heap crosses many group boundaries both ways.
+            let grow = (step / 5000) % 2 == 0;
+            if (x >> 60) < if grow { 11 } else { 5 } {
+                // Delays at every scale: within the current bucket, on the wheel, and beyond its span.
+                let scale = [3_000, 100_000, 70_000_000, 300_000_000][((x >> 16) % 4) as usize];
+                let at = now + (x >> 20) % scale;
+                let code = (x >> 8) & CODE_MASK;
+                q.push(Time::from_ns(at), code);
+                reference.push(Reverse((at, seq, code)));
+                seq += 1;
+            } else {
+                let limit = now + (x >> 40) % 50_000;
+                let want = match reference.peek() {
+                    Some(Reverse((t, _, _))) if *t <= limit => {
+                        reference.pop().map(|Reverse((t, _, c))| (t, c))
+                    }
+                    _ => None,
+                };
+                let got = q.pop_until(Time::from_ns(limit)).map(|(t, c)| (t.ns(), c));
+                assert_eq!(got, want, "step {step}");
+                if let Some((t, _)) = got {
+                    now = t;
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
     }
 
     #[test]

@@ -20,8 +20,12 @@
 //!
 //! Events: every packet the link carries costs its link-done and arrival events and half an ACK (one per
 //! two segments), plus a pacing timer per TSO burst for paced flows; to that come the interval samples and
-//! each flow's start, stop and retransmission timers. The packets are the link's capacity over the run, or
-//! less when slow start cannot fill it: a flow's window at most doubles per base RTT from its initial
+//! each flow's start, stop and retransmission timers. The host model adds per packet: one event where the
+//! sending host delays or serializes segments (processing noise, a NIC of finite rate: each segment leaves
+//! the host by an event of its own), and where the receiving host coalesces (GRO), one flush per aggregate
+//! and one ACK per aggregate instead of one per two segments; an aggregate holds the segments a flow's fair
+//! share of the link brings within the flush window (1 to 45). The packets are the link's capacity over
+//! the run (or the senders' NICs' together, if less), or less when slow start cannot fill it: a flow's window at most doubles per base RTT from its initial
 //! window, so by time t a group can have sent at most count × initial_window × 2^(t / rtt) segments per RTT.
 //! Path loss limits flows further; the estimate ignores that and errs high. When every group is finite
 //! (`size`), the packets are at most the flows' mean sizes in segments, plus a margin for retransmissions.
@@ -102,6 +106,8 @@ const TIMER_EVENTS_PER_FLOW_SECOND: f64 = 1.0;
 /// drop-tail buffer loses up to half its last window (Hoe, 1996), and a transfer that long is in slow
 /// start for most of its life; a quarter more errs high for transfers that see less loss.
 const RETRANSMIT_MARGIN: f64 = 1.25;
+/// The most segments of 1448 B in one GRO aggregate (64 KB).
+const GRO_MAX_SEGMENTS: f64 = 45.0;
 /// How long after its `stop` a flow may still have rows (its last data and ACKs draining).
 const DRAIN_NS: u64 = 1_000_000_000;
 
@@ -205,6 +211,29 @@ fn link_packets(spec: &ScenarioSpec, capacity_pps: f64) -> f64 {
         .sum()
 }
 
+/// The events the host model adds per packet the link carries, averaged over the flows (see the module docs).
+fn host_events_per_packet(spec: &ScenarioSpec, fair_share_bps: f64) -> f64 {
+    let mtu_bits = spec.link.mtu_bytes as f64 * 8.0;
+    let flows = spec.flow_count().max(1) as f64;
+    spec.groups
+        .iter()
+        .map(|g| {
+            let h = &g.host;
+            let mut extra = 0.0;
+            if h.holds_segments() {
+                extra += 1.0;
+            }
+            if h.gro_window_ns() > 0 {
+                let aggregate = (fair_share_bps * h.gro_window_ns() as f64 * 1e-9 / mtu_bits)
+                    .clamp(1.0, GRO_MAX_SEGMENTS);
+                // One flush per aggregate; one ACK per aggregate of two or more, else per two segments.
+                extra += 1.0 / aggregate + 1.0 / aggregate.max(2.0) - 0.5;
+            }
+            g.count as f64 / flows * extra
+        })
+        .sum()
+}
+
 fn to_u64(x: f64) -> u64 {
     if x >= u64::MAX as f64 {
         u64::MAX
@@ -293,7 +322,16 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         .fold(FIXED_BYTES, u64::saturating_add);
 
     // ---- events
-    let capacity_pps = rate_bps / 8.0 / mtu;
+    // The senders' NICs (one per group) carry no more than their line rates together.
+    let nics_bps: f64 = spec
+        .groups
+        .iter()
+        .map(|g| match g.host.nic_rate_bps {
+            0 => f64::INFINITY,
+            r => r as f64,
+        })
+        .sum();
+    let capacity_pps = rate_bps.min(nics_bps) / 8.0 / mtu;
     let packets = match finite_segments(spec) {
         Some(finite) => link_packets(spec, capacity_pps).min(finite),
         None => link_packets(spec, capacity_pps),
@@ -308,7 +346,7 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         .map(|g| g.count as u64)
         .sum();
     let paced_share = paced_flows as f64 / flows.max(1) as f64;
-    let per_packet = EVENTS_PER_PACKET + paced_share / burst;
+    let per_packet = EVENTS_PER_PACKET + paced_share / burst + host_events_per_packet(spec, fair_share_bps);
     // A finite flow's timers fire at most once per segment it sends (each one sends or probes one).
     let timer_events: f64 = spec
         .groups

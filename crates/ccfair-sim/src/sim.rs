@@ -1,9 +1,11 @@
 //! The dumbbell simulation: flows (a sender, a receiver and two pipes each) around one bottleneck.
 //!
 //! Topology and timing:
-//! - A sender hands segments straight to the bottleneck's queue (the access link is infinitely fast and has no
-//!   delay), after its host's processing delay if the host has one (see [`crate::host`]); the receiving
-//!   host's delay is added to the forward pipe. Bernoulli path loss, when configured, drops a segment there, before the bottleneck.
+//! - A sender hands segments to the bottleneck's queue (the access link has no delay), after its host's
+//!   processing delay if the host has one and through its host's NIC, which spaces them at its line rate (one
+//!   NIC per group; infinitely fast unless the host has a `nic_rate`, see [`crate::host`]); the receiving
+//!   host's delay is added to the forward pipe, and a receiving host with GRO hands TCP aggregates of
+//!   segments. Bernoulli path loss, when configured, drops a segment there, before the bottleneck.
 //! - The bottleneck serializes at its rate; a segment then crosses the flow's forward pipe (half the flow's
 //!   base RTT) to the receiver. ACKs cross the flow's return pipe (the other half) without congestion.
 //!   So a flow's RTT is its base RTT plus queueing plus one serialization time at the bottleneck.
@@ -19,7 +21,7 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
 use crate::engine::{EventQueue, TimerSlot};
-use crate::host::HostTiming;
+use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
@@ -42,6 +44,7 @@ const EV_SAMPLE: u64 = 9;
 const EV_WINDOW_START: u64 = 10;
 const EV_WINDOW_END: u64 = 11;
 const EV_HOST_TX: u64 = 12;
+const EV_GRO_FLUSH: u64 = 13;
 
 const FLOW_BITS: u32 = 20;
 /// The most flows a run may have (2^20).
@@ -64,6 +67,8 @@ struct Flow {
     /// Segments between TCP and the wire at a sender with processing delays (empty on an ideal host).
     host_tx: Pipe<Segment>,
     host: HostTiming,
+    /// Receive coalescing at the receiving host (off on an ideal host).
+    gro: Gro,
     loss: f64,
     rng: Rng,
     rtt: Dur,
@@ -79,6 +84,7 @@ struct Flow {
     pacing_slot: TimerSlot,
     delack_slot: TimerSlot,
     comp_slot: TimerSlot,
+    gro_slot: TimerSlot,
 }
 
 /// Collects what the qdisc drops or marks during one call.
@@ -111,6 +117,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     end: Time,
     events: EventQueue,
     flows: Vec<Flow>,
+    /// Each group's sending host's NIC.
+    nics: Vec<Nic>,
     bottleneck: Bottleneck,
     /// Where every packet-level event goes: the recorder, then the caller's observer.
     report: Tee<Recorder, O>,
@@ -147,6 +155,8 @@ impl<O: Observer> Simulation<O> {
                     pacing: g.pacing,
                     ecn,
                     app_bytes: plan.size_bytes,
+                    tso: g.host.tso,
+                    host_queue: g.host.holds_segments(),
                 };
                 let rtt = Dur::from_ns(g.rtt_ns);
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
@@ -160,6 +170,7 @@ impl<O: Observer> Simulation<O> {
                     ack_pipe: Pipe::new(rev),
                     host_tx: Pipe::new(Dur::ZERO),
                     host: HostTiming::new(&g.host, seed, id),
+                    gro: Gro::new(Dur::from_ns(g.host.gro_window_ns())),
                     loss: g.loss,
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,
@@ -176,6 +187,7 @@ impl<O: Observer> Simulation<O> {
                     pacing_slot: TimerSlot::default(),
                     delack_slot: TimerSlot::default(),
                     comp_slot: TimerSlot::default(),
+                    gro_slot: TimerSlot::default(),
                 });
             }
         }
@@ -211,12 +223,18 @@ impl<O: Observer> Simulation<O> {
         events.push(Time::from_ns(spec.measure_end_ns), code(EV_WINDOW_END, 0));
         events.push(Time::from_ns(spec.interval_ns), code(EV_SAMPLE, 0));
         let end = Time::from_ns(spec.duration_ns);
+        let nics = spec
+            .groups
+            .iter()
+            .map(|g| Nic::new(g.host.nic_rate_bps))
+            .collect();
         Ok(Simulation {
             spec,
             now: Time::ZERO,
             end,
             events,
             flows,
+            nics,
             bottleneck,
             report: Tee(rec, obs),
             seg_buf: Vec::with_capacity(64),
@@ -263,7 +281,8 @@ impl<O: Observer> Simulation<O> {
         &self.bottleneck
     }
 
-    /// Segments in the queue, on the link and in forward pipes.
+    /// Segments in the queue, on the link, in forward pipes and in the senders' hosts (a receiver's GRO holds
+    /// segments that have arrived).
     pub fn segments_in_network(&self) -> u64 {
         let q = self.bottleneck.qdisc.backlog_packets() as u64;
         let tx = self.bottleneck.busy() as u64;
@@ -285,7 +304,11 @@ impl<O: Observer> Simulation<O> {
             .map(|f| {
                 let r = &f.receiver;
                 let on_the_way = f.data_pipe.iter().filter(|s| !r.has(s.seq)).count() as u64;
-                r.ofo_segments() as u64 + on_the_way
+                let held = f
+                    .gro
+                    .held()
+                    .map_or(0, |(seq, n)| (seq..seq + n).filter(|&s| !r.has(s)).count() as u64);
+                r.ofo_segments() as u64 + on_the_way + held
             })
             .sum()
     }
@@ -378,6 +401,7 @@ impl<O: Observer> Simulation<O> {
             EV_DATA => self.on_data(f),
             EV_ACK => self.on_ack(f),
             EV_HOST_TX => self.on_host_tx(f),
+            EV_GRO_FLUSH => self.on_gro_flush(f),
             EV_XMIT_TIMER => {
                 let fl = &mut self.flows[f as usize];
                 fl.xmit_slot.popped(self.now);
@@ -469,15 +493,20 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Hands freshly sent segments to the network, after the sending host's processing delay if it has one.
+    /// Hands freshly sent segments to the network, after the sending host's processing delay if it has one,
+    /// through its NIC.
     fn transmit(&mut self, buf: &mut Vec<Segment>) {
         let now = self.now;
         for seg in buf.drain(..) {
             self.report.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];
-            if fl.host.has_noise() {
-                let delay = fl.host.send_delay();
-                let (exit, was_empty) = fl.host_tx.push_delayed(now, delay, seg);
+            let nic = &mut self.nics[fl.group as usize];
+            if fl.host.has_noise() || nic.is_finite() {
+                // Ready after the processing delay, never before the flow's previous segment; then the NIC.
+                let ready = fl.host_tx.exit_after(now, fl.host.send_delay());
+                let wire = nic.depart(ready, seg.wire_len);
+                let (exit, was_empty) = fl.host_tx.push_delayed(now, wire.saturating_since(now), seg);
+                fl.sender.set_host_queued(fl.host_tx.len() as u32);
                 if was_empty {
                     self.events.push(exit, code(EV_HOST_TX, seg.flow));
                 }
@@ -512,7 +541,17 @@ impl<O: Observer> Simulation<O> {
         if let Some(t) = next {
             self.events.push(t, code(EV_HOST_TX, f));
         }
+        fl.sender.set_host_queued(fl.host_tx.len() as u32);
         self.onto_wire(seg);
+        // A segment left the host: a sender TCP Small Queues throttled may send again.
+        let fl = &mut self.flows[f as usize];
+        if fl.sender.tsq_throttled() {
+            let mut buf = std::mem::take(&mut self.seg_buf);
+            fl.sender.on_tsq_wakeup(self.now, &mut buf);
+            self.transmit(&mut buf);
+            self.seg_buf = buf;
+            self.sync_sender_timers(f);
+        }
     }
 
     /// Reports what the qdisc did and, if a transmission started, schedules its end.
@@ -563,8 +602,41 @@ impl<O: Observer> Simulation<O> {
             self.events.push(t, code(EV_DATA, f));
         }
         self.report.segment_arrived(now, f, seg.seq);
+        if !fl.gro.is_on() {
+            self.deliver(f, &seg, 1);
+            return;
+        }
+        if let Some(agg) = fl.gro.receive(now, seg) {
+            self.deliver(f, &agg.head, agg.segments);
+        }
+        self.sync_gro_timer(f);
+    }
+
+    /// The receiving host's GRO poll ended: its held aggregate goes up to TCP.
+    fn on_gro_flush(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        fl.gro_slot.popped(now);
+        if let Some(Aggregate { head, segments }) = fl.gro.flush_due(now) {
+            self.events_processed += 1;
+            self.deliver(f, &head, segments);
+        }
+        self.sync_gro_timer(f);
+    }
+
+    fn sync_gro_timer(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if let Some(t) = fl.gro_slot.want(fl.gro.deadline()) {
+            self.events.push(t, code(EV_GRO_FLUSH, f));
+        }
+    }
+
+    /// Hands TCP `segments` consecutive segments from `seg` (one skb) and sends the ACKs it answers with.
+    fn deliver(&mut self, f: u32, seg: &Segment, segments: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
         let mut acks = std::mem::take(&mut self.ack_buf);
-        let d = fl.receiver.on_segment(now, &seg, &mut acks);
+        let d = fl.receiver.on_segments(now, seg, segments, &mut acks);
         if d.segments > 0 {
             let mss = self.spec.mss() as u64;
             let delivered_end = d.first_seq.saturating_add(d.segments);

@@ -117,6 +117,8 @@ impl Harness {
             pacing: false,
             ecn,
             app_bytes: 0,
+            tso: false,
+            host_queue: false,
         };
         Harness {
             name,

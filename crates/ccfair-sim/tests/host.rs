@@ -215,11 +215,261 @@ fn each_timing_parameter_changes_the_run_and_keeps_it_reproducible() {
             delack_granularity_ns: ms(4),
             ..HostSpec::default()
         },
+        HostSpec {
+            tso: true,
+            ..HostSpec::default()
+        },
+        HostSpec {
+            nic_rate_bps: 1_000_000_000,
+            ..HostSpec::default()
+        },
+        HostSpec {
+            gro: true,
+            gro_flush_ns: 50_000,
+            ..HostSpec::default()
+        },
     ];
     for host in hosts {
         let spec = with_host(base.clone(), &host);
         let a = digest(&run(&spec, 1).0);
         assert_ne!(a, ideal, "{host:?} must change the run");
         assert_eq!(a, digest(&run(&spec, 1).0), "{host:?}: same seed, same run");
+    }
+}
+
+/// Each segment's arrival at the bottleneck (its start of transmission less its sojourn), with its flow.
+#[derive(Default)]
+struct BottleneckArrivals(Vec<(u64, u32)>);
+
+impl Observer for BottleneckArrivals {
+    fn queue_departure(&mut self, now: Time, flow: u32, sojourn: ccfair_core::Dur, _wire_bytes: u32) {
+        self.0.push(((now - sojourn).ns(), flow));
+    }
+}
+
+/// `groups` groups of `per_group` unpaced Cubic flows (20 ms) through a 100 Mbit/s FIFO too large to drop,
+/// each group on its own host.
+fn offload_spec(groups: u32, per_group: u32, host: &HostSpec) -> ScenarioSpec {
+    ScenarioSpec {
+        duration_ns: S,
+        interval_ns: 100 * MS,
+        measure_start_ns: 0,
+        measure_end_ns: S,
+        link: LinkSpec {
+            rate_bps: 100_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(100_000)),
+        },
+        groups: (0..groups)
+            .map(|_| group("cubic", per_group, 20, 0, host.clone()))
+            .collect(),
+    }
+}
+
+/// The gaps between consecutive arrivals at the bottleneck, with whether the two were of one group.
+fn arrival_gaps(spec: &ScenarioSpec) -> Vec<(u64, bool)> {
+    let per_group = spec.groups[0].count;
+    let mut sim = Simulation::with_observer(spec.clone(), 1, BottleneckArrivals::default()).unwrap();
+    sim.run();
+    let mut arrivals = sim.observer().0.clone();
+    arrivals.sort();
+    assert!(arrivals.len() > 1000);
+    arrivals
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0, w[0].1 / per_group == w[1].1 / per_group))
+        .collect()
+}
+
+#[test]
+fn a_nic_spaces_its_hosts_segments_by_their_serialization_time() {
+    // 1500 B at 1 Gbit/s: 12 µs.
+    const SERIALIZATION_NS: u64 = 12_000;
+    let nic = HostSpec {
+        tso: true,
+        nic_rate_bps: 1_000_000_000,
+        ..HostSpec::default()
+    };
+    // Two flows on one host: no two segments of the host closer than one serialization time, and the
+    // bursts back to back, exactly that far apart.
+    let gaps = arrival_gaps(&offload_spec(1, 2, &nic));
+    assert!(
+        gaps.iter().all(|&(g, _)| g >= SERIALIZATION_NS),
+        "{:?}",
+        gaps.iter().min()
+    );
+    let back_to_back = gaps.iter().filter(|&&(g, _)| g == SERIALIZATION_NS).count();
+    assert!(back_to_back * 2 > gaps.len(), "{back_to_back} of {}", gaps.len());
+    // An infinitely fast NIC hands a burst over at one instant.
+    let gaps = arrival_gaps(&offload_spec(
+        1,
+        2,
+        &HostSpec {
+            nic_rate_bps: 0,
+            ..nic.clone()
+        },
+    ));
+    let together = gaps.iter().filter(|&&(g, _)| g == 0).count();
+    assert!(together * 2 > gaps.len(), "{together} of {}", gaps.len());
+    // Two hosts, one NIC each: segments of different hosts may arrive closer together.
+    let gaps = arrival_gaps(&offload_spec(2, 1, &nic));
+    assert!(gaps.iter().all(|&(g, same)| !same || g >= SERIALIZATION_NS));
+    assert!(gaps.iter().any(|&(g, same)| !same && g < SERIALIZATION_NS));
+}
+
+/// One unpaced Cubic flow at 1 Gbit/s (10 ms, a BDP of buffer) for 2 s.
+fn gigabit_flow(host: &HostSpec) -> ScenarioSpec {
+    ScenarioSpec {
+        duration_ns: 2 * S,
+        interval_ns: 100 * MS,
+        measure_start_ns: 0,
+        measure_end_ns: 2 * S,
+        link: LinkSpec {
+            rate_bps: 1_000_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(833)),
+        },
+        groups: vec![group("cubic", 1, 10, 0, host.clone())],
+    }
+}
+
+/// ACKs the receiver sent per segment it delivered, over [`gigabit_flow`].
+fn acks_per_segment(host: &HostSpec) -> f64 {
+    let mut sim = Simulation::new(gigabit_flow(host), 1).unwrap();
+    sim.run();
+    let r = sim.receiver(0);
+    assert!(r.delivered_segments > 50_000);
+    r.acks_sent as f64 / r.delivered_segments as f64
+}
+
+#[test]
+fn gro_makes_stretch_acks() {
+    let plain = acks_per_segment(&HostSpec::default());
+    // Segments arrive 12 µs apart: a 50 µs window merges about four, each acknowledged at once.
+    let gro = acks_per_segment(&HostSpec {
+        gro: true,
+        gro_flush_ns: 50_000,
+        ..HostSpec::default()
+    });
+    assert!(
+        (0.45..=0.55).contains(&plain),
+        "one ACK per two segments, got {plain}"
+    );
+    assert!(
+        (1.0 / 45.0..=0.35).contains(&gro),
+        "with GRO, {gro} ACKs per segment"
+    );
+    // A window shorter than the gap between arrivals merges nothing.
+    let narrow = acks_per_segment(&HostSpec {
+        gro: true,
+        gro_flush_ns: 5_000,
+        ..HostSpec::default()
+    });
+    assert!((narrow - plain).abs() < 0.05, "{narrow} vs {plain}");
+}
+
+/// The bursts of new data one sender sends: segments sent at one instant, one after the other.
+#[derive(Default)]
+struct Bursts {
+    last: Option<Time>,
+    sizes: Vec<u32>,
+}
+
+impl Observer for Bursts {
+    fn segment_sent(&mut self, now: Time, _flow: u32, _seq: u32, retransmit: bool) {
+        if retransmit {
+            return;
+        }
+        match self.sizes.last_mut() {
+            Some(n) if self.last == Some(now) => *n += 1,
+            _ => self.sizes.push(1),
+        }
+        self.last = Some(now);
+    }
+}
+
+/// The mean burst of the sender of [`gigabit_flow`] and what it delivered.
+fn mean_burst(host: &HostSpec) -> (f64, u64) {
+    let mut sim = Simulation::with_observer(gigabit_flow(host), 1, Bursts::default()).unwrap();
+    sim.run();
+    let sizes = &sim.observer().sizes;
+    let mean = sizes.iter().map(|&n| n as f64).sum::<f64>() / sizes.len() as f64;
+    (mean, sim.receiver(0).delivered_segments)
+}
+
+#[test]
+fn an_unpaced_flow_with_tso_sends_bursts() {
+    let (plain, plain_delivered) = mean_burst(&HostSpec::default());
+    let (tso, tso_delivered) = mean_burst(&HostSpec {
+        tso: true,
+        ..HostSpec::default()
+    });
+    // Without TSO an ACK for two segments releases two; with TSO the sender defers until a burst is worth
+    // sending (`tcp_tso_should_defer`).
+    assert!(plain < 3.0, "{plain}");
+    assert!(tso > 2.0 * plain, "{tso} vs {plain}");
+    // Deferring does not starve the flow: it fills the link as well.
+    assert!(tso_delivered as f64 > 0.9 * plain_delivered as f64);
+}
+
+/// One flow's send times and bottleneck arrival times, in order (neither drops nor reorders in between).
+#[derive(Default)]
+struct HostDelays {
+    sent: Vec<u64>,
+    arrived: Vec<u64>,
+}
+
+impl Observer for HostDelays {
+    fn segment_sent(&mut self, now: Time, _flow: u32, _seq: u32, _retransmit: bool) {
+        self.sent.push(now.ns());
+    }
+    fn queue_departure(&mut self, now: Time, _flow: u32, sojourn: ccfair_core::Dur, _wire_bytes: u32) {
+        self.arrived.push((now - sojourn).ns());
+    }
+}
+
+#[test]
+fn tcp_small_queues_bound_what_waits_in_a_slow_nic() {
+    // A 100 Mbit/s NIC in front of a 1 Gbit/s bottleneck: the NIC is the bottleneck. Without TSQ, Reno's
+    // slow start, seeing no loss, would pile seconds of segments into the NIC's queue.
+    let host = HostSpec {
+        tso: true,
+        nic_rate_bps: 100_000_000,
+        ..HostSpec::default()
+    };
+    let mut spec = gigabit_flow(&host);
+    spec.duration_ns = 3 * S;
+    spec.measure_end_ns = 3 * S;
+    spec.groups[0].cc = CcConfig::from_name_and_params("reno", &serde_json::Value::Null).unwrap();
+    let mut sim = Simulation::with_observer(spec, 1, HostDelays::default()).unwrap();
+    sim.run();
+    let o = sim.observer();
+    let n = o.arrived.len();
+    assert!(n > 20_000, "{n} segments crossed the link");
+    let waits: Vec<u64> = o.sent[..n].iter().zip(&o.arrived).map(|(s, a)| a - s).collect();
+    let max_wait = *waits.iter().max().unwrap();
+    // TSQ lets the host hold about 1 ms of the flow's pacing rate, but at least two of its skbs, and the
+    // skb being sent: about three bursts of up to 45 segments, 16 ms at 100 Mbit/s; without it the queue
+    // would grow by the NIC's rate for as long as slow start lasts.
+    assert!(max_wait < 20 * MS, "a segment waited {max_wait} ns in its host");
+    let out = sim.output();
+    assert_eq!(out.totals.queue_drops, 0);
+    // The NIC stays busy: the flow gets its rate.
+    let rate = o.arrived.len() as f64 * 1500.0 * 8.0 / 3.0;
+    assert!(rate > 0.9 * 100e6 * (2.9 / 3.0), "{rate} bit/s");
+}
+
+#[test]
+fn every_segment_is_accounted_for_with_offloads() {
+    // Segments in a sender's NIC queue are in the network; those a receiver's GRO holds have arrived.
+    for host in ["testbed", "home"] {
+        let (out, _) = run(&cubic_vs_reno(host), 5);
+        let t = &out.totals;
+        assert_eq!(
+            t.sent_segments,
+            t.arrived_segments + t.queue_drops + t.path_drops + t.in_flight_at_end,
+            "{host}: {t:?}"
+        );
+        let delivered: u64 = out.flows.iter().map(|f| f.total.delivered_bytes).sum();
+        assert!(delivered > 0);
     }
 }

@@ -304,6 +304,49 @@ mod invariants {
             "observed loss rate {p} over {sent} segments"
         );
     }
+
+    /// Counts segments that reach the receiver a second time: retransmissions of delivered data.
+    #[derive(Default)]
+    struct Duplicates {
+        arrived: Vec<bool>,
+        duplicates: u64,
+    }
+
+    impl Observer for Duplicates {
+        fn segment_arrived(&mut self, _now: Time, _flow: u32, seq: u32) {
+            let i = seq as usize;
+            if i >= self.arrived.len() {
+                self.arrived.resize(i + 1, false);
+            }
+            self.duplicates += self.arrived[i] as u64;
+            self.arrived[i] = true;
+        }
+    }
+
+    #[test]
+    fn heavy_random_loss_causes_no_spurious_retransmissions() {
+        // One BBRv1 flow, 100 Mbps, 100 ms, 1 BDP, 10 % loss on its path: about 80 holes per window, more
+        // SACK blocks than the receiver remembers. Every block must reach the sender before the receiver
+        // forgets it, else the sender retransmits segments that were delivered (a third more
+        // retransmissions than losses when compressed ACKs were held back over a forgotten block).
+        let mut g = group("bbr", 1, 100);
+        g.loss = 0.10;
+        let sp = spec(
+            100_000_000,
+            QueueLimit::Packets(bdp_packets(100_000_000, 100)),
+            20,
+            vec![g],
+        );
+        let mut sim = Simulation::with_observer(sp, 1, Duplicates::default()).unwrap();
+        sim.run();
+        let retransmitted = sim.sender(0).stats.retransmitted_segments;
+        let duplicates = sim.observer().duplicates;
+        assert!(retransmitted > 10_000, "{retransmitted} retransmissions");
+        assert!(
+            duplicates * 200 < retransmitted,
+            "{duplicates} of {retransmitted} retransmissions reached a receiver that had the segment"
+        );
+    }
 }
 
 mod theory {
@@ -506,6 +549,8 @@ mod stack {
             pacing,
             ecn: ccfair_sim::tcp::EcnProfile::default(),
             app_bytes: 0,
+            tso: false,
+            host_queue: false,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(
@@ -772,6 +817,59 @@ mod resources {
                 (0.5..=2.0).contains(&ratio),
                 "predicted {predicted} vs measured {measured} ({ratio:.2}) for {sp:?}"
             );
+        }
+    }
+
+    /// The same for hosts of the testbed and home presets, whose NICs, processing delays and receive
+    /// coalescing add events: at 10 Mbit/s (no aggregates) and at 1 and 10 Gbit/s (aggregates of several
+    /// segments), one flow and many, paced and not.
+    #[test]
+    fn estimated_events_count_the_host_model() {
+        use ccfair_sim::host::{HostInput, HostSpec};
+        let with_host = |mut sp: ScenarioSpec, preset: &str| {
+            for g in &mut sp.groups {
+                let input = HostInput {
+                    preset: Some(preset.to_owned()),
+                    ..Default::default()
+                };
+                g.host = HostSpec::resolve(Some(&input), None, "host", g.rtt_ns).unwrap();
+            }
+            sp
+        };
+        let mut paced = group("cubic", 10, 20);
+        paced.pacing = true;
+        let cases = [
+            spec(
+                10_000_000,
+                QueueLimit::Packets(42),
+                20,
+                vec![group("cubic", 1, 50), group("cubic", 1, 50)],
+            ),
+            spec(
+                1_000_000_000,
+                QueueLimit::Packets(833),
+                4,
+                vec![group("cubic", 1, 10)],
+            ),
+            spec(1_000_000_000, QueueLimit::Packets(1667), 4, vec![paced]),
+            spec(
+                10_000_000_000,
+                QueueLimit::Packets(8333),
+                2,
+                vec![group("reno", 10, 10)],
+            ),
+        ];
+        for base in cases {
+            for preset in ["testbed", "home"] {
+                let sp = with_host(base.clone(), preset);
+                let measured = run(&sp) as f64;
+                let predicted = estimate(&sp).events as f64;
+                let ratio = predicted / measured;
+                assert!(
+                    (0.5..=2.0).contains(&ratio),
+                    "{preset}: predicted {predicted} vs measured {measured} ({ratio:.2}) for {sp:?}"
+                );
+            }
         }
     }
 

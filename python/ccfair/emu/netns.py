@@ -11,8 +11,11 @@ per-group settings are per-route settings on the sender side: ``initcwnd`` (the 
 ``initial_window``) and ``features ecn`` (ECN per group, with ``tcp_ecn = 2`` in both namespaces so only
 those routes ask for it). The receiver's route back carries ``initrwnd`` so that the first window is not
 capped by the receiver's default of 10 segments. Neighbour entries are static (no ARP during a run). The
-veths have the scenario's MTU and every offload off (see ``ccfair-emu prepare``). Sysctls are set per
-namespace only; nothing host-wide changes.
+veths have the scenario's MTU and every offload off (see ``ccfair-emu prepare``), except what the
+scenario's hosts ask for: segmentation offload (``tso``) on the senders' veth ``s0``, receive coalescing
+(``gro``) on the receiver's ``r0``, with its interrupt moderation (``gro_flush``: ``gro_flush_timeout``);
+the router's veths keep everything off. Sysctls are set per namespace
+only; nothing host-wide changes.
 
 Teardown guard: names carry the ``ccfair-`` prefix and a run id made of the owning process's pid and start
 time. :meth:`Topology.close` (called on normal exit, errors and Ctrl-C, and on SIGTERM through the runner)
@@ -203,11 +206,13 @@ class Topology:
         sysctls: dict[str, dict[str, str]],
         helper: str,
         endpoint_cpus: list[int] | None = None,
+        offloads: HostOffloads | None = None,
     ) -> dict[str, object]:
         """Creates the namespaces, veths, addresses, routes and neighbours; applies ``sysctls[role]`` and
-        turns offloads off with ``helper`` (the ccfair-emu binary). ``groups`` is (initial window, ECN) per
-        flow group. With ``endpoint_cpus``, the senders' and receiver's receive processing is steered to
-        those CPUs (RPS), away from the emulator's. Returns what ``prepare`` read back, per role."""
+        sets the veths' offloads with ``helper`` (the ccfair-emu binary): all off but what ``offloads``
+        asks for. ``groups`` is (initial window, ECN) per flow group. With ``endpoint_cpus``, the senders'
+        and receiver's receive processing is steered to those CPUs (RPS), away from the emulator's. Returns
+        what ``prepare`` read back, per role."""
         snd, rtr, rcv = (self.ns(r) for r in ROLES)
         for name in (snd, rtr, rcv):
             ip("netns", "add", name)
@@ -255,12 +260,15 @@ class Topology:
         )
         readback: dict[str, object] = {}
         interfaces = {"snd": [SENDER_IF], "rtr": [ROUTER_SENDER_IF, ROUTER_RECEIVER_IF], "rcv": [RECEIVER_IF]}
+        on = veth_offloads(offloads or HostOffloads())
         for role, name in zip(ROLES, (snd, rtr, rcv), strict=True):
             args = [helper, "prepare"]
             for key, value in sysctls.get(role, {}).items():
                 args += ["--sysctl", f"{key}={value}"]
             for dev in interfaces[role]:
-                args += ["--offloads-off", dev]
+                args += ["--offloads", f"{dev}={on.get(dev, 'none')}"]
+                if dev == RECEIVER_IF and offloads is not None and offloads.gro:
+                    args += ["--gro-flush", f"{dev}={offloads.gro_flush_ns}"]
                 if endpoint_cpus and role != "rtr":
                     args += ["--rps", f"{dev}={sum(1 << c for c in endpoint_cpus):x}"]
             readback[role] = _json_out(["ip", "netns", "exec", name, *args])
@@ -317,6 +325,27 @@ class Topology:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class HostOffloads:
+    """The offloads of the run's hosts: segmentation offload at the senders, coalescing at the receiver."""
+
+    tso: bool = False
+    gro: bool = False
+    # The receiver's interrupt moderation: GRO merges what arrives within this of a poll (0: none).
+    gro_flush_ns: int = 0
+
+
+def veth_offloads(offloads: HostOffloads) -> dict[str, str]:
+    """``ccfair-emu prepare --offloads`` lists per veth that has any on: TSO at the senders' veth, GRO at
+    the receiver's (the veth whose NAPI poll runs the receiver's receive path)."""
+    on = {}
+    if offloads.tso:
+        on[SENDER_IF] = "tso"
+    if offloads.gro:
+        on[RECEIVER_IF] = "gro"
+    return on
 
 
 def _json_out(args: list[str]) -> object:

@@ -11,7 +11,8 @@
    it prints ``ready``; then one epoch (CLOCK_MONOTONIC, shared by all namespaces) is sent to all of them.
 4. Progress while the run lasts; a program that fails ends the run with its error.
 5. Their JSON outputs become the simulator's result format (:mod:`ccfair.emu.collect`); the summary gets
-   the provenance (backend, kernel release, the sysctls set) and the emulator's health.
+   the provenance (backend, kernel release, the sysctls set, each veth's offloads as read back, the host
+   preset) and the emulator's health (lateness, losses, the bursts it segmented, ACKs per data segment).
 
 Teardown runs on every exit: normal end, error, Ctrl-C, SIGTERM (turned into KeyboardInterrupt here).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -247,7 +249,7 @@ def health_summary(emu: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str,
     for key, what in (
         ("rx_kernel_drops", "frames dropped before the emulator read them"),
         ("pool_exhausted", "frames dropped for want of a buffer"),
-        ("oversize_frames", "oversize frames (offloads on?)"),
+        ("oversize_frames", "frames it could not handle (too long, not a TCP/IPv4 burst)"),
         ("tx_errors", "sends refused by the kernel"),
     ):
         if h[key]:
@@ -257,9 +259,50 @@ def health_summary(emu: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str,
         "emulator_lateness_p99_ns": p99,
         "emulator_lateness_max_ns": late["max_ns"],
         "emulator_rx_drops": int(h["rx_kernel_drops"]),
+        "emulator_oversize_frames": int(h["oversize_frames"]),
+        "emulator_gso_frames": int(h["gso_frames"]),
+        "emulator_gso_segments": int(h["gso_segments"]),
+        "emulator_acks_per_segment": acks_per_segment(emu),
         "emulator_limited": int(bool(reasons)),
         "emulator_note": "; ".join(reasons),
     }
+
+
+def acks_per_segment(emu: Mapping[str, Any]) -> float:
+    """ACK frames the receiver sent per data segment that reached the emulator, over the run and every
+    flow (about 0.5 with delayed ACKs; less when the receiver coalesces segments with GRO); NaN without
+    data."""
+    segments = sum(f["total"]["sent_segments"] for f in emu["flows"])
+    acks = sum(f["ack_frames"] for f in emu["flows"])
+    return acks / segments if segments else math.nan
+
+
+def offload_provenance(readback: Mapping[str, Any]) -> str:
+    """Each veth's offloads as ``ccfair-emu prepare`` read them back, the ones on named, and the receive
+    moderation where set (``s0: gso scatter-gather tso tx-checksum; r0: gro gro_flush_timeout=200000``)."""
+    parts = []
+    for values in readback.values():
+        if not isinstance(values, dict):
+            continue
+        for dev, state in values.get("offloads", {}).items():
+            on = [name for name, value in state.items() if value == "on"]
+            on += [f"{k}={v}" for k, v in values.get("gro_flush", {}).get(dev, {}).items()]
+            parts.append(f"{dev}: {' '.join(on) or 'none'}")
+    return "; ".join(parts)
+
+
+def host_provenance(spec: Mapping[str, Any]) -> str:
+    """The hosts' preset and what of it the run applied: the offloads and the start jitter; the preset's
+    timers and noise are this machine's own."""
+    presets = sorted({(g.get("host") or {}).get("preset", "ideal") for g in spec["groups"]})
+    offloads = spec.get("offloads", {})
+    on = [key for key in ("tso", "gro") if offloads.get(key)]
+    if offloads.get("gro") and offloads.get("gro_flush_ns"):
+        on.append(f"gro_flush={offloads['gro_flush_ns']}ns")
+    text = f"preset {', '.join(presets)}; offloads {' '.join(on) or 'off'}"
+    if presets != ["ideal"]:
+        text += "; start jitter as drawn, timers and noise this machine's own"
+    return text
 
 
 def preflight(spec: Mapping[str, Any]) -> str:
@@ -318,7 +361,8 @@ def execute(
         work = Path(tmp)
         try:
             emu_cpus, endpoint_cpus = cpu_plan()
-            readback = topo.build(spec["link"]["mtu_bytes"], groups, sysctls, binary, endpoint_cpus)
+            offloads = netns.HostOffloads(**spec.get("offloads", {}))
+            readback = topo.build(spec["link"]["mtu_bytes"], groups, sysctls, binary, endpoint_cpus, offloads)
             sched = schedule(spec)
             recv_cfg = {
                 **sched,
@@ -386,6 +430,8 @@ def execute(
             for k, v in (values.get("sysctls", {}) if isinstance(values, dict) else {}).items()
         ),
         "congestion_controls": " ".join(s["cc"] for s in outputs["snd"]["flows"]),
+        "host": host_provenance(spec),
+        "offloads": offload_provenance(readback),
         **health_summary(outputs["rtr"], spec),
     }
     return output, provenance

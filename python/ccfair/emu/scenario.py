@@ -19,6 +19,15 @@ the rules a real kernel imposes.
   the sizes the simulator draws for the same seed (:meth:`KernelScenario.flow_plans`); a finite flow's sender
   shuts down its sending side after its last byte, and its completion is when the receiver reads that byte.
 - At most :data:`MAX_KERNEL_FLOWS` flows and :data:`MAX_KERNEL_GROUPS` groups (ports and addresses).
+- ``[host]`` and ``[flows.host]``: the kernel's hosts are this machine's, so it honours what it can set on
+  them, :data:`HONOURED_HOST_KEYS`: ``preset``, ``start_jitter`` (the flows' starts are drawn as the
+  simulator draws them), ``tso`` (segmentation offload on the senders' veth), ``gro`` (receive
+  coalescing on the receiver's veth) and ``gro_flush`` (its interrupt moderation, ``gro_flush_timeout``).
+  Every group's flows share one sender veth and one receiver veth, so these must come out the same for
+  every group. Another key written in a table (``noise``, ``pacing_slack``, ``delack_granularity``,
+  ``nic_rate``, ...) would set this machine's timers, noise or NIC rate, which the kernel backend cannot
+  do: it is refused, naming the field. A preset's own values for them are this machine's real ones instead
+  (the run's provenance says so); its offloads apply.
 
 Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
 is validated as the simulator scenario it would be with a stand-in algorithm, then carries its own names.
@@ -38,9 +47,11 @@ from typing import Any
 
 from ccfair import _native
 from ccfair.catalog import catalog
+from ccfair.emu.netns import HostOffloads
 from ccfair.errors import ScenarioError
 from ccfair.scenario import Host, Resolution, Scenario
 from ccfair.toml_text import check_depth, read_toml
+from ccfair.units import format_duration
 
 AVAILABLE_CC_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 DELAY_PLACEMENTS = ("split", "data", "ack")
@@ -51,6 +62,10 @@ KERNEL_MODULE_NAME_MAX = 15
 KERNEL_MODULE_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{KERNEL_MODULE_NAME_MAX}}}")
 # A simulator algorithm that stands in while the rest of the scenario is validated.
 _STAND_IN_CC = "reno"
+# The host keys the kernel backend sets on its real hosts (see the module docstring).
+HONOURED_HOST_KEYS = ("preset", "start_jitter", "tso", "gro", "gro_flush")
+# The offload keys, by their :class:`HostOffloads` (and resolved spec) names.
+OFFLOAD_KEYS = ("tso", "gro", "gro_flush_ns")
 
 
 def kernel_ccs() -> list[str]:
@@ -115,18 +130,27 @@ def kernel_cc_name(name: str, field: str, available: list[str]) -> str:
     )
 
 
-def _check_ideal_host(host: Host | None, field: str) -> None:
-    """The kernel backend's hosts are this machine's: a modelled host (a preset other than ``ideal``, or
-    any of its parameters) would be silently ignored, so it is refused."""
+def _user_key(name: str) -> str:
+    """The TOML key of a :class:`Host` field (``noise_scale_ns`` is ``noise_scale``)."""
+    for suffix in ("_ns", "_bps"):
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def _check_host(host: Host | None, field: str) -> None:
+    """Refuses a written host key the kernel backend cannot honour (see the module docstring)."""
     if host is None:
         return
-    written = {k: v for k, v in dataclasses.asdict(host).items() if v is not None}
-    if written and written != {"preset": "ideal"}:
-        raise ScenarioError(
-            field,
-            "the kernel backend runs real hosts (this machine's offloads and timers) and cannot model "
-            'another; remove the table or set preset = "ideal"',
-        )
+    for name, value in dataclasses.asdict(host).items():
+        key = _user_key(name)
+        if value is not None and key not in HONOURED_HOST_KEYS:
+            raise ScenarioError(
+                f"{field}.{key}",
+                f"the kernel backend runs this machine's own hosts and cannot set their {key}; it honours "
+                f"{', '.join(HONOURED_HOST_KEYS)} (a preset's other values are the machine's real ones); "
+                "remove the key",
+            )
 
 
 @dataclass(frozen=True)
@@ -138,6 +162,31 @@ class KernelScenario(Scenario):
 
     def delay_of(self, group: int) -> str:
         return self.delays[group] if group < len(self.delays) else "split"
+
+    def offloads(self, spec: Mapping[str, Any]) -> HostOffloads:
+        """The offloads of the run's hosts, from the resolved ``spec`` (each group's ``host``: its preset's
+        values with the tables' keys laid over them; an ideal host, which the spec leaves out, has none);
+        raises :class:`ScenarioError` when groups disagree (they share the sender's and the receiver's
+        veth)."""
+        chosen: HostOffloads | None = None
+        for i, group in enumerate(spec["groups"]):
+            resolved = group.get("host") or {}
+            mine = HostOffloads(
+                tso=bool(resolved.get("tso", False)),
+                gro=bool(resolved.get("gro", False)),
+                gro_flush_ns=int(resolved.get("gro_flush_ns", 0)),
+            )
+            if chosen is None:
+                chosen = mine
+            for key in OFFLOAD_KEYS:
+                if getattr(mine, key) != getattr(chosen, key):
+                    raise ScenarioError(
+                        f"flows[{i}].host.{_user_key(key)}",
+                        "every flow group runs on the same sender and receiver veth in the kernel backend, "
+                        f"so {_user_key(key)} must be the same for all: group 0 has "
+                        f"{_show(getattr(chosen, key))}, this group {_show(getattr(mine, key))}",
+                    )
+        return chosen or HostOffloads()
 
     def _stand_in(self) -> Scenario:
         """The simulator scenario with a stand-in algorithm, made (and so resolved) once."""
@@ -153,17 +202,19 @@ class KernelScenario(Scenario):
             interval_ns=self.interval_ns,
             measure=self.measure,
             seed=self.seed,
+            host=self.host,
         )
 
     def resolve(self) -> dict[str, Any]:
         """The kernel spec: the native spec's shape, with ``groups[i].cc = {"name": <kernel module>}`` and
-        ``groups[i].delay``; raises :class:`ScenarioError`."""
+        ``groups[i].delay``, and the hosts' ``offloads`` (``{"tso": bool, "gro": bool}``); raises
+        :class:`ScenarioError`."""
         available = kernel_ccs()
-        _check_ideal_host(self.host, "host")
+        _check_host(self.host, "host")
         names = []
         for i, g in enumerate(self.flows):
             names.append(kernel_cc_name(g.cc, f"flows[{i}].cc", available))
-            _check_ideal_host(g.host, f"flows[{i}].host")
+            _check_host(g.host, f"flows[{i}].host")
             if g.cc_params:
                 raise ScenarioError(
                     f"flows[{i}].cc_params",
@@ -191,6 +242,7 @@ class KernelScenario(Scenario):
         for i, group in enumerate(spec["groups"]):
             group["cc"] = {"name": names[i]}
             group["delay"] = self.delay_of(i)
+        spec["offloads"] = dataclasses.asdict(self.offloads(spec))
         return spec
 
     def resolution(self) -> Resolution:
@@ -246,7 +298,8 @@ def kernel_scenario(source: Scenario | Mapping[str, Any] | str | Path) -> Kernel
         try:
             Scenario.from_toml(path)  # the file's own errors (missing, syntax) exactly as the simulator says
         except ScenarioError as e:
-            if not e.field.startswith("flows["):
+            # Kernel names and keys (flows' algorithms and delays, host offloads) are read below.
+            if not e.field.startswith(("flows[", "host.")):
                 raise
         return _from_dict(read_toml(path))
     if isinstance(source, Mapping):
@@ -292,3 +345,10 @@ def _from_dict(data: Mapping[str, Any]) -> KernelScenario:
     scenario = KernelScenario(**fields, delays=tuple(delays))
     scenario.validate()
     return scenario
+
+
+def _show(value: bool | int) -> str:
+    """An offload value as a scenario writes it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return format_duration(value)

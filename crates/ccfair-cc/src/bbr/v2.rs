@@ -21,7 +21,12 @@
 //! **Parameters**: `ecn_enable` (module parameter `ecn_enable`, default false). All other module parameters
 //! keep their defaults (the module exposes them for experiments; the default is what "bbr2" means).
 //!
-//! **Deviations**: those of [`super::family`]; v2alpha's debug output (`bbr_debug`) is left out.
+//! **Deviations**: those of [`super::family`]; v2alpha's debug output (`bbr_debug`) is left out. The stack's
+//! `tp->is_cwnd_limited` (read only by `bbr2_probe_inflight_hi_upward`) follows Linux 6.1's
+//! `tcp_cwnd_validate`, which keeps the flag set for the rest of a window once cwnd limited a send; v2alpha's
+//! 5.x kernel set it at each new peak of the flight, so a later, larger flight that cwnd did not limit
+//! cleared it. Measured against Cubic (1 Gbps, 10 ms, 1 BDP): BBRv2's share 0.311 with 6.1's rule, 0.305
+//! with 5.x's for one flow each, unchanged (0.312) for five each.
 
 use serde::{Deserialize, Serialize};
 

@@ -472,3 +472,64 @@ fn probe_up_ends_after_one_min_rtt_in_v2_and_on_a_bandwidth_plateau_in_v3() {
         }
     }
 }
+
+#[test]
+fn v2_reprobes_after_a_risky_stop_and_grows_inflight_hi_with_a_doubling_slope() {
+    // `bbr2_update_cycle_phase` / `bbr2_adapt_upper_bounds` / `bbr2_probe_inflight_hi_upward`: after a probe
+    // that saw excess loss, the next PROBE_UP stops as soon as inflight reaches inflight_hi ("risky"); when the
+    // ACKs of that probe show no excess loss, REFILL starts again at once (not after 2-3 s), and in that probe
+    // inflight_hi grows while cwnd-limited at it: +1 per cwnd ACKed in the first round, the slope doubling
+    // each round (1, 2, 4, ...), until a min_rtt has passed with 1.25 BDP in flight. Later probes end on that
+    // queue test before inflight_hi limits them, so it stays put.
+    let mut p = Path::bbr("bbr2", 1000, 40);
+    until_phase(&mut p, UP, 10_000_000_000);
+    p.lose_oldest(3);
+    let hi0 = p.d.vars().inflight_hi;
+    // (time, phase, inflight_hi, round) at every phase change and every round start in PROBE_UP.
+    let mut log: Vec<(u64, f64, f64, u64)> = Vec::new();
+    p.run_for(12_000_000_000, |e| {
+        if e.vars.mode != PROBE_BW {
+            return;
+        }
+        let changed = log.last().is_none_or(|l| l.1 != e.vars.aux);
+        if changed || (e.vars.aux == UP && e.round_start) {
+            log.push((e.now_ns, e.vars.aux, e.vars.inflight_hi, e.round));
+        }
+    });
+    let entries: Vec<usize> = (1..log.len()).filter(|&i| log[i].1 != log[i - 1].1).collect();
+    let ups: Vec<usize> = entries.iter().copied().filter(|&i| log[i].1 == UP).collect();
+    assert!(ups.len() >= 3, "{log:?}");
+    // The first probe after the loss is risky: it ends at once with inflight_hi unchanged.
+    let risky = ups[0];
+    assert_eq!(log[risky + 1].1, DOWN, "{log:?}");
+    assert_eq!(log[risky + 1].2, hi0, "{log:?}");
+    // The reprobe: REFILL within two rounds of that stop, then UP.
+    let reprobe = ups[1];
+    assert_eq!(log[reprobe - 1].1, REFILL, "{log:?}");
+    assert!(log[reprobe].3 - log[risky].3 <= 3, "{log:?}");
+    // inflight_hi during the reprobe, per round: grows, by at most 2^(k+1) in its k-th round.
+    let end = (reprobe + 1..log.len())
+        .find(|&i| log[i].1 != UP)
+        .expect("the reprobe ends");
+    let grown = log[end].2 - hi0;
+    assert!(grown >= 4.0, "inflight_hi grew by {grown}: {log:?}");
+    for i in reprobe + 1..=end {
+        let k = log[i].3 - log[reprobe].3;
+        let so_far = log[i].2 - hi0;
+        assert!(
+            so_far <= (1u64 << (k + 1)) as f64,
+            "round {k}: +{so_far} ({log:?})"
+        );
+    }
+    let rounds = log[end].3 - log[reprobe].3;
+    assert!((2..=5).contains(&rounds), "grew over {rounds} rounds: {log:?}");
+    // The slope doubles: some round adds at least 3 (a constant slope adds about 1 per round).
+    let per_round = (reprobe + 1..=end).map(|i| log[i].2 - log[i - 1].2);
+    assert!(per_round.fold(0.0, f64::max) >= 3.0, "{log:?}");
+    // Later probes end on the queue test: inflight_hi no longer moves.
+    let settled = log[end].2;
+    for l in &log[end..] {
+        assert_eq!(l.2, settled, "{log:?}");
+    }
+    assert!(ups.len() >= 4, "more probes after the reprobe: {log:?}");
+}

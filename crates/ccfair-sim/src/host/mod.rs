@@ -31,6 +31,25 @@
 //!   wheel's first level has 64 buckets of one jiffy (`LVL_BITS = 6` in `kernel/time/timer.c`), which holds
 //!   every delayed-ACK timeout (at most 200 ms = 50 jiffies at HZ=250; at HZ=1000 a timeout above 63 ms
 //!   falls into level 1, 8 jiffies per bucket, which is not modelled).
+//! - `tso`: the sender's TCP builds skbs of many segments for every flow, as Linux does whenever the device
+//!   offloads segmentation (TSO, or GSO in software). Paced flows already send bursts of `tcp_tso_autosize`
+//!   segments; with `tso` unpaced flows do too (`tcp_tso_segs` sizes them from `sk_pacing_rate`, which
+//!   `tcp_update_pacing_rate` keeps for every flow, paced or not: about 1 ms of it, at least `min_tso_segs`,
+//!   at most 64 KB, 45 segments of 1448 B), and a flow whose window only partly allows its next burst defers
+//!   it until more ACKs arrive (`tcp_tso_should_defer`, see `tcp/xmit.rs`). Without it (the ideal host) an
+//!   unpaced flow sends segment by segment and never defers.
+//! - `nic_rate`: the sending host's NIC serializes the segments it is handed back to back at this rate, so
+//!   a burst's segments leave `wire_len × 8 / nic_rate` apart (see [`nic`]); 0 is an infinitely fast NIC,
+//!   a burst's segments reach the bottleneck at one instant. One NIC per group: all flows of a group run on
+//!   one sender host, as a testbed runs a traffic generator's flows on one server, so a group's flows queue
+//!   behind each other's bursts; two groups are two hosts. The NIC serves segments in the order the host
+//!   hands them over, after their processing delay (`noise`), as one transmit queue does.
+//! - `gro`, `gro_flush`: the receiving host coalesces consecutive segments of a flow that arrive within
+//!   `gro_flush` of the first into one aggregate that TCP receives as one skb (see [`gro`]): one ACK decision
+//!   per aggregate, and as an aggregate of two or more segments is more than one MSS of unacknowledged data,
+//!   an ACK at once (`__tcp_ack_snd_check`): stretch ACKs. `gro_flush` is the span of one NAPI poll under
+//!   interrupt moderation (the NIC's `rx-usecs`); the aggregate reaches TCP at its end, or earlier when a
+//!   segment arrives that cannot join it. `gro = false` or a zero window: every segment reaches TCP alone.
 //!
 //! Presets: `ideal` (today's simulator, no draw and no event added), `testbed` (a server in a lab, the
 //! traffic generator of a kernel comparison) and `home` (a user's access host):
@@ -42,6 +61,10 @@
 //! | `noise_scale`        | 0     | 5 µs             | 50 µs             |
 //! | `pacing_slack`       | 0     | 10 µs (sch_fq)   | 50 µs             |
 //! | `delack_granularity` | 0     | 1 ms (HZ=1000)   | 4 ms (HZ=250)     |
+//! | `tso`                | false | true             | true              |
+//! | `nic_rate`           | 0 (∞) | 10 Gbit/s        | 1 Gbit/s          |
+//! | `gro`                | false | true             | true              |
+//! | `gro_flush`          | 0     | 16 µs (mlx5)     | 50 µs (20k irq/s) |
 //!
 //! Why these values: 50 µs is Linux's default timer slack of a task (`init_task.timer_slack_ns = 50000`,
 //! `init/init_task.c`), used as the wake-up spread of a busy home host; a testbed server paces through
@@ -49,17 +72,37 @@
 //! shipped HZ=250. The noise scales are assumptions of the right order, not measurements: a few
 //! microseconds of a server's receive and transmit path, and 50 µs, the gap of a NIC that moderates its
 //! interrupts to 20,000 per second, for a home host. The kernel comparison grid is to calibrate them.
+//! TSO and GRO are on by default in Linux for every NIC that offers them (GSO and GRO in software for the
+//! others). A testbed server has a 10 Gbit/s NIC; its receive coalescing window is the default `rx-usecs`
+//! of a common server NIC, 16 µs for Mellanox ConnectX (mlx5, `MLX5E_PARAMS_DEFAULT_RX_CQ_MODERATION_USEC`
+//! = 0x10; Intel's i40e defaults to 20,000 interrupts per second, 50 µs, with adaptive moderation on both),
+//! an assumption to calibrate against the kernel grid. A home host (Rüth et al.'s setting: a desktop or
+//! laptop with a 1 Gbit/s NIC) moderates to about 20,000 interrupts per second (e1000e's default dynamic
+//! conservative mode caps there), so its window is 50 µs.
 //!
 //! Deviations: connection set-up is not simulated; the jitter only moves the first segment. The noise is
 //! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
-//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled.
+//! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled. TCP Small Queues (TSQ)
+//! keeps a flow's segments waiting in its host (processing delay, NIC queue) to about 1 ms of its pacing
+//! rate or two of its skbs (`tcp/xmit.rs`), counted until a segment reaches the wire rather than until the
+//! NIC completes it; retransmissions are not checked against it (Linux allows them twice the limit). A
+//! group's NIC as fast as the bottleneck, or slower, is then the group's bottleneck: its flows queue in
+//! their host, bounded by TSQ, and see no loss, as a real sender whose NIC limits it. The NIC has one queue (no multi-queue spreading of flows, no qdisc
+//! between TCP and the NIC). GSO partial and segmentation of tunnelled traffic do not arise. `tso = false`
+//! is the idealized sender (segment by segment), not Linux with TSO switched off, whose GSO still sends
+//! multi-segment skbs. GRO's table of held flows (8 per bucket) and the PSH flag that ends an aggregate at
+//! each application write are not modelled, nor LRO apart from GRO (see [`gro`]).
 
 use ccfair_core::FieldError;
 use serde::{Deserialize, Serialize};
 
 use FieldError as E;
 
+pub mod gro;
+pub mod nic;
 pub mod timing;
+pub use gro::{Aggregate, Gro};
+pub use nic::Nic;
 pub use timing::HostTiming;
 
 /// The presets, in the order error messages list them.
@@ -109,6 +152,14 @@ pub struct HostInput {
     pub pacing_slack_ns: Option<i128>,
     #[serde(default)]
     pub delack_granularity_ns: Option<i128>,
+    #[serde(default)]
+    pub tso: Option<bool>,
+    #[serde(default)]
+    pub nic_rate_bps: Option<i128>,
+    #[serde(default)]
+    pub gro: Option<bool>,
+    #[serde(default)]
+    pub gro_flush_ns: Option<i128>,
 }
 
 /// The distribution of the per-packet processing delay.
@@ -139,6 +190,17 @@ pub struct HostSpec {
     pub pacing_slack_ns: u64,
     /// The delayed-ACK timer fires at the first multiple of this at or after its deadline (0: exactly).
     pub delack_granularity_ns: u64,
+    /// Unpaced flows send TSO bursts too (paced flows always do).
+    #[serde(default)]
+    pub tso: bool,
+    /// The sending host's NIC serializes its segments at this rate (0: infinitely fast).
+    #[serde(default)]
+    pub nic_rate_bps: u64,
+    /// The receiving host coalesces segments (GRO) arriving within `gro_flush_ns` of an aggregate's first.
+    #[serde(default)]
+    pub gro: bool,
+    #[serde(default)]
+    pub gro_flush_ns: u64,
 }
 
 impl Default for HostSpec {
@@ -150,12 +212,17 @@ impl Default for HostSpec {
             noise_scale_ns: 0,
             pacing_slack_ns: 0,
             delack_granularity_ns: 0,
+            tso: false,
+            nic_rate_bps: 0,
+            gro: false,
+            gro_flush_ns: 0,
         }
     }
 }
 
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
+const GBPS: u64 = 1_000_000_000;
 
 /// The values of `preset` for a group of base RTT `rtt_ns` (see the table in the module docs).
 fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
@@ -168,6 +235,10 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             noise_scale_ns: 5 * US,
             pacing_slack_ns: 10 * US,
             delack_granularity_ns: MS,
+            tso: true,
+            nic_rate_bps: 10 * GBPS,
+            gro: true,
+            gro_flush_ns: 16 * US,
         },
         HostPreset::Home => HostSpec {
             preset,
@@ -176,14 +247,18 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             noise_scale_ns: 50 * US,
             pacing_slack_ns: 50 * US,
             delack_granularity_ns: 4 * MS,
+            tso: true,
+            nic_rate_bps: GBPS,
+            gro: true,
+            gro_flush_ns: 50 * US,
         },
     }
 }
 
-/// Reads one duration key of a `[host]` table.
+/// Reads one duration (or rate) key of a `[host]` table.
 type WrittenDuration = fn(&HostInput) -> Option<&i128>;
 
-/// A written duration: not negative, within 64 bits.
+/// A written duration or rate in base units: not negative, within 64 bits.
 fn duration(field: String, v: i128) -> Result<u64, FieldError> {
     if v < 0 {
         return E::err(field, "must not be negative");
@@ -196,6 +271,17 @@ impl HostSpec {
     /// spec, and with it its run ids).
     pub fn is_ideal(&self) -> bool {
         *self == HostSpec::default()
+    }
+
+    /// True if segments wait in the sending host between TCP and the wire (a processing delay, a NIC of
+    /// finite rate): each then leaves the host by an event of its own, and TCP Small Queues applies.
+    pub fn holds_segments(&self) -> bool {
+        (self.noise != Noise::None && self.noise_scale_ns > 0) || self.nic_rate_bps > 0
+    }
+
+    /// The GRO flush window, zero if the receiving host does not coalesce.
+    pub fn gro_window_ns(&self) -> u64 {
+        if self.gro { self.gro_flush_ns } else { 0 }
     }
 
     /// The host of a group of base RTT `rtt_ns`: the group's table (`group`, at field `group_field`) laid
@@ -225,7 +311,7 @@ impl HostSpec {
             None => DEFAULT_PRESET,
         };
         let mut spec = preset_values(preset, rtt_ns);
-        let durations: [(&str, WrittenDuration, &mut u64); 4] = [
+        let durations: [(&str, WrittenDuration, &mut u64); 6] = [
             (
                 "start_jitter",
                 |h| h.start_jitter_ns.as_ref(),
@@ -246,6 +332,9 @@ impl HostSpec {
                 |h| h.delack_granularity_ns.as_ref(),
                 &mut spec.delack_granularity_ns,
             ),
+            // A rate, but read as a duration is: a whole number of base units, not negative.
+            ("nic_rate", |h| h.nic_rate_bps.as_ref(), &mut spec.nic_rate_bps),
+            ("gro_flush", |h| h.gro_flush_ns.as_ref(), &mut spec.gro_flush_ns),
         ];
         for (key, get, value) in durations {
             if let Some((field, &v)) = pick(scenario, group, group_field, key, get) {
@@ -254,6 +343,12 @@ impl HostSpec {
         }
         if let Some((field, name)) = pick(scenario, group, group_field, "noise", |h| h.noise.as_ref()) {
             spec.noise = named(&field, name, &NOISES)?;
+        }
+        if let Some((_, &on)) = pick(scenario, group, group_field, "tso", |h| h.tso.as_ref()) {
+            spec.tso = on;
+        }
+        if let Some((_, &on)) = pick(scenario, group, group_field, "gro", |h| h.gro.as_ref()) {
+            spec.gro = on;
         }
         Ok(spec)
     }

@@ -40,13 +40,19 @@ impl<T> Pipe<T> {
         (exit, was_empty)
     }
 
+    /// When an item added at `now` with `extra` delay would leave: `extra` after the pipe's delay, but not
+    /// before the item ahead of it.
+    #[inline]
+    pub fn exit_after(&self, now: Time, extra: Dur) -> Time {
+        let exit = now + self.delay + extra;
+        self.items.back().map_or(exit, |(t, _)| (*t).max(exit))
+    }
+
     /// Adds an item at `now` that leaves `extra` later than the pipe's delay, but not before the item ahead of
     /// it (the pipe stays in order); returns its exit time and whether it is the new head.
     #[inline]
     pub fn push_delayed(&mut self, now: Time, extra: Dur, item: T) -> (Time, bool) {
-        let exit = self.items.back().map_or(now + self.delay + extra, |(t, _)| {
-            (*t).max(now + self.delay + extra)
-        });
+        let exit = self.exit_after(now, extra);
         let was_empty = self.items.is_empty();
         self.items.push_back((exit, item));
         (exit, was_empty)

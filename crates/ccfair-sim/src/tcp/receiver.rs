@@ -8,7 +8,9 @@
 //!   segment), in quick-ACK mode (the first 16 ACKs of a connection, and after a receive gap longer than the
 //!   RTO), or when a hole is filled; otherwise the delayed-ACK timer (ATO starting at 40 ms and adapting to
 //!   the inter-arrival time, capped by srtt and 200 ms). With out-of-order data the first three duplicate ACKs
-//!   go out at once, later ones are compressed for min(1 ms, RTT/20), at most 44 at a time.
+//!   go out at once, later ones are compressed for min(1 ms, RTT/20), at most 44 at a time; a compressed
+//!   ACK is sent before a new block pushes the oldest remembered one out (`tcp_sack_compress_send_ack`), so
+//!   under heavy loss no block is forgotten unreported (else the sender retransmits delivered segments).
 //! - A duplicate segment re-enters quick-ACK mode (Linux would also send a DSACK; not modelled).
 //! - The timestamp echo is the TSval of the first segment received after the previous ACK (RFC 7323).
 //! - ECN, in the connection's feedback mode (`__tcp_ecn_check_ce`): RFC 3168 — a CE mark sets ECE on every
@@ -69,6 +71,8 @@ pub struct Receiver {
     ce_count: u32,
     /// Segments handed to the application.
     pub delivered_segments: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
 }
 
 /// What one arrival produced for the application, for the recorder.
@@ -111,6 +115,7 @@ impl Receiver {
             dctcp_prior_rcv_nxt: 0,
             ce_count: 0,
             delivered_segments: 0,
+            acks_sent: 0,
         }
     }
 
@@ -136,7 +141,15 @@ impl Receiver {
 
     /// Processes an arriving data segment; may produce an ACK. Returns what reached the application.
     pub fn on_segment(&mut self, now: Time, seg: &Segment, acks: &mut Vec<Ack>) -> Delivery {
+        self.on_segments(now, seg, 1, acks)
+    }
+
+    /// Processes an arriving skb of `segments` consecutive segments from `seg.seq` (a GRO aggregate, whose
+    /// header fields are `seg`'s): one pass of `tcp_rcv_established` for all of them, so at most one ACK
+    /// decision. Returns what reached the application.
+    pub fn on_segments(&mut self, now: Time, seg: &Segment, segments: u32, acks: &mut Vec<Ack>) -> Delivery {
         let mut delivery = Delivery::default();
+        let end = seg.seq + segments;
         // RFC 7323: remember the TSval of the first segment after the last ACK.
         if seg.seq <= self.rcv_wup {
             self.ts_recent = seg.tsval_ms;
@@ -146,40 +159,40 @@ impl Receiver {
             self.ecn_demand_cwr = false;
             self.ack_now = true;
         }
-        if seg.seq == self.rcv_nxt {
-            self.rcv_nxt += 1;
-            delivery.first_seq = seg.seq;
-            delivery.segments = 1;
-            self.event_data_recv(now, seg.ecn, acks);
+        if seg.seq <= self.rcv_nxt && end > self.rcv_nxt {
+            // New in-order data (an aggregate may start with data already received: it is trimmed).
+            delivery.first_seq = self.rcv_nxt;
+            self.rcv_nxt = end;
+            self.event_data_recv(now, seg.ecn, segments, acks);
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
-                if self.ofo[0].start == self.rcv_nxt {
+                while self.ofo.first().is_some_and(|b| b.start <= self.rcv_nxt) {
                     let b = self.ofo.remove(0);
-                    delivery.segments += b.end - b.start;
-                    self.rcv_nxt = b.end;
+                    self.rcv_nxt = self.rcv_nxt.max(b.end);
                 }
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 if self.ofo.is_empty() {
                     self.ack_now = true;
                 }
             }
+            delivery.segments = self.rcv_nxt - delivery.first_seq;
             if self.num_sacks > 0 {
                 self.sack_remove();
             }
             self.delivered_segments += delivery.segments as u64;
-        } else if seg.seq < self.rcv_nxt {
+        } else if end <= self.rcv_nxt {
             // A duplicate (spurious retransmission): ACK quickly.
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else {
-            self.data_queue_ofo(seg.seq, seg.ecn, acks);
+            self.data_queue_ofo(seg.seq, end, seg.ecn, segments, acks);
         }
         self.ack_snd_check(now, acks);
         delivery
     }
 
     /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
-    fn event_data_recv(&mut self, now: Time, ecn: Ecn, acks: &mut Vec<Ack>) {
+    fn event_data_recv(&mut self, now: Time, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
         self.ack_scheduled = true;
         let now_ms = now.jiffies();
         if self.ato_ms == 0 {
@@ -198,11 +211,13 @@ impl Receiver {
             }
         }
         self.lrcvtime_ms = now_ms;
-        self.check_ce(ecn, acks);
+        self.check_ce(ecn, segments, acks);
     }
 
-    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving segment.
-    fn check_ce(&mut self, ecn: Ecn, acks: &mut Vec<Ack>) {
+    /// `__tcp_ecn_check_ce` (plus the DCTCP CA events and Accurate ECN's counters) for an arriving skb of
+    /// `segments` segments, all with codepoint `ecn` (Accurate ECN counts each, as
+    /// `tcp_ecn_received_counters` counts `gso_segs`).
+    fn check_ce(&mut self, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
         match self.echo {
             EcnEcho::None => {}
             EcnEcho::Rfc3168 => match ecn {
@@ -232,7 +247,7 @@ impl Receiver {
             }
             EcnEcho::AccEcn => {
                 if ecn == Ecn::Ce {
-                    self.ce_count += 1;
+                    self.ce_count += segments;
                 }
             }
         }
@@ -248,6 +263,7 @@ impl Receiver {
                 ack.ack = self.dctcp_prior_rcv_nxt;
                 ack.ece = self.dctcp_ce_state;
                 acks.push(ack);
+                self.acks_sent += 1;
             }
             self.ack_now = true;
         }
@@ -265,11 +281,10 @@ impl Receiver {
         self.ato_ms = ATO_MIN_MS;
     }
 
-    /// `tcp_data_queue_ofo` for one segment.
-    fn data_queue_ofo(&mut self, seq: u32, ecn: Ecn, acks: &mut Vec<Ack>) {
-        self.check_ce(ecn, acks);
+    /// `tcp_data_queue_ofo` for one skb holding `[seq, end)` (`segments` segments).
+    fn data_queue_ofo(&mut self, seq: u32, end: u32, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
+        self.check_ce(ecn, segments, acks);
         self.ack_scheduled = true;
-        let end = seq + 1;
         if self.ofo.is_empty() {
             self.ofo.push(SackBlock { start: seq, end });
             self.sacks[0] = SackBlock { start: seq, end };
@@ -285,18 +300,19 @@ impl Receiver {
             }
             b.start = b.start.min(seq);
             b.end = b.end.max(end);
-            if i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
+            // A segment bridges at most one gap; an aggregate may bridge several.
+            while i + 1 < self.ofo.len() && self.ofo[i + 1].start <= self.ofo[i].end {
                 let next = self.ofo.remove(i + 1);
                 self.ofo[i].end = self.ofo[i].end.max(next.end);
             }
         } else {
             self.ofo.insert(i, SackBlock { start: seq, end });
         }
-        self.sack_new_ofo(seq, end);
+        self.sack_new_ofo(seq, end, acks);
     }
 
     /// `tcp_sack_new_ofo_skb`: the block holding the new data moves to the front.
-    fn sack_new_ofo(&mut self, seq: u32, end: u32) {
+    fn sack_new_ofo(&mut self, seq: u32, end: u32, acks: &mut Vec<Ack>) {
         for i in 0..self.num_sacks {
             let b = &mut self.sacks[i];
             if b.start <= end && seq <= b.end {
@@ -308,6 +324,11 @@ impl Receiver {
             }
         }
         if self.num_sacks >= NUM_SACKS {
+            // tcp_sack_compress_send_ack: before the oldest block is forgotten, a compressed (held back)
+            // ACK goes out, so the blocks it would have reported reach the sender.
+            if self.compressed_ack > 0 {
+                self.send_ack(acks);
+            }
             self.num_sacks -= 1; // forget the oldest block
         }
         self.sacks[..=self.num_sacks].rotate_right(1);
@@ -454,6 +475,7 @@ impl Receiver {
     fn send_ack(&mut self, acks: &mut Vec<Ack>) {
         let ack = self.ack_template();
         acks.push(ack);
+        self.acks_sent += 1;
         self.rcv_wup = self.rcv_nxt;
         if self.quick > 0 && self.ack_scheduled {
             self.quick -= 1;
@@ -549,6 +571,69 @@ mod tests {
         assert_eq!(acks.last().unwrap().ack, 26);
         assert_eq!(acks.last().unwrap().num_sacks, 0);
         assert_eq!(r.delivered_segments, 26);
+    }
+
+    #[test]
+    fn an_aggregate_of_two_or_more_segments_is_acked_at_once_and_as_one() {
+        let mut r = Receiver::new(Dur::from_ms(50), EcnEcho::None);
+        let mut acks = Vec::new();
+        // Leave quick-ACK mode: 16 ACKs for 16 segments.
+        for s in 0..16 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 16);
+        // 10 aggregates of 4: one ACK each (more than one full segment unacknowledged), not one per two.
+        for i in 0..10 {
+            let d = r.on_segments(t(20 + i), &seg(16 + 4 * i as u32), 4, &mut acks);
+            assert_eq!((d.first_seq, d.segments), (16 + 4 * i as u32, 4));
+        }
+        assert_eq!(acks.len(), 26);
+        assert_eq!(acks.last().unwrap().ack, 56);
+        assert_eq!(r.acks_sent, 26);
+        // An aggregate beyond a hole is held out of order as one block, and filling the hole with an
+        // aggregate that overlaps it delivers everything.
+        r.on_segments(t(40), &seg(60), 5, &mut acks);
+        assert_eq!(r.ofo_segments(), 5);
+        assert_eq!(
+            acks.last().unwrap().sack_blocks(),
+            &[SackBlock { start: 60, end: 65 }]
+        );
+        let d = r.on_segments(t(41), &seg(56), 6, &mut acks);
+        assert_eq!((d.first_seq, d.segments, r.rcv_nxt), (56, 9, 65));
+        assert_eq!(r.ofo_segments(), 0);
+    }
+
+    #[test]
+    fn a_held_back_ack_goes_out_before_a_sack_block_is_forgotten() {
+        // Holes at 0, 2, 4, 6, 8, 10: received 1, 3, 5, ... each start a new block. The first three dupacks
+        // go out at once, the next are compressed; the fifth block would push the oldest of the four
+        // remembered blocks out, so the compressed ACK leaves first, reporting the three newest blocks.
+        let mut r = Receiver::new(Dur::from_ms(100), EcnEcho::None);
+        let mut acks = Vec::new();
+        for s in [1, 3, 5] {
+            r.on_segment(t(0), &seg(s), &mut acks);
+        }
+        assert_eq!(acks.len(), 3);
+        r.on_segment(t(0), &seg(7), &mut acks);
+        assert_eq!(acks.len(), 3, "the fourth dupack is compressed");
+        r.on_segment(t(0), &seg(9), &mut acks);
+        assert_eq!(
+            acks.len(),
+            4,
+            "a compressed ACK is sent before block 1..2 is forgotten"
+        );
+        let sent = &acks[3];
+        assert_eq!(
+            sent.sack_blocks(),
+            &[
+                SackBlock { start: 7, end: 8 },
+                SackBlock { start: 5, end: 6 },
+                SackBlock { start: 3, end: 4 }
+            ]
+        );
+        // Without a held-back ACK nothing extra is sent: the next block waits for the timer as before.
+        r.on_segment(t(0), &seg(11), &mut acks);
+        assert_eq!(acks.len(), 4);
     }
 
     fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {

@@ -17,9 +17,12 @@
 //! - No DSACK, no Eifel/timestamp-based undo: the network never duplicates or reorders, and the receiver sends
 //!   no DSACK. F-RTO (RFC 5682, `tcp_frto` = 2) and its undo are modelled.
 //! - No receive-window limit (the receiver's buffer is assumed large enough), no SACK reneging, no MTU probing.
-//! - TSO/GSO: segments are sent individually; a paced sender emits them in bursts sized by `tcp_tso_autosize`
-//!   so pacing has Linux's granularity. TSO deferral (`tcp_tso_should_defer`) and TSQ are not modelled; the
-//!   access link is infinitely fast, so an unpaced burst reaches the bottleneck at once.
+//! - TSO/GSO: a paced sender, and with the host's `tso` any sender, emits segments in bursts sized by
+//!   `tcp_tso_autosize` (so pacing has Linux's granularity); without `tso` an unpaced sender sends segment by
+//!   segment. The host's NIC (`crate::host::nic`) spaces a burst's segments at its line rate, or, infinitely
+//!   fast, hands them to the bottleneck at once. TSO deferral (`tcp_tso_should_defer`) applies with the
+//!   host's `tso`; TCP Small Queues (`tcp_small_queue_check`) whenever the host holds segments (see
+//!   `xmit.rs`).
 //! - No handshake: the connection is established at the flow's start time without an RTT sample, so the first
 //!   RTO is the initial 1 s and the first RTT sample comes from the first data ACK.
 //! - The application is a bulk source that never idles until it stops, or writes a finite flow's bytes at
@@ -83,6 +86,11 @@ pub struct SenderConfig {
     pub ecn: EcnProfile,
     /// Bytes the application writes at the start and then closes; 0: a bulk source writing until it stops.
     pub app_bytes: u64,
+    /// Send TSO bursts without pacing too (the host's `tso`); a paced sender always does.
+    pub tso: bool,
+    /// Segments can wait in the host between TCP and the wire (a processing delay, a NIC of finite rate),
+    /// so TCP Small Queues may throttle the sender; an ideal host holds nothing.
+    pub host_queue: bool,
 }
 
 /// Counters for the recorder.
@@ -114,6 +122,12 @@ pub struct Sender {
     /// The algorithm and the TCP core around it (PRR, undo, cwnd validation), shared with the scripted driver.
     pub(super) core: TcpCore,
     pub(super) flow: u32,
+    /// Unpaced bursts are TSO-sized too (see `tso_segs`).
+    pub(super) tso: bool,
+    /// TSQ: whether the host can hold segments, the segments it holds, and whether TSQ throttled the sender.
+    pub(super) host_queue: bool,
+    pub(super) host_queued: u32,
+    pub(super) tsq_throttled: bool,
     pub(super) wire_len: u32,
     /// A finite flow's last segment and its wire length (the remainder of its size plus the headers); for a
     /// bulk source `u32::MAX`, a sequence number it never sends.
@@ -176,6 +190,10 @@ impl Sender {
             tp,
             core,
             flow: cfg.flow,
+            tso: cfg.tso,
+            host_queue: cfg.host_queue,
+            host_queued: 0,
+            tsq_throttled: false,
             wire_len: cfg.mss + HEADER_BYTES,
             last_seq,
             last_wire_len,

@@ -1,4 +1,6 @@
-//! Transmission and timers: `tcp_write_xmit` (cwnd test, pacing check, TSO-sized bursts for paced flows),
+//! Transmission and timers: `tcp_write_xmit` (cwnd test, pacing check, TSO-sized bursts for paced flows, and
+//! with the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`), TCP Small Queues
+//! (`tcp_small_queue_check`: a flow keeps at most about 1 ms of its pacing rate in its host's queues),
 //! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`:
 //! the first 10 segments are not paced, half of any lateness is credited), congestion-window validation
 //! (`tcp_cwnd_validate`), the tail loss probe (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`), and the
@@ -16,6 +18,12 @@ use super::sender::{Sender, XmitTimer};
 use super::{Segment, ts_clock_ms};
 
 impl Sender {
+    /// The application writes a finite number of bytes (else it is a bulk source).
+    #[inline]
+    fn size_is_finite(&self) -> bool {
+        self.app_end_seq != u32::MAX
+    }
+
     /// The application has data the sender has not sent yet.
     #[inline]
     pub(super) fn has_unsent(&self) -> bool {
@@ -33,11 +41,12 @@ impl Sender {
         (cwnd >> 1).max(1).min(cwnd - in_flight)
     }
 
-    /// `tcp_tso_segs`: segments per burst for a paced sender (`tcp_tso_autosize`, with the algorithm's
-    /// `min_tso_segs`). Unpaced senders send segment by segment, which with an infinitely fast access link is
-    /// the same as Linux's back-to-back TSO bursts.
+    /// `tcp_tso_segs`: segments per burst (`tcp_tso_autosize`, with the algorithm's `min_tso_segs`), from
+    /// the pacing rate, which `tcp_update_pacing_rate` keeps for every flow, paced or not. Without the host's
+    /// `tso` an unpaced sender sends segment by segment: with an infinitely fast NIC that is the same as
+    /// Linux's back-to-back bursts.
     fn tso_segs(&self) -> u32 {
-        if !self.tp.internal_pacing {
+        if !self.tp.internal_pacing && !self.tso {
             return 1;
         }
         let cc = self.core.cc_ref();
@@ -46,6 +55,94 @@ impl Sender {
         }
         let min = cc.min_tso_segs(&self.tp).unwrap_or(stack::MIN_TSO_SEGS);
         stack::tso_autosize(&self.tp, min)
+    }
+
+    /// `tcp_tso_should_defer` (`tcp_tso_win_divisor` = 3, no receive-window limit): whether to hold back a
+    /// burst the window only partly allows, waiting for the ACKs due soon to allow more. The next skb of the
+    /// write queue holds `skb_segs` segments (the application writes in skbs of `max_segs`, the size goal
+    /// `tcp_tso_autosize` sets). Returns (defer, and if so whether cwnd is what limits it).
+    fn tso_should_defer(&self, skb_segs: u32, max_segs: u32) -> (bool, bool) {
+        const SEND_NOW: (bool, bool) = (false, false);
+        if self.tp.ca_state >= CaState::Recovery {
+            return SEND_NOW;
+        }
+        // Defer only if the last transmission was recent (within 1 ms), to avoid bursts after idle.
+        if self.tp.now.saturating_since(self.wstamp) > Dur::from_ms(1) {
+            return SEND_NOW;
+        }
+        let cwnd = self.tp.snd_cwnd;
+        let room = cwnd.saturating_sub(self.tp.in_flight());
+        // A full-sized burst fits.
+        if room >= max_segs {
+            return SEND_NOW;
+        }
+        // A finite flow's last skb carries its FIN: it gets no more data, so there is nothing to wait for.
+        if self.size_is_finite() && skb_segs == self.app_end_seq - self.tp.snd_nxt {
+            return SEND_NOW;
+        }
+        // At least a third of the window is free.
+        let mss = self.tp.mss as u64;
+        if room as u64 * mss >= cwnd as u64 * mss / 3 {
+            return SEND_NOW;
+        }
+        // The next ACK would come too late: the head was sent less than half an RTT ago.
+        let Some(head) = self.q.front() else {
+            return SEND_NOW;
+        };
+        let half_srtt = Dur::from_us((self.rtt.srtt_us8 >> 4) as u64);
+        if self.tp.now.saturating_since(head.xmit_time) < half_srtt {
+            return SEND_NOW;
+        }
+        (true, room <= skb_segs)
+    }
+
+    /// `tcp_small_queue_check` (factor 0, `tcp_limit_output_bytes` = 4 MB, Linux ≥ 6.7): true (and the
+    /// sender throttled until segments leave its host) if the host already holds more than about 1 ms of the
+    /// flow's pacing rate, or two of its skbs of `skb_segs`, with `sent` segments of this call added. Linux
+    /// counts the true size of the skbs until the NIC completes them; here the wire bytes of the segments not
+    /// yet on the wire. Never on a host that holds nothing.
+    fn small_queue_check(&mut self, skb_segs: u32, sent: u32) -> bool {
+        const LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
+        if !self.host_queue {
+            return false;
+        }
+        let wire = self.wire_len as u64;
+        let mut limit = (2 * skb_segs as u64 * wire).max(self.tp.pacing_rate >> stack::PACING_SHIFT);
+        if !self.tp.internal_pacing {
+            limit = limit.min(LIMIT_OUTPUT_BYTES);
+        }
+        if (self.host_queued + sent) as u64 * wire <= limit {
+            return false;
+        }
+        // Always send if the retransmission queue is empty or holds one skb.
+        if self.tp.packets_out <= skb_segs {
+            return false;
+        }
+        self.tsq_throttled = true;
+        true
+    }
+
+    /// Segments of this sender held in its host (set by the simulator as they enter and leave it).
+    pub fn set_host_queued(&mut self, segments: u32) {
+        self.host_queued = segments;
+    }
+
+    /// TSQ throttled the sender: it waits for segments to leave its host.
+    pub fn tsq_throttled(&self) -> bool {
+        self.tsq_throttled
+    }
+
+    /// Segments left the host of a throttled sender (`tcp_wfree` → `tcp_tsq_handler` → `tcp_tsq_write`).
+    pub fn on_tsq_wakeup(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !std::mem::take(&mut self.tsq_throttled) {
+            return;
+        }
+        self.tp.now = now;
+        self.last_rtt_us = -1;
+        if self.tp.lost_out > self.tp.retrans_out && self.tp.snd_cwnd > self.tp.in_flight() {
+            self.xmit_retransmit_queue(out);
+        }
+        self.write_xmit(0, out);
     }
 
     /// `tcp_pacing_check`: true (and the pacing timer armed) if the next departure time is in the future.
@@ -62,6 +159,7 @@ impl Sender {
     /// out regardless of cwnd (a loss probe). Returns the number of segments sent.
     pub(super) fn write_xmit(&mut self, push_one: u8, out: &mut Vec<Segment>) -> u32 {
         let mut sent = 0;
+        let mut deferred_by_cwnd = false;
         let max_segs = self.tso_segs();
         while self.has_unsent() {
             if self.pacing_check() {
@@ -75,14 +173,25 @@ impl Sender {
                     break;
                 }
             }
-            let segs = quota.min(max_segs).min(self.app_end_seq - self.tp.snd_nxt);
+            let skb_segs = max_segs.min(self.app_end_seq - self.tp.snd_nxt);
+            if self.tso && push_one == 0 && skb_segs > 1 {
+                let (defer, by_cwnd) = self.tso_should_defer(skb_segs, max_segs);
+                if defer {
+                    deferred_by_cwnd = by_cwnd;
+                    break;
+                }
+            }
+            let segs = quota.min(skb_segs);
+            if self.small_queue_check(skb_segs, sent) {
+                break;
+            }
             self.transmit_new(segs, out);
             sent += segs;
             if push_one != 0 {
                 break;
             }
         }
-        let is_cwnd_limited = self.tp.in_flight() >= self.tp.snd_cwnd;
+        let is_cwnd_limited = deferred_by_cwnd || self.tp.in_flight() >= self.tp.snd_cwnd;
         if sent > 0 || is_cwnd_limited {
             self.core.cwnd_validate(&self.tp, is_cwnd_limited);
         }
