@@ -179,6 +179,17 @@ def check_file(path: str | Path, option: str, is_ours: Callable[[Path], bool], w
     return target
 
 
+def json_generated_by(path: Path, generator: str) -> bool:
+    """Whether ``path`` is a JSON document whose ``generator`` field is ``generator``: how a command that
+    writes JSON recognises its own files (an ``is_ours`` for :func:`check_file`)."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(1 << 24))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("generator") == generator
+
+
 # --------------------------------------------------------------------------------------------- primitives
 
 

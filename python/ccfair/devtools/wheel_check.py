@@ -88,6 +88,10 @@ SMOKE_COMMANDS: tuple[Smoke, ...] = (
     Smoke(("ccfair", "list"), _has("cubic", "fq_codel")),
     Smoke(("ccfair", "reproduce", "--list"), _has("rueth-tma19", "philip-imc21", "estimate")),
     Smoke(("ccfair", "doctor", "--no-measure", "--json"), _doctor, exit_codes=(0, 1)),
+    # The kernel truth ships inside the package: one cell compared with it.
+    Smoke(
+        ("ccfair", "validate", "--cells", "reno-cubic", "--out", "validate", "--quiet"), _has("grid summary")
+    ),
     # The core install has no Dask: --cluster says how to get it, and writes nothing.
     Smoke(
         ("ccfair", "sweep", "study/plan.toml", "--out", "cluster-results", "--cluster", "tcp://127.0.0.1:9"),

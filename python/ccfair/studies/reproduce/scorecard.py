@@ -9,7 +9,6 @@ Nothing is tuned to make a finding agree: the value is what the runs gave.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ccfair import __version__
+from ccfair import __version__, fsio
 from ccfair.plots.stats import summarize
 
 if TYPE_CHECKING:
@@ -125,12 +124,7 @@ def to_json(study: Study, scale: str, repetitions: int, rows: list[Row], plans: 
 
 def is_scorecard_json(path: Path) -> bool:
     """Whether ``path`` is a scorecard this command wrote (its ``generator`` field)."""
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(1 << 24))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("generator") == GENERATOR
+    return fsio.json_generated_by(path, GENERATOR)
 
 
 def value_text(row: Row) -> str:

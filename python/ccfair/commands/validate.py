@@ -1,0 +1,144 @@
+"""``ccfair validate``: the simulator checked against real Linux TCP on a fixed grid of small scenarios.
+
+- ``ccfair validate --list [--json]``: the cells, their runs and the estimated wall time of each side
+- ``ccfair validate [--out DIR] [--truth FILE] [--cells A,B] [--repetitions N] [--jobs N] [--json]``: the
+  simulator side (host presets ``ideal`` and ``testbed``, seeds 1..N) against the stored kernel truth
+- ``ccfair validate --kernel [--write-truth FILE] ...``: also measures the kernel side (root, one run at a
+  time) and compares with it; ``--write-truth`` stores it as the truth file
+
+The runs go into the results directory like a sweep's (resume, ``status``, ``--retry-failed``);
+``validate.json`` and ``validate.md`` are written beside them. The grid and the targets are
+:mod:`ccfair.studies.validate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ccfair.cli_support import EXIT_OK, check_out_dir, examples, note, positive_int, print_json
+from ccfair.commands.harm import add_sweep_options
+from ccfair.errors import ScenarioError
+from ccfair.tables import Column, render, text
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    p = commands.add_parser(
+        "validate",
+        help="check the simulator against the kernel's stored ground truth on a fixed grid",
+        description="Run a fixed grid of small scenarios (pairs and mixes of Reno, Cubic and BBR, buffers "
+        "0.25-32 BDP, RTTs 10-100 ms, 1-50 flows, staggered starts, every queue discipline, 10-200 Mbps, "
+        "random loss) in the simulator with the ideal and testbed host presets, and compare each cell's "
+        "shares, Jain's index, utilization, queue sojourn p50, retransmission ratio and two-flow fairness "
+        "(mean and spread over repetitions) with the kernel's ground truth stored with ccfair. With --kernel "
+        "the kernel side is measured here (root, one run at a time) and --write-truth stores it. Prints the "
+        "tables and the grid summary against the targets, and writes validate.json and validate.md into "
+        "the results directory.",
+        epilog=examples(
+            "ccfair validate --list                                 # cells, runs, estimated time",
+            "ccfair validate --out validate                         # the simulator against the stored truth",
+            "ccfair validate --cells reno-cubic,bbr-cubic-2bdp      # some cells only",
+            'sudo "$(command -v ccfair)" validate --kernel --write-truth truth.json   # measure the kernel',
+        ),
+    )
+    p.add_argument("--list", action="store_true", help="list the cells with their runs and estimates")
+    p.add_argument("--cells", metavar="A,B", help="only these cells (default: the whole grid)")
+    p.add_argument(
+        "--repetitions", type=positive_int, metavar="N", help="repetitions per cell and side (default 3)"
+    )
+    p.add_argument("--truth", metavar="FILE", help="the kernel truth to compare with (default: ccfair's own)")
+    p.add_argument(
+        "--kernel", action="store_true", help="measure the kernel side here (root) and compare with it"
+    )
+    p.add_argument(
+        "--write-truth", metavar="FILE", help="with --kernel: store the measured truth in FILE (JSON)"
+    )
+    p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
+    add_sweep_options(p, out_default="validate")
+    p.set_defaults(handler=cmd_validate)
+
+
+def _cell_names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise ScenarioError(
+            "--cells", "give one or more cell names separated by commas (ccfair validate --list)"
+        )
+    return names
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    # The grid, the store and the comparison load in the handler only: the parser imports this module.
+    from ccfair import fsio
+    from ccfair.store.layout import RESULTS_KIND
+    from ccfair.studies.validate.grid import DEFAULT_REPETITIONS, select
+    from ccfair.studies.validate.report import full_text
+    from ccfair.studies.validate.study import check_outputs, compare, measure_truth, write_outputs
+    from ccfair.studies.validate.truth import TRUTH_FILE, is_truth_file, load_truth
+
+    cells = select(_cell_names(args.cells))
+    repetitions = args.repetitions or DEFAULT_REPETITIONS
+    if args.list:
+        return list_cells(cells, repetitions, args)
+    if args.write_truth is not None and not args.kernel:
+        raise ScenarioError("--write-truth", "stores a kernel measurement: give --kernel too")
+    if args.kernel and args.truth is not None:
+        raise ScenarioError("--truth", "--kernel compares with the truth it measures; give one of them")
+    write_to = None
+    if args.write_truth is not None:
+        write_to = fsio.check_file(args.write_truth, "--write-truth", is_truth_file, "truth files")
+    truth = None if args.kernel else load_truth(Path(args.truth) if args.truth else TRUTH_FILE)
+    if args.kernel:
+        from ccfair.emu.netns import require_root  # the kernel backend loads for --kernel only
+
+        require_root()
+    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
+    if args.dry_run:
+        return list_cells(cells, repetitions, args)
+    check_outputs(out)
+    try:
+        if truth is None:
+            truth = measure_truth(cells, repetitions, out, args, write_to)
+        document = compare(cells, repetitions, out, truth, args)
+        write_outputs(document, out, args.quiet)
+    except KeyboardInterrupt:
+        note(f"every finished run is kept in {out}; run the same command again to resume", args.quiet)
+        raise
+    if args.json:
+        print_json(document)
+    else:
+        sys.stdout.write(full_text(document))
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def list_cells(cells: list[Any], repetitions: int, args: argparse.Namespace) -> int:
+    """The cells with their setup, runs per side and the estimated wall time of the kernel side."""
+    from ccfair.resources import format_wall
+    from ccfair.studies.validate.estimate import cell_estimates
+
+    rows = cell_estimates(cells, repetitions)
+    if args.json:
+        print_json({"repetitions": repetitions, "cells": rows})
+        return EXIT_OK
+    columns = [
+        Column("cell", "cell", text, "left"),
+        Column("what", "what", text, "left"),
+        Column("rate", "rate", text),
+        Column("flows", "flows", text),
+        Column("duration", "duration", text),
+        Column("kernel", "kernel_text", text, "left"),
+    ]
+    kernel_s = sum(r["kernel_seconds"] for r in rows)
+    sim_s = sum(r["sim_seconds_one_core"] for r in rows)
+    sys.stdout.write(
+        render(rows, columns, indent="")
+        + f"\n\n{len(rows)} cells x {repetitions} repetitions; kernel side (one run at a time, each its "
+        f"duration plus about 1 s): about {format_wall(kernel_s)}; simulator side (2 host presets): about "
+        f"{format_wall(sim_s)} on one core at the nominal speed, plus storing\n"
+    )
+    return EXIT_OK

@@ -1,0 +1,189 @@
+"""The comparison: per cell and metric, the kernel's mean and spread over its healthy runs, the simulator's
+with each host preset over its seeds, and the gaps (simulator minus kernel); per cell the targets met or
+missed; over the grid the summary against the targets.
+
+Targets (the issue's, plus utilization for the single-flow cells, which have no shares):
+
+- ``share``: the largest |share gap| of the cell's classes below 0.08 per cell; over the grid (cells with two
+  or more classes) its mean below 0.03 and its maximum below 0.08;
+- ``jain``: |Jain's index gap| at most 0.05 (cells with two or more flows);
+- ``sojourn``: sojourn p50 within 15 % of the kernel's, or within one full packet's serialization time at the
+  link rate where 15 % is less (below that the emulator's and the simulator's clocks cannot be told apart);
+- ``spread``: the simulator's standard deviation of the cell's headline metric (its first share, Jain's
+  index with one class, utilization with one flow) within 2x of the kernel's (ratio in [0.5, 2]); both
+  below 0.01 (noise of a few repetitions) counts as agreement; a kernel spread of exactly zero leaves it
+  unjudged;
+- ``utilization``: |utilization gap| at most 0.05.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ccfair.studies.validate.grid import Cell
+from ccfair.studies.validate.metrics import JAIN, SOJOURN, UTILIZATION, metric_keys, share_key
+from ccfair.units import parse_rate_bps
+
+SHARE_CELL_MAX = 0.08
+SHARE_GRID_MEAN = 0.03
+JAIN_MAX = 0.05
+SOJOURN_RELATIVE = 0.15
+SPREAD_FACTOR = 2.0
+SPREAD_FLOOR = 0.01
+UTILIZATION_MAX = 0.05
+FULL_PACKET_BITS = 1500 * 8
+TARGETS = ("share", "jain", "sojourn", "spread", "utilization")
+
+
+@dataclass(frozen=True)
+class Stat:
+    mean: float
+    sd: float
+    n: int
+
+    @staticmethod
+    def of(values: Sequence[float]) -> Stat:
+        xs = [v for v in values if not math.isnan(v)]
+        if not xs:
+            return Stat(math.nan, math.nan, 0)
+        return Stat(statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else math.nan, len(xs))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean": _num(self.mean), "sd": _num(self.sd), "n": self.n}
+
+
+def _num(x: float) -> float | None:
+    """A JSON number: None for NaN, and for an infinite spread ratio (a kernel spread of zero)."""
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def headline_key(cell: Cell) -> str:
+    if cell.headline == "utilization" or sum(int(g.get("count", 1)) for g in cell.flows) == 1:
+        return UTILIZATION
+    if len(cell.classes()) > 1 and cell.headline == "share":
+        return share_key(cell.classes()[0])
+    return JAIN
+
+
+def spread_ratio(sim_sd: float, kernel_sd: float) -> float:
+    """The simulator's spread over the kernel's: 1 when both are within the noise floor, infinite when
+    only the kernel's is zero, NaN when either is unknown (fewer than two runs)."""
+    if math.isnan(sim_sd) or math.isnan(kernel_sd):
+        return math.nan
+    if sim_sd < SPREAD_FLOOR and kernel_sd < SPREAD_FLOOR:
+        return 1.0
+    return sim_sd / kernel_sd if kernel_sd > 0 else math.inf
+
+
+def sojourn_tolerance_ms(cell: Cell, kernel_ms: float) -> float:
+    packet_ms = FULL_PACKET_BITS / parse_rate_bps(cell.rate, "link.rate") * 1e3
+    return max(SOJOURN_RELATIVE * kernel_ms, packet_ms)
+
+
+def side_gaps(
+    cell: Cell, kernel: Mapping[str, Stat], sim: Mapping[str, Stat]
+) -> tuple[dict[str, float], dict[str, bool | None]]:
+    """The cell's gap per target (share: largest |gap| of a class; sojourn: relative; spread: ratio) and
+    whether each target is met (None: not judged for this cell)."""
+    keys = metric_keys(cell)
+    shares = [k for k in keys if k.startswith("share ")]
+    gaps: dict[str, float] = {}
+    ok: dict[str, bool | None] = {}
+    if shares:
+        gaps["share"] = max(abs(sim[k].mean - kernel[k].mean) for k in shares)
+        ok["share"] = gaps["share"] < SHARE_CELL_MAX
+    if JAIN in keys:
+        gaps["jain"] = sim[JAIN].mean - kernel[JAIN].mean
+        ok["jain"] = abs(gaps["jain"]) <= JAIN_MAX
+    k_soj, s_soj = kernel[SOJOURN].mean, sim[SOJOURN].mean
+    gaps["sojourn"] = (s_soj - k_soj) / k_soj if k_soj > 0 else math.nan
+    ok["sojourn"] = abs(s_soj - k_soj) <= sojourn_tolerance_ms(cell, k_soj)
+    head = headline_key(cell)
+    ratio = spread_ratio(sim[head].sd, kernel[head].sd)
+    gaps["spread"] = ratio
+    ok["spread"] = None if math.isnan(ratio) else 1 / SPREAD_FACTOR <= ratio <= SPREAD_FACTOR
+    gaps["utilization"] = sim[UTILIZATION].mean - kernel[UTILIZATION].mean
+    ok["utilization"] = abs(gaps["utilization"]) <= UTILIZATION_MAX
+    for t in list(ok):
+        if math.isnan(gaps[t]) and t != "sojourn":
+            ok[t] = None
+    return gaps, ok
+
+
+def compare_cell(
+    cell: Cell,
+    kernel_runs: Sequence[Mapping[str, float]],
+    sim_runs: Mapping[str, Sequence[Mapping[str, float]]],
+) -> dict[str, Any]:
+    """One cell's comparison: per metric the kernel's and each preset's mean ± sd and gap; per preset the
+    targets' gaps and verdicts."""
+    keys = metric_keys(cell)
+    kernel = {k: Stat.of([r.get(k, math.nan) for r in kernel_runs]) for k in keys}
+    metrics = []
+    sides: dict[str, Any] = {}
+    sim_stats = {
+        p: {k: Stat.of([r.get(k, math.nan) for r in runs]) for k in keys} for p, runs in sim_runs.items()
+    }
+    for k in keys:
+        row: dict[str, Any] = {"metric": k, "kernel": kernel[k].to_json()}
+        for p, stats in sim_stats.items():
+            row[p] = stats[k].to_json()
+            row[f"gap_{p}"] = _num(stats[k].mean - kernel[k].mean)
+        metrics.append(row)
+    for p, stats in sim_stats.items():
+        gaps, ok = side_gaps(cell, kernel, stats)
+        sides[p] = {"gaps": {t: _num(v) for t, v in gaps.items()}, "ok": ok}
+    return {
+        "cell": cell.name,
+        "what": cell.what,
+        "headline": headline_key(cell),
+        "kernel_runs": len(kernel_runs),
+        "metrics": metrics,
+        "presets": sides,
+    }
+
+
+def grid_summary(cells: Sequence[Mapping[str, Any]], preset: str) -> dict[str, Any]:
+    """The grid's summary for ``preset`` against the targets."""
+    share = [c["presets"][preset]["gaps"]["share"] for c in cells if "share" in c["presets"][preset]["gaps"]]
+    share = [s for s in share if s is not None]
+    out: dict[str, Any] = {
+        "cells": len(cells),
+        "share_gap_mean": statistics.fmean(share) if share else None,
+        "share_gap_max": max(share) if share else None,
+    }
+    out["share_grid_ok"] = (
+        None
+        if not share
+        else bool(out["share_gap_mean"] < SHARE_GRID_MEAN and out["share_gap_max"] < SHARE_CELL_MAX)
+    )
+    for target in TARGETS:
+        verdicts = [c["presets"][preset]["ok"].get(target) for c in cells]
+        judged = [v for v in verdicts if v is not None]
+        out[f"{target}_met"] = sum(judged)
+        out[f"{target}_judged"] = len(judged)
+        out[f"{target}_missed"] = [c["cell"] for c, v in zip(cells, verdicts, strict=True) if v is False]
+    jain = [
+        abs(c["presets"][preset]["gaps"]["jain"])
+        for c in cells
+        if c["presets"][preset]["gaps"].get("jain") is not None
+    ]
+    out["jain_gap_max"] = max(jain) if jain else None
+    soj = [
+        abs(c["presets"][preset]["gaps"]["sojourn"])
+        for c in cells
+        if c["presets"][preset]["gaps"].get("sojourn") is not None
+    ]
+    out["sojourn_gap_max"] = max(soj) if soj else None
+    spread = [
+        c["presets"][preset]["gaps"]["spread"]
+        for c in cells
+        if c["presets"][preset]["gaps"].get("spread") is not None
+    ]
+    out["spread_ratio_min"] = min(spread) if spread else None
+    out["spread_ratio_max"] = max(spread) if spread else None
+    return out

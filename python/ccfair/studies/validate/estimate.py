@@ -1,0 +1,47 @@
+"""The grid's size: per cell its setup, whether the kernel backend can run it here, and the wall time of
+each side (the kernel's: durations one after the other; the simulator's: its event estimate)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ccfair.resources import NOMINAL_EVENTS_PER_SECOND
+from ccfair.studies.validate.grid import PRESETS, Cell
+from ccfair.studies.validate.run import KERNEL, check_cell
+from ccfair.sweep.driver import plan_runs
+from ccfair.sweep.expand import KERNEL_SETUP_S
+from ccfair.sweep.identity import SIMULATOR
+from ccfair.units import parse_duration_ns
+
+
+def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, Any]]:
+    rows = []
+    for cell in cells:
+        duration_s = parse_duration_ns(cell.duration, "duration") / 1e9
+        kernel = check_cell(cell, KERNEL, None, repetitions)
+        kernel_seconds = repetitions * (duration_s + KERNEL_SETUP_S)
+        kernel_text = f"{repetitions} runs, {kernel_seconds:.0f} s"
+        if isinstance(kernel, str):
+            kernel_text += f"; cannot run here: {kernel}"
+        events = 0
+        for preset in PRESETS:
+            sim = check_cell(cell, SIMULATOR, preset, repetitions)
+            if not isinstance(sim, str):
+                _, runs = plan_runs(sim, quiet=True, limits=None)
+                events += sum(r.estimate.events for r in runs if r.estimate is not None)
+        rows.append(
+            {
+                "cell": cell.name,
+                "what": cell.what,
+                "rate": cell.rate,
+                "flows": str(sum(int(g.get("count", 1)) for g in cell.flows)),
+                "duration": cell.duration,
+                "offloads": cell.offloads,
+                "kernel_seconds": kernel_seconds,
+                "kernel_text": kernel_text,
+                "sim_events": events,
+                "sim_seconds_one_core": events / NOMINAL_EVENTS_PER_SECOND,
+            }
+        )
+    return rows

@@ -1,0 +1,341 @@
+"""The validation grid: a designed list of small scenarios (cells), each run on the kernel backend and in
+the simulator with each host preset, so the simulator's numbers can be checked against real Linux TCP.
+
+The cells span what the literature's headline fairness findings rest on, one question per cell rather than
+a full factorial (which would take days of kernel wall time):
+
+- pairs of Reno, Cubic and BBRv1 at 10 Mbps, 50 ms, 1 BDP (Rüth et al. 2019's setting, the common testbed
+  baseline), the two known disagreements among them (Reno against Cubic at 20 ms; Cubic against Cubic with
+  the second flow 5 s later);
+- BBR against Cubic over buffers from 0.25 to 32 BDP (Hock et al. 2017, Ware et al. 2019: BBR's share falls
+  as the buffer grows) and in both start orders;
+- RTT unfairness: two flows at 10 and 100 ms per algorithm (loss-based favours the short RTT, BBR the long);
+- mixes: 1 BBR against 8 and 16 Cubic (Philip et al. 2021: a single BBR flow takes about 40 %), equal
+  numbers of Reno and Cubic, three algorithms together, 10 and 50 Cubic flows (Jain's index with many flows);
+- staggered starts of 4 flows (convergence);
+- every queue discipline the emulator runs (fifo, codel, fq_codel, pie, red) with BBR against Cubic;
+- link rates from 10 to 200 Mbps, what ``ccfair doctor`` measured clean on the loaded 2-core machine where
+  the truth was taken (500 Mbps and up were not: see README);
+- random path loss from 1 to 20 % for one Cubic or BBR flow at 100 Mbps, 100 ms, 1 BDP (Cardwell et al.
+  2016: BBR keeps its rate up to about 15 % loss, where Cubic's collapses).
+
+Durations are just long enough to converge (the measurement window starts after slow start and, with a
+later flow, after it joined): kernel time is wall time, and the whole kernel grid at 3 repetitions takes
+about 35 minutes.
+
+A cell may carry a host variant (``offloads``): ``"off"`` is the kernel backend as it runs today (every
+offload off on the veths) and the simulator's hosts without offloads; ``"on"`` adds ``[host] tso = true,
+gro = true`` on both sides. The ``on`` cells are defined here and run once both backends accept those keys;
+until then each backend refuses them with a clear error and ``ccfair validate`` lists them as pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ccfair.errors import ScenarioError
+from ccfair.sweep.identity import SIMULATOR
+from ccfair.sweep.plan import Plan, plan_from_dict
+
+PLAN_PREFIX = "validate-"
+PRESETS = ("ideal", "testbed")  # the simulator's host presets compared with the kernel
+OFFLOADS = ("off", "on")
+DEFAULT_REPETITIONS = 3
+PLAN_SEED = 20261124
+# The host table of the "on" variant, on both backends (the keys the offload models add).
+OFFLOAD_HOST = {"tso": True, "gro": True}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One scenario of the grid. ``flows`` are flow groups as in a scenario (each with a ``label``, which
+    names its class in the comparison: groups with one label form one class)."""
+
+    name: str
+    what: str  # the question the cell asks, for tables
+    rate: str
+    buffer: str
+    flows: tuple[dict[str, Any], ...]
+    duration: str
+    measure_start: str
+    aqm: str | dict[str, Any] = "fifo"
+    offloads: str = "off"
+    base_rtt: str | None = None
+    headline: str = field(default="share")  # the metric whose repetition spread is compared
+
+    def classes(self) -> list[str]:
+        return list(dict.fromkeys(g["label"] for g in self.flows))
+
+    def scenario(self, preset: str | None) -> dict[str, Any]:
+        """The cell's scenario document; ``preset`` is the simulator's host preset (None: the kernel's)."""
+        link: dict[str, Any] = {"rate": self.rate, "buffer": self.buffer, "aqm": self.aqm}
+        if self.base_rtt is not None:
+            link["base_rtt"] = self.base_rtt
+        doc: dict[str, Any] = {
+            "duration": self.duration,
+            "measure": {"start": self.measure_start},
+            "link": link,
+            "flows": [dict(g) for g in self.flows],
+        }
+        host: dict[str, Any] = {}
+        if preset is not None and preset != "ideal":
+            host["preset"] = preset
+        if self.offloads == "on":
+            host.update(OFFLOAD_HOST)
+        if host:
+            doc["host"] = host
+        return doc
+
+
+def flow(cc: str, label: str | None = None, *, rtt: str = "50ms", **more: Any) -> dict[str, Any]:
+    """A flow group; its label defaults to the algorithm (and RTT when given a label such as 'cubic 10ms')."""
+    return {"cc": cc, "rtt": rtt, "label": label or cc, **more}
+
+
+def _pair(name: str, what: str, a: str, b: str, *, buffer: str = "1bdp", **kw: Any) -> Cell:
+    """Two flows of algorithms ``a`` and ``b`` (labels ``a`` and ``b``, suffixed when equal)."""
+    la, lb = (a, b) if a != b else (f"{a} 1", f"{b} 2")
+    start_b = kw.pop("start_b", "0s")
+    rtt = kw.pop("rtt", "50ms")
+    kw.setdefault("rate", "10Mbps")
+    kw.setdefault("duration", "15s")
+    kw.setdefault("measure_start", "5s")
+    return Cell(
+        name,
+        what,
+        buffer=buffer,
+        flows=(flow(a, la, rtt=rtt), flow(b, lb, rtt=rtt, start=start_b)),
+        **kw,
+    )
+
+
+def _mix(
+    name: str,
+    what: str,
+    rate: str,
+    groups: list[tuple[str, int]],
+    *,
+    buffer: str = "1bdp",
+    headline: str = "share",
+) -> Cell:
+    """Groups of (algorithm, flow count) at 20 ms, started together, measured from 5 s of 15 s."""
+    flows = tuple({**flow(cc, rtt="20ms"), **({"count": n} if n > 1 else {})} for cc, n in groups)
+    return Cell(
+        name,
+        what,
+        rate=rate,
+        buffer=buffer,
+        flows=flows,
+        duration="15s",
+        measure_start="5s",
+        headline=headline,
+    )
+
+
+def _loss(cc: str, percent: int) -> Cell:
+    return Cell(
+        f"loss-{cc}-{percent}pct",
+        f"one {cc} flow, {percent} % random loss",
+        rate="100Mbps",
+        buffer="1bdp",
+        flows=(flow(cc, rtt="100ms", loss=percent / 100),),
+        duration="15s",
+        measure_start="5s",
+        headline="utilization",
+    )
+
+
+CELLS: tuple[Cell, ...] = (
+    # Pairs at the common baseline, 10 Mbps, 50 ms, 1 BDP.
+    _pair("reno-cubic-20ms", "Reno vs Cubic, 20 ms", "reno", "cubic", rtt="20ms"),
+    _pair("reno-cubic", "Reno vs Cubic", "reno", "cubic"),
+    _pair("reno-reno", "Reno vs Reno", "reno", "reno"),
+    _pair("cubic-cubic", "Cubic vs Cubic", "cubic", "cubic"),
+    _pair(
+        "cubic-cubic-late",
+        "Cubic vs Cubic, second 5 s later",
+        "cubic",
+        "cubic",
+        start_b="5s",
+        duration="30s",
+        measure_start="10s",
+    ),
+    _pair("bbr-bbr", "BBR vs BBR", "bbr", "bbr"),
+    # BBR against Cubic over the buffer size, and in both start orders.
+    _pair("bbr-cubic-0.25bdp", "BBR vs Cubic, 0.25 BDP", "bbr", "cubic", buffer="0.25bdp"),
+    _pair("bbr-cubic-0.5bdp", "BBR vs Cubic, 0.5 BDP", "bbr", "cubic", buffer="0.5bdp"),
+    _pair("bbr-cubic-2bdp", "BBR vs Cubic, 2 BDP", "bbr", "cubic", buffer="2bdp"),
+    _pair("bbr-cubic-8bdp", "BBR vs Cubic, 8 BDP", "bbr", "cubic", buffer="8bdp", duration="20s"),
+    _pair(
+        "bbr-cubic-32bdp",
+        "BBR vs Cubic, 32 BDP, 20 Mbps 10 ms",
+        "bbr",
+        "cubic",
+        buffer="32bdp",
+        rate="20Mbps",
+        rtt="10ms",
+        duration="20s",
+        measure_start="6s",
+    ),
+    _pair(
+        "cubic-then-bbr-2bdp",
+        "Cubic first, BBR 5 s later, 2 BDP",
+        "cubic",
+        "bbr",
+        buffer="2bdp",
+        start_b="5s",
+        duration="22s",
+        measure_start="10s",
+    ),
+    _pair(
+        "bbr-then-cubic-2bdp",
+        "BBR first, Cubic 5 s later, 2 BDP",
+        "bbr",
+        "cubic",
+        buffer="2bdp",
+        start_b="5s",
+        duration="22s",
+        measure_start="10s",
+    ),
+    # RTT unfairness: 10 ms against 100 ms, 20 Mbps, 1 BDP of the long RTT.
+    *(
+        Cell(
+            f"{cc}-rtt-10-100",
+            f"{cc.capitalize() if cc != 'bbr' else 'BBR'} 10 ms vs 100 ms",
+            rate="20Mbps",
+            buffer="1bdp",
+            base_rtt="100ms",
+            flows=(flow(cc, f"{cc} 10ms", rtt="10ms"), flow(cc, f"{cc} 100ms", rtt="100ms")),
+            duration="20s",
+            measure_start="6s",
+        )
+        for cc in ("reno", "cubic", "bbr")
+    ),
+    # Mixes and many flows.
+    _mix("bbr-vs-8cubic", "1 BBR vs 8 Cubic", "50Mbps", [("bbr", 1), ("cubic", 8)]),
+    _mix("bbr-vs-16cubic", "1 BBR vs 16 Cubic", "100Mbps", [("bbr", 1), ("cubic", 16)]),
+    _mix("5reno-5cubic", "5 Reno vs 5 Cubic", "50Mbps", [("reno", 5), ("cubic", 5)]),
+    _mix(
+        "reno-cubic-bbr-2each",
+        "2 Reno, 2 Cubic, 2 BBR, 2 BDP",
+        "20Mbps",
+        [("reno", 2), ("cubic", 2), ("bbr", 2)],
+        buffer="2bdp",
+    ),
+    _mix("10cubic", "10 Cubic", "50Mbps", [("cubic", 10)], headline="jain"),
+    _mix("50cubic", "50 Cubic", "100Mbps", [("cubic", 50)], headline="jain"),
+    _mix("10bbr", "10 BBR", "50Mbps", [("bbr", 10)], headline="jain"),
+    # Staggered starts: four flows 3 s apart; the window opens after the last joined.
+    *(
+        Cell(
+            f"{cc}-staggered-4",
+            f"4 {cc.capitalize() if cc != 'bbr' else 'BBR'} started 3 s apart",
+            rate="20Mbps",
+            buffer="1bdp",
+            flows=tuple(flow(cc, f"{cc} {i + 1}", rtt="20ms", start=f"{3 * i}s") for i in range(4)),
+            duration="21s",
+            measure_start="11s",
+        )
+        for cc in ("cubic", "bbr")
+    ),
+    # Queue disciplines through the emulator: BBR against Cubic, 20 Mbps, 20 ms, 4 BDP of buffer.
+    *(
+        _pair(
+            f"bbr-cubic-{aqm}",
+            f"BBR vs Cubic, {aqm}",
+            "bbr",
+            "cubic",
+            buffer="4bdp",
+            rate="20Mbps",
+            rtt="20ms",
+            aqm=aqm,
+        )
+        for aqm in ("fifo", "codel", "fq_codel", "pie", "red")
+    ),
+    _pair("reno-cubic-codel", "Reno vs Cubic, codel", "reno", "cubic", buffer="4bdp", aqm="codel"),
+    # Link rates.
+    _pair("cubic-cubic-100M", "Cubic vs Cubic, 100 Mbps 20 ms", "cubic", "cubic", rate="100Mbps", rtt="20ms"),
+    _pair(
+        "reno-cubic-100M", "Reno vs Cubic, 100 Mbps 50 ms", "reno", "cubic", rate="100Mbps", duration="20s"
+    ),
+    _pair("bbr-cubic-100M", "BBR vs Cubic, 100 Mbps 20 ms", "bbr", "cubic", rate="100Mbps", rtt="20ms"),
+    _pair(
+        "cubic-cubic-200M",
+        "Cubic vs Cubic, 200 Mbps 10 ms",
+        "cubic",
+        "cubic",
+        rate="200Mbps",
+        rtt="10ms",
+        duration="12s",
+        measure_start="4s",
+    ),
+    # Random loss, one flow, 100 Mbps, 100 ms, 1 BDP.
+    *(_loss("cubic", p) for p in (1, 5)),
+    *(_loss("bbr", p) for p in (1, 5, 10, 15, 20)),
+    # Offloads on (TSO at the senders, GRO at the receiver): pending until both backends take the keys.
+    _pair("reno-cubic-offloads", "Reno vs Cubic, offloads on", "reno", "cubic", offloads="on"),
+    _pair(
+        "bbr-cubic-100M-offloads",
+        "BBR vs Cubic, 100 Mbps 20 ms, offloads on",
+        "bbr",
+        "cubic",
+        rate="100Mbps",
+        rtt="20ms",
+        offloads="on",
+    ),
+    _pair(
+        "cubic-cubic-200M-offloads",
+        "Cubic vs Cubic, 200 Mbps 10 ms, offloads on",
+        "cubic",
+        "cubic",
+        rate="200Mbps",
+        rtt="10ms",
+        duration="12s",
+        measure_start="4s",
+        offloads="on",
+    ),
+)
+
+
+def cell_names() -> list[str]:
+    return [c.name for c in CELLS]
+
+
+def select(names: Sequence[str] | None) -> list[Cell]:
+    """The cells named (all when None), in grid order; an unknown name is an error naming the option."""
+    if not names:
+        return list(CELLS)
+    known = {c.name: c for c in CELLS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ScenarioError(
+            "--cells", f"unknown cell {unknown[0]!r}; the cells: {', '.join(known)} (ccfair validate --list)"
+        )
+    wanted = set(names)
+    return [c for c in CELLS if c.name in wanted]
+
+
+def side_name(backend: str, preset: str | None) -> str:
+    """How a side of the comparison is named: ``kernel``, ``ideal``, ``testbed``."""
+    return preset if backend == SIMULATOR and preset is not None else backend
+
+
+def plan_name(cell: Cell, side: str) -> str:
+    return f"{PLAN_PREFIX}{side}-{cell.name}"
+
+
+def cell_plan(cell: Cell, backend: str, preset: str | None, repetitions: int) -> Plan:
+    """The plan of one cell on one side: the cell's scenario, ``repetitions`` runs. Seeds come from the
+    plan seed and the repetition only, so a larger count reuses the runs a store already has."""
+    side = side_name(backend, preset)
+    name = plan_name(cell, side)
+    document = {
+        "name": name,
+        "backend": backend,
+        "seed": PLAN_SEED,
+        "repetitions": repetitions,
+        "scenario": cell.scenario(preset),
+    }
+    return plan_from_dict(document, default_name=name)

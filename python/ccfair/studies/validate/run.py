@@ -1,0 +1,133 @@
+"""Running the grid's plans into a results directory through the sweep machinery (every finished run is
+committed at once, a store's runs are reused, Ctrl-C keeps what finished and the same command resumes).
+
+The kernel side runs one cell at a time and tops up a cell whose runs the emulator's health flagged: such
+runs stay in the store (and in the stored truth, marked excluded with the reason), and further repetitions
+are run until the cell has its count of healthy runs or has run twice that count. A cell the kernel backend
+cannot run here (a link rate above the clean rate ``ccfair doctor`` measured, a variant it refuses) is
+skipped with the reason, which the comparison reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccfair.cli_support import note
+from ccfair.errors import ScenarioError
+from ccfair.studies.run import run_plans
+from ccfair.studies.validate.grid import Cell, cell_plan
+from ccfair.sweep.driver import plan_runs, run_sweep
+from ccfair.sweep.identity import SIMULATOR
+from ccfair.sweep.plan import Plan
+from ccfair.units import parse_duration_ns
+
+KERNEL = "kernel"
+# A cell is topped up to at most this many times its repetitions when health flags its runs.
+MAX_ATTEMPTS_FACTOR = 2
+
+
+@dataclass
+class SideRuns:
+    """The run ids of each cell on one side, in repetition order, and the cells that did not run."""
+
+    runs: dict[str, list[str]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # cell -> why
+
+
+def planned_ids(plan: Plan) -> list[str]:
+    _, runs = plan_runs(plan, quiet=True, limits=None)
+    return [r.run_id for r in sorted(runs, key=lambda r: r.repetition)]
+
+
+def check_cell(cell: Cell, backend: str, preset: str | None, repetitions: int) -> Plan | str:
+    """The cell's plan, or why this backend cannot run it (its scenario refused by the backend's rules)."""
+    plan = cell_plan(cell, backend, preset, repetitions)
+    try:
+        plan_runs(plan, quiet=True, limits=None)
+    except ScenarioError as e:
+        # The grid's plans have one cell, which the sweep layer's message names as the base scenario.
+        return f"{e.field}: {e.message.removesuffix(' (in cell 0: the base scenario)')}"
+    return plan
+
+
+def run_sim_side(
+    cells: Sequence[Cell], preset: str, repetitions: int, out: Path, args: argparse.Namespace
+) -> SideRuns:
+    """Runs every cell the simulator accepts with host preset ``preset``."""
+    side = SideRuns()
+    plans = []
+    for cell in cells:
+        checked = check_cell(cell, SIMULATOR, preset, repetitions)
+        if isinstance(checked, str):
+            side.skipped[cell.name] = checked
+            continue
+        plans.append(checked)
+        side.runs[cell.name] = planned_ids(checked)
+    if plans:
+        run_plans(plans, out, args)
+    return side
+
+
+def run_health(out: Path, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The emulator health of each done kernel run (from its summary), by run id."""
+    # DuckDB loads when a store is read.
+    from ccfair.store.layout import catalog_path
+    from ccfair.store.reader import query
+
+    if not run_ids or not catalog_path(out).is_file():
+        return {}
+    ids = ", ".join(f"'{r}'" for r in run_ids)
+    frame = query(out, f"SELECT run_id, summary_json FROM runs WHERE status = 'done' AND run_id IN ({ids})")
+    return {r: json.loads(s) for r, s in zip(frame["run_id"], frame["summary_json"], strict=True)}
+
+
+def healthy(summary: dict[str, Any]) -> bool:
+    return not summary.get("emulator_limited")
+
+
+def time_limit_s(args: argparse.Namespace) -> float | None:
+    limit = getattr(args, "time_limit", None)
+    return None if limit is None else parse_duration_ns(limit, "--time-limit") / 1e9
+
+
+def run_kernel_side(cells: Sequence[Cell], repetitions: int, out: Path, args: argparse.Namespace) -> SideRuns:
+    """Runs every cell the kernel backend accepts here, topping up cells with flagged runs."""
+    side = SideRuns()
+    for cell in cells:
+        checked = check_cell(cell, KERNEL, None, repetitions)
+        if isinstance(checked, str):
+            side.skipped[cell.name] = checked
+            note(f"cell {cell.name}: not run on the kernel: {checked}", args.quiet)
+            continue
+        count = repetitions
+        while True:
+            plan = cell_plan(cell, KERNEL, None, count)
+            # The kernel's runs are the truth whatever the Python build that orchestrated them: each run
+            # records its revision, so a cell topped up after a change of the sources keeps its runs.
+            run_sweep(
+                plan,
+                out,
+                jobs=1,
+                quiet=args.quiet,
+                allow_mixed=True,
+                time_limit_s=time_limit_s(args),
+                retry_failed=getattr(args, "retry_failed", False),
+            )
+            ids = planned_ids(plan)
+            health = run_health(out, ids)
+            good = sum(healthy(health[i]) for i in ids if i in health)
+            if good >= repetitions or count >= MAX_ATTEMPTS_FACTOR * repetitions:
+                break
+            note(
+                f"cell {cell.name}: {good} of {len(ids)} kernel runs healthy; running "
+                f"{repetitions - good} more",
+                args.quiet,
+            )
+            count = min(count + repetitions - good, MAX_ATTEMPTS_FACTOR * repetitions)
+        side.runs[cell.name] = ids
+    return side

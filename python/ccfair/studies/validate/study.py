@@ -1,0 +1,120 @@
+"""``ccfair validate`` end to end: the kernel side (when asked) measured into the results directory and
+turned into a truth document, the simulator side run with each host preset, the comparison, and its outputs
+(``validate.json``, ``validate.md``) beside the store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ccfair import fsio
+from ccfair.cli_support import note
+from ccfair.studies.validate.compare import compare_cell, grid_summary
+from ccfair.studies.validate.grid import PRESETS, Cell
+from ccfair.studies.validate.metrics import store_metrics
+from ccfair.studies.validate.report import markdown_page
+from ccfair.studies.validate.run import SideRuns, run_kernel_side, run_sim_side
+from ccfair.studies.validate.truth import build_truth, cell_truth, load_truth, write_truth
+
+GENERATOR = "ccfair validate"
+JSON_NAME = "validate.json"
+MARKDOWN_NAME = "validate.md"
+OPTION = "--out"
+
+
+def is_validate_json(path: Path) -> bool:
+    return fsio.json_generated_by(path, GENERATOR)
+
+
+def is_validate_markdown(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(b"# ccfair validate\n")) == b"# ccfair validate\n"
+    except OSError:
+        return False
+
+
+def check_outputs(out: Path) -> None:
+    """Refuses, before anything runs, an output file in ``out`` that ccfair did not write."""
+    if not out.exists():
+        return
+    fsio.check_file(out / JSON_NAME, OPTION, is_validate_json, "validate.json files")
+    fsio.check_file(out / MARKDOWN_NAME, OPTION, is_validate_markdown, "validate.md pages")
+
+
+def measure_truth(
+    cells: Sequence[Cell],
+    repetitions: int,
+    out: Path,
+    args: argparse.Namespace,
+    write_to: Path | None,
+) -> dict[str, Any]:
+    """Runs the kernel side and returns its truth document, written to ``write_to`` if given (cells
+    measured before in that file and not now are kept)."""
+    kernel = run_kernel_side(cells, repetitions, out, args)
+    previous = load_truth(write_to, "--write-truth") if write_to is not None and write_to.exists() else None
+    document = build_truth(out, cells, kernel.runs, kernel.skipped, repetitions, previous)
+    if write_to is not None:
+        write_truth(document, write_to, "--write-truth")
+        note(f"kernel truth: {write_to}", args.quiet)
+    return document
+
+
+def sim_metrics(out: Path, cell: Cell, side: SideRuns) -> list[dict[str, float]]:
+    ids = side.runs.get(cell.name, [])
+    by_id = store_metrics(out, cell, ids)
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def compare(
+    cells: Sequence[Cell], repetitions: int, out: Path, truth: Mapping[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Runs the simulator side of every cell with a truth and compares; returns the document."""
+    pending: dict[str, str] = {}
+    compared = []
+    truths = {}
+    for cell in cells:
+        t = cell_truth(truth, cell, repetitions)
+        if t.skipped is not None or not t.runs:
+            pending[cell.name] = f"kernel: {t.skipped or 'no healthy run'}"
+        else:
+            truths[cell.name] = t
+            compared.append(cell)
+    sides = {p: run_sim_side(compared, p, repetitions, out, args) for p in PRESETS}
+    rows = []
+    for cell in compared:
+        refused = [
+            f"sim {p}: {sides[p].skipped[cell.name]}" for p in PRESETS if cell.name in sides[p].skipped
+        ]
+        if refused:
+            pending[cell.name] = "; ".join(refused)
+            continue
+        sim = {p: sim_metrics(out, cell, sides[p]) for p in PRESETS}
+        row = compare_cell(cell, truths[cell.name].runs, sim)
+        row["kernel_excluded"] = truths[cell.name].excluded
+        rows.append(row)
+    provenance = truth["provenance"]
+    return {
+        "generator": GENERATOR,
+        "repetitions": repetitions,
+        "truth": {k: provenance.get(k) for k in ("kernel_release", "host", "cpu_model", "cpus", "doctor")},
+        "cells": rows,
+        "pending": pending,
+        "summary": {p: grid_summary(rows, p) for p in PRESETS},
+    }
+
+
+def write_outputs(document: Mapping[str, Any], out: Path, quiet: bool) -> None:
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    fsio.write_file(out / JSON_NAME, text.encode(), OPTION, is_validate_json, "validate.json files")
+    fsio.write_file(
+        out / MARKDOWN_NAME,
+        markdown_page(document).encode(),
+        OPTION,
+        is_validate_markdown,
+        "validate.md pages",
+    )
+    note(f"comparison: {out / JSON_NAME}, {out / MARKDOWN_NAME}", quiet)

@@ -1,0 +1,205 @@
+"""The kernel ground truth: every kernel run of the grid with its metrics and the emulator's health, and the
+provenance of the whole measurement, as one small JSON document committed with the sources
+(:data:`TRUTH_FILE`), so a machine without kernel access (not root, CI) compares the simulator with it.
+
+Layout::
+
+    {"generator": "ccfair validate truth", "format": 1,
+     "provenance": {"kernel_release", "host", "cpu_model", "cpus", "ccfair_version", "git_revisions",
+                    "doctor": {"clean_rate_bps", "measured_at", "probes"}, "first_run_at", "last_run_at",
+                    "repetitions", "health_rule"},
+     "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
+
+    RUN = {"run_id", "repetition", "started_at", "git_revision",
+           "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "rx_drops", "limited", "note"},
+           "excluded": null | WHY, "metrics": {KEY: value or null}}
+
+A run the emulator's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, or
+frames lost inside the emulator) stays in the file, excluded with the reason; the truth of a cell is its
+first ``repetitions`` healthy runs. A cell's stored scenario is the one it ran: a cell whose scenario has
+changed since is reported as stale rather than compared.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccfair import __version__, fsio
+from ccfair.studies.validate.grid import Cell
+from ccfair.studies.validate.metrics import store_metrics
+
+GENERATOR = "ccfair validate truth"
+FORMAT = 1
+TRUTH_FILE = Path(__file__).with_name("truth.json")
+HEALTH_RULE = (
+    "a run is excluded when the emulator may have limited it: departure lateness p99 above 2 % of the "
+    "smallest base RTT (at least 100 us), or any frame lost inside the emulator or its sockets"
+)
+
+
+@dataclass(frozen=True)
+class CellTruth:
+    """A cell's kernel truth: the metrics of its healthy runs (in repetition order), and what was left out."""
+
+    runs: list[dict[str, float]]
+    excluded: list[str]  # "repetition N: why", per excluded run
+    skipped: str | None = None  # why the cell has no truth
+
+
+def is_truth_file(path: Path) -> bool:
+    """Whether ``path`` is a truth file this command wrote (its ``generator`` field)."""
+    return fsio.json_generated_by(path, GENERATOR)
+
+
+def load_truth(path: Path, option: str = "--truth") -> dict[str, Any]:
+    """Reads a truth file; a file that is not one is an error naming ``option``."""
+    # Local import: the error type lives with the CLI's errors.
+    from ccfair.errors import ScenarioError
+
+    try:
+        data = json.loads(path.read_text())
+    except OSError as e:
+        raise ScenarioError(option, f"cannot read {path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise ScenarioError(option, f"{path} is not JSON: {e}") from None
+    if not isinstance(data, dict) or data.get("generator") != GENERATOR or data.get("format") != FORMAT:
+        raise ScenarioError(option, f"{path} is not a ccfair validate truth file (format {FORMAT})")
+    return data
+
+
+def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTruth:
+    """The truth of ``cell``: its first ``repetitions`` healthy runs."""
+    stored = truth["cells"].get(cell.name)
+    if stored is None:
+        return CellTruth([], [], "not measured")
+    if stored.get("scenario") != cell.scenario(None):
+        return CellTruth([], [], "stale: the cell's scenario changed since the truth was measured")
+    if "skipped" in stored:
+        return CellTruth([], [], str(stored["skipped"]))
+    runs: list[dict[str, float]] = []
+    excluded: list[str] = []
+    for run in stored["runs"]:
+        if run["excluded"]:
+            excluded.append(f"repetition {run['repetition']}: {run['excluded']}")
+        elif len(runs) < repetitions:
+            runs.append({k: math.nan if v is None else float(v) for k, v in run["metrics"].items()})
+    return CellTruth(runs, excluded)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _json_number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def build_truth(
+    out: Path,
+    cells: Sequence[Cell],
+    runs: Mapping[str, Sequence[str]],
+    skipped: Mapping[str, str],
+    repetitions: int,
+    previous: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The truth document of the kernel runs in the store under ``out`` (``runs``: the run ids of each
+    cell, in repetition order); cells of ``previous`` not measured now are kept as they were."""
+    # DuckDB and the doctor's measurement load when the truth is written.
+    from ccfair.emu.doctor import load_measurement
+    from ccfair.store.reader import query
+
+    doc_cells: dict[str, Any] = dict(previous["cells"]) if previous else {}
+    releases: set[Any] = set()
+    hosts: set[Any] = set()
+    revisions: set[Any] = set()
+    started: list[str] = []
+    for cell in cells:
+        scenario = cell.scenario(None)
+        if cell.name in skipped:
+            if cell.name not in doc_cells or doc_cells[cell.name].get("scenario") != scenario:
+                doc_cells[cell.name] = {"scenario": scenario, "skipped": skipped[cell.name]}
+            continue
+        ids = list(runs.get(cell.name, []))
+        if not ids:
+            continue
+        metrics = store_metrics(out, cell, ids)
+        quoted = ", ".join(f"'{r}'" for r in ids)
+        rows = query(
+            out,
+            "SELECT run_id, repetition, started_at, git_revision, host, summary_json FROM runs "
+            f"WHERE status = 'done' AND run_id IN ({quoted})",
+        ).to_dict("records")
+        by_id = {r["run_id"]: r for r in rows}
+        cell_runs = []
+        for run_id in ids:
+            if run_id not in by_id:
+                continue
+            row = by_id[run_id]
+            summary = json.loads(row["summary_json"])
+            releases.add(summary.get("kernel_release"))
+            hosts.add(row["host"])
+            revisions.add(row["git_revision"])
+            started.append(str(row["started_at"]))
+            limited = bool(summary.get("emulator_limited"))
+            cell_runs.append(
+                {
+                    "run_id": run_id,
+                    "repetition": int(row["repetition"]),
+                    "started_at": str(row["started_at"]),
+                    "git_revision": row["git_revision"],
+                    "health": {
+                        "lateness_p50_ns": summary.get("emulator_lateness_p50_ns"),
+                        "lateness_p99_ns": summary.get("emulator_lateness_p99_ns"),
+                        "lateness_max_ns": summary.get("emulator_lateness_max_ns"),
+                        "rx_drops": summary.get("emulator_rx_drops"),
+                        "limited": limited,
+                        "note": summary.get("emulator_note") or "",
+                    },
+                    "excluded": f"emulator health: {summary.get('emulator_note')}" if limited else None,
+                    "metrics": {k: _json_number(v) for k, v in metrics[run_id].items()},
+                }
+            )
+        doc_cells[cell.name] = {"scenario": scenario, "runs": cell_runs}
+    doctor = load_measurement() or {}
+    old = previous["provenance"] if previous else {}
+
+    def union(key: str, new: set[Any]) -> list[str]:
+        return sorted({*(str(x) for x in new if x), *old.get(key, [])})
+
+    times = [*started, *(t for t in (old.get("first_run_at"), old.get("last_run_at")) if t)]
+    provenance = {
+        "kernel_release": union("kernel_release", releases),
+        "host": union("host", hosts),
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "ccfair_version": __version__,
+        "git_revisions": union("git_revisions", revisions),
+        "doctor": {
+            "clean_rate_bps": doctor.get("clean_rate_bps"),
+            "measured_at": doctor.get("measured_at"),
+            "probes": doctor.get("probes", []),
+        },
+        "first_run_at": min(times, default=None),
+        "last_run_at": max(times, default=None),
+        "repetitions": repetitions,
+        "health_rule": HEALTH_RULE,
+    }
+    ordered = {c: doc_cells[c] for c in sorted(doc_cells)}
+    return {"generator": GENERATOR, "format": FORMAT, "provenance": provenance, "cells": ordered}
+
+
+def write_truth(document: Mapping[str, Any], path: Path, option: str) -> Path:
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    return fsio.write_file(path, text.encode(), option, is_truth_file, "truth files")

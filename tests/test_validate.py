@@ -1,0 +1,418 @@
+"""`ccfair validate`: the simulator against the kernel's stored ground truth.
+
+The differential test runs the simulator side of the whole grid (both host presets, the truth's seeds) once
+and checks it against the committed truth:
+
+- regression: every gap is what the README's table says, within its rounding;
+- the targets, per preset, cell and target, and over the grid; those the simulator misses today are strict
+  xfails naming the cell (:data:`KNOWN_MISSES`), so a model change that fixes one fails until the list and
+  the README say so.
+
+The rest are fast checks of the pieces: the metrics of one run, the truth's exclusion of flagged runs, the
+spread rule, and the command's refusals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccfair.devtools.validate_docs import known_misses, readme_text
+from ccfair.studies.validate.compare import SPREAD_FLOOR, grid_summary, headline_key, spread_ratio
+from ccfair.studies.validate.grid import CELLS, PRESETS, cell_plan, select
+from ccfair.studies.validate.metrics import JAIN, RETRANSMISSION, UTILIZATION, metric_keys, run_metrics
+from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table
+from ccfair.studies.validate.truth import TRUTH_FILE, cell_truth, load_truth
+from conftest import REPO, run_cli
+
+TRUTH = load_truth(TRUTH_FILE)
+REPETITIONS = int(TRUTH["provenance"]["repetitions"])
+README = REPO / "README.md"
+
+# (preset, cell, target) -> why the simulator misses it today. A target met here that is listed fails the
+# test (strict xfail): take it off the list and update the README.
+KNOWN_MISSES: dict[tuple[str, str, str], str] = {
+    ("ideal", "reno-cubic-20ms", "share"): "share gap 0.086",
+    ("ideal", "reno-cubic-20ms", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic-20ms", "spread"): "spread ratio 2.53",
+    ("ideal", "reno-cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("ideal", "reno-reno", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-reno", "jain"): "jain gap -0.082",
+    ("testbed", "reno-reno", "sojourn"): "sojourn p50 +28 %",
+    ("testbed", "reno-reno", "spread"): "spread ratio 6.18",
+    ("ideal", "cubic-cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic", "spread"): "spread ratio 2.19",
+    ("ideal", "cubic-cubic-late", "share"): "share gap 0.085",
+    ("ideal", "cubic-cubic-late", "jain"): "jain gap +0.054",
+    ("ideal", "cubic-cubic-late", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic-late", "share"): "share gap 0.088",
+    ("ideal", "bbr-bbr", "spread"): "spread ratio 2.34",
+    ("testbed", "bbr-bbr", "spread"): "spread ratio 2.60",
+    ("ideal", "bbr-cubic-0.25bdp", "sojourn"): "sojourn p50 -26 %",
+    ("testbed", "bbr-cubic-0.25bdp", "sojourn"): "sojourn p50 -25 %",
+    ("ideal", "bbr-cubic-0.5bdp", "spread"): "spread ratio 2.55",
+    ("testbed", "bbr-cubic-0.5bdp", "jain"): "jain gap +0.056",
+    ("testbed", "bbr-cubic-0.5bdp", "spread"): "spread ratio 3.80",
+    ("ideal", "bbr-cubic-2bdp", "spread"): "spread ratio 2.57",
+    ("testbed", "bbr-cubic-2bdp", "spread"): "spread ratio 4.38",
+    ("ideal", "bbr-cubic-8bdp", "spread"): "spread ratio 0.48",
+    ("ideal", "bbr-cubic-32bdp", "utilization"): "utilization gap +0.062",
+    ("testbed", "bbr-cubic-32bdp", "utilization"): "utilization gap +0.062",
+    ("ideal", "cubic-then-bbr-2bdp", "share"): "share gap 0.212",
+    ("ideal", "cubic-then-bbr-2bdp", "jain"): "jain gap -0.206",
+    ("ideal", "cubic-then-bbr-2bdp", "spread"): "spread ratio 0.22",
+    ("testbed", "cubic-then-bbr-2bdp", "share"): "share gap 0.239",
+    ("testbed", "cubic-then-bbr-2bdp", "jain"): "jain gap -0.241",
+    ("testbed", "cubic-then-bbr-2bdp", "spread"): "spread ratio 0.12",
+    ("ideal", "bbr-then-cubic-2bdp", "spread"): "spread ratio 0.20",
+    ("ideal", "reno-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
+    ("ideal", "cubic-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-rtt-10-100", "share"): "share gap 0.115",
+    ("testbed", "cubic-rtt-10-100", "jain"): "jain gap -0.104",
+    ("testbed", "bbr-rtt-10-100", "spread"): "spread ratio 0.15",
+    ("ideal", "bbr-vs-8cubic", "share"): "share gap 0.173",
+    ("ideal", "bbr-vs-8cubic", "jain"): "jain gap +0.183",
+    ("testbed", "bbr-vs-8cubic", "spread"): "spread ratio 0.38",
+    ("ideal", "bbr-vs-16cubic", "spread"): "spread ratio 0.21",
+    ("testbed", "bbr-vs-16cubic", "jain"): "jain gap -0.059",
+    ("testbed", "bbr-vs-16cubic", "spread"): "spread ratio 0.05",
+    ("ideal", "5reno-5cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "5reno-5cubic", "share"): "share gap 0.097",
+    ("testbed", "5reno-5cubic", "jain"): "jain gap -0.076",
+    ("testbed", "5reno-5cubic", "spread"): "spread ratio 2.01",
+    ("ideal", "reno-cubic-bbr-2each", "share"): "share gap 0.135",
+    ("ideal", "reno-cubic-bbr-2each", "jain"): "jain gap -0.136",
+    ("testbed", "reno-cubic-bbr-2each", "jain"): "jain gap -0.099",
+    ("ideal", "10cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "10cubic", "spread"): "spread ratio 0.48",
+    ("ideal", "50cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "50cubic", "spread"): "spread ratio 0.04",
+    ("ideal", "10bbr", "jain"): "jain gap -0.384",
+    ("ideal", "10bbr", "spread"): "spread ratio 2.36",
+    ("testbed", "10bbr", "jain"): "jain gap -0.275",
+    ("testbed", "cubic-staggered-4", "spread"): "spread ratio 11.71",
+    ("ideal", "bbr-staggered-4", "share"): "share gap 0.117",
+    ("ideal", "bbr-staggered-4", "spread"): "spread ratio 3.74",
+    ("testbed", "bbr-staggered-4", "share"): "share gap 0.135",
+    ("ideal", "bbr-cubic-fifo", "spread"): "spread ratio 2.46",
+    ("testbed", "bbr-cubic-fifo", "spread"): "spread ratio 2.98",
+    ("ideal", "bbr-cubic-codel", "spread"): "spread ratio 0.47",
+    ("testbed", "bbr-cubic-pie", "spread"): "spread ratio 0.32",
+    ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic-codel", "spread"): "spread ratio 0.13",
+    ("ideal", "cubic-cubic-100M", "share"): "share gap 0.138",
+    ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic-100M", "spread"): "spread ratio 0.10",
+    ("ideal", "reno-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic-100M", "share"): "share gap 0.160",
+    ("testbed", "reno-cubic-100M", "sojourn"): "sojourn p50 +37 %",
+    ("testbed", "reno-cubic-100M", "spread"): "spread ratio 7.56",
+    ("ideal", "bbr-cubic-100M", "spread"): "spread ratio 2.55",
+    ("ideal", "cubic-cubic-200M", "sojourn"): "sojourn p50 +719 %",
+    ("ideal", "cubic-cubic-200M", "spread"): "ideal hosts repeat the run exactly",
+    ("ideal", "cubic-cubic-200M", "utilization"): "utilization gap +0.239",
+    ("testbed", "cubic-cubic-200M", "sojourn"): "sojourn p50 +708 %",
+    ("testbed", "cubic-cubic-200M", "spread"): "spread ratio 2.74",
+    ("testbed", "cubic-cubic-200M", "utilization"): "utilization gap +0.239",
+    ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.00",
+    ("ideal", "loss-bbr-1pct", "utilization"): "utilization gap +0.068",
+    ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.03",
+    ("testbed", "loss-bbr-1pct", "utilization"): "utilization gap +0.066",
+    ("ideal", "loss-bbr-10pct", "sojourn"): "sojourn p50 +33 %",
+    ("ideal", "loss-bbr-10pct", "spread"): "spread ratio 0.00",
+    ("ideal", "loss-bbr-10pct", "utilization"): "utilization gap +0.112",
+    ("testbed", "loss-bbr-10pct", "spread"): "spread ratio 0.01",
+    ("testbed", "loss-bbr-10pct", "utilization"): "utilization gap +0.111",
+    ("ideal", "loss-bbr-15pct", "sojourn"): "sojourn p50 +170 %",
+    ("ideal", "loss-bbr-15pct", "spread"): "spread ratio 0.06",
+    ("ideal", "loss-bbr-15pct", "utilization"): "utilization gap +0.516",
+    ("testbed", "loss-bbr-15pct", "sojourn"): "sojourn p50 +167 %",
+    ("testbed", "loss-bbr-15pct", "spread"): "spread ratio 0.05",
+    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap +0.509",
+    ("ideal", "loss-bbr-20pct", "spread"): "spread ratio 0.04",
+    ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.325",
+    ("testbed", "loss-bbr-20pct", "spread"): "spread ratio 0.05",
+    ("testbed", "loss-bbr-20pct", "utilization"): "utilization gap +0.316",
+}
+# preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
+KNOWN_GRID_MISSES: dict[str, str] = {
+    "ideal": "mean |share gap| 0.049, max 0.212",
+    "testbed": "mean |share gap| 0.048, max 0.239",
+}
+
+
+def _truth_cells() -> list[Any]:
+    return [c for c in CELLS if cell_truth(TRUTH, c, REPETITIONS).runs]
+
+
+def _targets(cell: Any) -> list[str]:
+    """The targets judged for ``cell``: those its metrics have (spread needs two kernel runs)."""
+    keys = metric_keys(cell)
+    out = []
+    if any(k.startswith("share ") for k in keys):
+        out.append("share")
+    if JAIN in keys:
+        out.append("jain")
+    out += ["sojourn", "utilization"]
+    if len(cell_truth(TRUTH, cell, REPETITIONS).runs) > 1:
+        out.append("spread")
+    return out
+
+
+def _params() -> list[Any]:
+    params = []
+    for preset in PRESETS:
+        for cell in _truth_cells():
+            for target in _targets(cell):
+                key = (preset, cell.name, target)
+                marks = (
+                    [pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[key])] if key in KNOWN_MISSES else []
+                )
+                params.append(pytest.param(*key, id="-".join(key), marks=marks))
+    return params
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The simulator side of the whole grid against the committed truth (one run of the command)."""
+    out = tmp_path_factory.mktemp("validate") / "out"
+    r = run_cli("validate", "--out", str(out), "--jobs", "2", "--json", "--quiet", timeout=900)
+    assert r.returncode == 0, r.stderr
+    doc: dict[str, Any] = json.loads(r.stdout)
+    assert doc == json.loads((out / "validate.json").read_text())
+    return doc
+
+
+def _cell(document: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in document["cells"] if c["cell"] == name)
+
+
+@pytest.mark.parametrize(("preset", "cell", "target"), _params())
+def test_target(document: dict[str, Any], preset: str, cell: str, target: str) -> None:
+    side = _cell(document, cell)["presets"][preset]
+    assert side["ok"][target] is True, f"{cell} {target} ({preset}): gap {side['gaps'][target]}"
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        pytest.param(p, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GRID_MISSES[p])])
+        if p in KNOWN_GRID_MISSES
+        else p
+        for p in PRESETS
+    ],
+)
+def test_grid_share_targets(document: dict[str, Any], preset: str) -> None:
+    s = document["summary"][preset]
+    assert s["share_grid_ok"] is True, f"mean {s['share_gap_mean']}, max {s['share_gap_max']}"
+
+
+def test_every_cell_with_truth_is_compared(document: dict[str, Any]) -> None:
+    compared = {c["cell"] for c in document["cells"]}
+    assert compared == {c.name for c in _truth_cells()}
+    # The rest are pending, each with its reason (cells with offloads on: both backends refuse them today).
+    assert set(document["pending"]) == {c.name for c in CELLS} - compared
+    for cell in CELLS:
+        if cell.offloads == "on":
+            assert "host.tso" in document["pending"][cell.name]
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"[-+]?\d+\.?\d*", text)]
+
+
+def test_readme_gap_table_is_current(document: dict[str, Any]) -> None:
+    readme = README.read_text()
+    block = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip().splitlines()
+    fresh = markdown_table(document).splitlines()
+    assert [line.split("|")[1].strip() for line in block] == [line.split("|")[1].strip() for line in fresh]
+    for old, new in zip(block[2:], fresh[2:], strict=True):
+        for a, b in zip(old.split("|")[2:], new.split("|")[2:], strict=True):
+            assert a.count("*") == b.count("*"), f"a verdict changed: README {old!r}, now {new!r}"
+            x, y = _numbers(a), _numbers(b)
+            assert len(x) == len(y), (old, new)
+            # Within the table's rounding: 3 decimals, 2 for ratios, whole percents.
+            tol = 1.01 if "%" in a else 0.011
+            assert all(abs(p - q) <= tol for p, q in zip(x, y, strict=True)), f"README {old!r}, now {new!r}"
+
+
+def test_the_regeneration_tool_rewrites_only_the_tables_and_lists_these_misses(
+    document: dict[str, Any],
+) -> None:
+    readme = README.read_text()
+    fresh = readme_text(readme, document)
+    assert fresh.split(TABLE_START)[0] == readme.split(TABLE_START)[0]
+    tail = "\n\n".join(readme.split(TABLE_END)[1].split("| grid summary")[1].split("\n\n")[1:])
+    assert fresh.endswith(tail)
+    listed: dict[str, Any] = {}
+    exec(known_misses(document), {}, listed)
+    assert set(listed["KNOWN_MISSES"]) == set(KNOWN_MISSES)
+    assert set(listed["KNOWN_GRID_MISSES"]) == set(KNOWN_GRID_MISSES)
+
+
+# ------------------------------------------------------------------------------------ the pieces, fast
+
+
+def test_run_metrics_shares_and_ratios() -> None:
+    cell = select(["bbr-vs-8cubic"])[0]
+    flows = [
+        {
+            "group": 0,
+            "active": True,
+            "goodput_bps": 30e6,
+            "window_sent_segments": 100,
+            "window_retransmitted_segments": 1,
+        }
+    ] + [
+        {
+            "group": 1,
+            "active": True,
+            "goodput_bps": 2.5e6,
+            "window_sent_segments": 50,
+            "window_retransmitted_segments": 4,
+        }
+        for _ in range(8)
+    ]
+    run = {"jain_index": 0.3, "utilization": 0.99, "queue_sojourn_p50_ns": 2_500_000, "fness": None}
+    m = run_metrics(cell, run, flows)
+    assert m["share bbr"] == pytest.approx(0.6) and m["share cubic"] == pytest.approx(0.4)
+    assert m[RETRANSMISSION] == pytest.approx(33 / 500)
+    assert m["sojourn_p50_ms"] == pytest.approx(2.5)
+    assert "fness" not in m  # nine flows: no two-flow measure
+    assert headline_key(cell) == "share bbr"
+
+
+def test_single_flow_cells_compare_utilization() -> None:
+    cell = select(["loss-bbr-10pct"])[0]
+    assert headline_key(cell) == UTILIZATION
+    assert not any(k.startswith("share") for k in metric_keys(cell)) and JAIN not in metric_keys(cell)
+
+
+def test_spread_ratio_rule() -> None:
+    assert spread_ratio(0.02, 0.01) == pytest.approx(2.0)
+    assert spread_ratio(0.0, 0.03) == 0.0  # a deterministic simulator against a noisy kernel: a miss
+    assert spread_ratio(SPREAD_FLOOR / 2, SPREAD_FLOOR / 3) == 1.0  # both within a few repetitions' noise
+    assert spread_ratio(0.02, 0.0) == math.inf
+    assert math.isnan(spread_ratio(0.02, math.nan))
+
+
+def test_truth_excludes_flagged_runs_and_notices_stale_cells() -> None:
+    cell = select(["reno-cubic"])[0]
+
+    def run(rep: int, limited: bool) -> dict[str, Any]:
+        return {
+            "repetition": rep,
+            "excluded": "emulator health: lateness" if limited else None,
+            "metrics": {"utilization": rep / 10, "jain": None},
+        }
+
+    truth = {
+        "cells": {
+            cell.name: {
+                "scenario": cell.scenario(None),
+                "runs": [run(0, False), run(1, True), run(2, False), run(3, False), run(4, False)],
+            }
+        }
+    }
+    t = cell_truth(truth, cell, 3)
+    assert [r["utilization"] for r in t.runs] == [0.0, 0.2, 0.3]
+    assert math.isnan(t.runs[0]["jain"])
+    assert t.excluded == ["repetition 1: emulator health: lateness"]
+    stale = {"cells": {cell.name: {"scenario": {**cell.scenario(None), "duration": "1s"}, "runs": []}}}
+    assert cell_truth(stale, cell, 3).skipped is not None and "stale" in cell_truth(stale, cell, 3).skipped
+
+
+def test_truth_provenance_is_complete() -> None:
+    p = TRUTH["provenance"]
+    for key in (
+        "kernel_release",
+        "host",
+        "cpu_model",
+        "ccfair_version",
+        "git_revisions",
+        "doctor",
+        "health_rule",
+    ):
+        assert p[key], key
+    assert p["doctor"]["clean_rate_bps"] > 0
+    for name, cell in TRUTH["cells"].items():
+        for r in cell.get("runs", []):
+            assert set(r["health"]) >= {"lateness_p99_ns", "rx_drops", "limited"}, name
+            assert bool(r["excluded"]) == r["health"]["limited"], name
+
+
+def test_seeds_are_shared_across_repetition_counts() -> None:
+    # A larger count reuses the runs a store has (a kernel cell topped up after flagged runs).
+    from ccfair.sweep.driver import plan_runs
+
+    cell = select(["reno-cubic"])[0]
+    few = plan_runs(cell_plan(cell, "sim", "testbed", 2), quiet=True, limits=None)[1]
+    more = plan_runs(cell_plan(cell, "sim", "testbed", 4), quiet=True, limits=None)[1]
+    assert [r.run_id for r in few] == [r.run_id for r in more][:2]
+
+
+def test_grid_summary_counts_misses() -> None:
+    cells = [
+        {
+            "cell": "a",
+            "presets": {
+                "ideal": {"gaps": {"share": 0.01, "sojourn": 0.1}, "ok": {"share": True, "sojourn": True}}
+            },
+        },
+        {
+            "cell": "b",
+            "presets": {
+                "ideal": {"gaps": {"share": 0.09, "sojourn": 0.3}, "ok": {"share": False, "sojourn": False}}
+            },
+        },
+    ]
+    s = grid_summary(cells, "ideal")
+    assert s["share_gap_mean"] == pytest.approx(0.05) and s["share_gap_max"] == pytest.approx(0.09)
+    assert s["share_grid_ok"] is False and s["share_missed"] == ["b"] and s["sojourn_met"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--write-truth", "t.json"], "--write-truth"),
+        (["--cells", "nope"], "--cells"),
+        (["--cells", ","], "--cells"),
+        (["--kernel", "--truth", "x.json"], "--truth"),
+    ],
+)
+def test_bad_input_exits_2(tmp_path: Path, args: list[str], field: str) -> None:
+    r = run_cli("validate", "--out", str(tmp_path / "out"), *args)
+    assert r.returncode == 2, r.stderr
+    assert f"error: {field}" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_refuses_a_truth_file_that_is_not_one(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text('{"cells": {}}')
+    r = run_cli("validate", "--truth", str(other), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "error: --truth" in r.stderr and "not a ccfair validate truth" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_never_overwrites_an_output_it_did_not_write(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "validate.md").write_text("my notes\n")
+    r = run_cli("validate", "--cells", "reno-cubic", "--out", str(out))
+    assert r.returncode == 2 and "error: --out" in r.stderr
+    assert (out / "validate.md").read_text() == "my notes\n"
+    assert sorted(p.name for p in out.iterdir()) == ["validate.md"]
+
+
+def test_list_estimates_the_kernel_side() -> None:
+    r = run_cli("validate", "--list", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["cells"]
+    assert [row["cell"] for row in rows] == [c.name for c in CELLS]
+    assert all(row["sim_events"] > 0 or row["offloads"] == "on" for row in rows)
