@@ -138,11 +138,19 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.325",
     ("testbed", "loss-bbr-20pct", "spread"): "spread ratio 0.05",
     ("testbed", "loss-bbr-20pct", "utilization"): "utilization gap +0.316",
+    ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
+    ("ideal", "bbr-cubic-100M-offloads", "spread"): "spread ratio 2.15",
+    ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic-200M-offloads", "share"): "share gap 0.081",
+}
+KNOWN_GRID_MISSES: dict[str, str] = {
+    "ideal": "mean |share gap| 0.047, max 0.212",
+    "testbed": "mean |share gap| 0.047, max 0.239",
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
-    "ideal": "mean |share gap| 0.049, max 0.212",
-    "testbed": "mean |share gap| 0.048, max 0.239",
+    "ideal": "mean |share gap| 0.047, max 0.212",
+    "testbed": "mean |share gap| 0.047, max 0.239",
 }
 
 
@@ -215,11 +223,9 @@ def test_grid_share_targets(document: dict[str, Any], preset: str) -> None:
 def test_every_cell_with_truth_is_compared(document: dict[str, Any]) -> None:
     compared = {c["cell"] for c in document["cells"]}
     assert compared == {c.name for c in _truth_cells()}
-    # The rest are pending, each with its reason (cells with offloads on: both backends refuse them today).
+    # Every cell of the grid has its kernel truth, the cells with offloads on included.
     assert set(document["pending"]) == {c.name for c in CELLS} - compared
-    for cell in CELLS:
-        if cell.offloads == "on":
-            assert "host.tso" in document["pending"][cell.name]
+    assert not document["pending"]
 
 
 def _numbers(text: str) -> list[float]:
