@@ -64,6 +64,19 @@ def run_id_of(root, buffer, rtt, repetition):
 # ------------------------------------------------------------------------------------------ contents
 
 
+def test_tables_read_one_after_another_describe_the_same_runs(tmp_path):
+    """Each table is read when first used, through its own connection; runs committed in between (a sweep
+    publishing a newer snapshot) must not show up in ``flows`` or ``classes`` when ``runs`` lacks them."""
+    root = tmp_path / "results"
+    run_sweep(plan_from_dict(plan_dict(repetitions=1), default_name="first"), root, jobs=1)
+    results = ccfair.load(root)
+    assert len(results.runs) == 4
+    run_sweep(plan_from_dict(plan_dict(repetitions=1, seed=12), default_name="second"), root, jobs=1)
+    assert len(ccfair.load(root).runs) == 8
+    assert set(results.flows["run_id"]) == set(results.runs["run_id"])
+    assert set(results.classes["run_id"]) == set(results.runs["run_id"])
+
+
 def test_catalog_has_one_row_per_run_with_coordinates_metrics_and_provenance(swept):
     runs = ccfair.load(swept).runs
     assert len(runs) == 8 and set(runs["status"]) == {"done"}

@@ -270,12 +270,23 @@ class Results:
     @functools.cached_property
     def flows(self) -> pd.DataFrame:
         """One row per flow of every done run, with its run's coordinates."""
-        return join_coordinates(_table(self.directory, "flows"), self.runs, self.axis_columns)
+        return self._of_done_runs("flows")
 
     @functools.cached_property
     def classes(self) -> pd.DataFrame:
         """One row per connection class of every done run, with its run's coordinates."""
-        return join_coordinates(_table(self.directory, "classes"), self.runs, self.axis_columns)
+        return self._of_done_runs("classes")
+
+    def _of_done_runs(self, table: str) -> pd.DataFrame:
+        """``table``'s rows of the runs ``runs`` shows done. Each read opens the catalog anew, and during a
+        sweep a newer snapshot may be published between two reads; ``runs`` is read first and the table
+        cut to it, so the three tables always describe the same runs (commits only ever add runs)."""
+        runs = self.runs
+        rows = _table(self.directory, table)
+        if "run_id" in rows.columns and "status" in runs.columns:
+            done = runs.loc[runs["status"] == "done", "run_id"]
+            rows = rows[rows["run_id"].isin(done)].reset_index(drop=True)
+        return join_coordinates(rows, runs, self.axis_columns)
 
     @functools.cached_property
     def cells(self) -> pd.DataFrame:
