@@ -547,10 +547,12 @@ impl<O: Observer> Simulation<O> {
         let fl = &mut self.flows[f as usize];
         if fl.sender.tsq_throttled() {
             let mut buf = std::mem::take(&mut self.seg_buf);
-            fl.sender.on_tsq_wakeup(self.now, &mut buf);
-            self.transmit(&mut buf);
+            // A wakeup that changed nothing but the sender's clock leaves its timers as they were synced.
+            if fl.sender.on_tsq_wakeup(self.now, &mut buf) {
+                self.transmit(&mut buf);
+                self.sync_sender_timers(f);
+            }
             self.seg_buf = buf;
-            self.sync_sender_timers(f);
         }
     }
 

@@ -128,6 +128,9 @@ pub struct Sender {
     pub(super) host_queue: bool,
     pub(super) host_queued: u32,
     pub(super) tsq_throttled: bool,
+    /// While throttled: the TSQ limit that holds the sender as long as nothing but its host queue changes
+    /// (see `on_tsq_wakeup`); `None` until worked out, and after every call that may change the sender.
+    pub(super) tsq_hold: Option<u64>,
     pub(super) wire_len: u32,
     /// A finite flow's last segment and its wire length (the remainder of its size plus the headers); for a
     /// bulk source `u32::MAX`, a sequence number it never sends.
@@ -194,6 +197,7 @@ impl Sender {
             host_queue: cfg.host_queue,
             host_queued: 0,
             tsq_throttled: false,
+            tsq_hold: None,
             wire_len: cfg.mss + HEADER_BYTES,
             last_seq,
             last_wire_len,
@@ -227,6 +231,7 @@ impl Sender {
 
     /// The connection is established at `now`: initialise the algorithm and send the initial window.
     pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.tsq_hold = None;
         self.tp.now = now;
         self.wstamp = now;
         self.started = true;
@@ -236,6 +241,7 @@ impl Sender {
 
     /// The application stops writing: no new data after what has been sent.
     pub fn stop_app(&mut self, now: Time) {
+        self.tsq_hold = None;
         self.tp.now = now;
         self.app_end_seq = self.tp.snd_nxt;
         self.tp.unsent_segments = 0;
@@ -336,6 +342,7 @@ impl Sender {
 
     /// Processes one ACK (`tcp_ack`), then sends what the new state allows.
     pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Segment>) {
+        self.tsq_hold = None;
         self.tp.now = now;
         self.last_rtt_us = -1;
         let prior_snd_una = self.tp.snd_una;
