@@ -115,18 +115,18 @@ impl Sender {
     /// counts the true size of the skbs until the NIC completes them; here the wire bytes of the segments not
     /// yet on the wire. Never on a host that holds nothing.
     fn small_queue_check(&mut self, skb_segs: u32, sent: u32) -> bool {
-        if !self.host_queue {
+        if !self.tsq.host_queue {
             return false;
         }
         let limit = self.tsq_limit_bytes(skb_segs);
-        if (self.host_queued + sent) as u64 * self.wire_len as u64 <= limit {
+        if (self.tsq.host_queued + sent) as u64 * self.wire_len as u64 <= limit {
             return false;
         }
         // Always send if the retransmission queue is empty or holds one skb.
         if self.tp.packets_out <= skb_segs {
             return false;
         }
-        self.tsq_throttled = true;
+        self.tsq.throttled = true;
         true
     }
 
@@ -163,7 +163,7 @@ impl Sender {
         if self.tso && skb_segs > 1 && self.tso_should_defer(skb_segs, max_segs) != TsoDefer::Send {
             return None;
         }
-        if !self.host_queue || self.tp.packets_out <= skb_segs {
+        if !self.tsq.host_queue || self.tp.packets_out <= skb_segs {
             return None;
         }
         Some(self.tsq_limit_bytes(skb_segs))
@@ -171,36 +171,44 @@ impl Sender {
 
     /// Segments of this sender held in its host (set by the simulator as they enter and leave it).
     pub fn set_host_queued(&mut self, segments: u32) {
-        self.host_queued = segments;
+        self.tsq.host_queued = segments;
     }
 
     /// TSQ throttled the sender: it waits for segments to leave its host.
     pub fn tsq_throttled(&self) -> bool {
-        self.tsq_throttled
+        self.tsq.throttled
     }
 
     /// Segments left the host of a throttled sender (`tcp_wfree` → `tcp_tsq_handler` → `tcp_tsq_write`).
-    /// Returns false if nothing changed but the clock: the host still holds more than TSQ allows and nothing
-    /// else about the sender changed since its limit was worked out, so `tcp_write_xmit` would stop at the
-    /// same check again (a flow's segments leave one by one, and most wakeups find it so). The limit is
-    /// worked out once per state of the sender and forgotten at every other call into it.
+    /// Returns false if nothing changed: the host still holds more than TSQ allows and nothing else about the
+    /// sender changed since its limit was worked out, so `tcp_write_xmit` would stop at the same check again
+    /// (a flow's segments leave one by one, and most wakeups find it so). The limit is worked out once per
+    /// state of the sender and forgotten at every other call into it. Such a wakeup reads and writes only
+    /// [`Tsq`]: it leaves `tp.now` and `last_rtt_us` as they were, which is the same, as every call into the
+    /// sender sets both before it reads them (and the simulator reads `last_rtt_us` only after an ACK).
     pub fn on_tsq_wakeup(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
-        if !self.tsq_throttled {
+        if !self.tsq.throttled {
             return false;
         }
-        self.tp.now = now;
-        self.last_rtt_us = -1;
-        if self.tsq_hold.is_none() {
-            self.tsq_hold = self.tsq_hold_limit();
+        if self.tsq.hold_segments.is_none() {
+            self.tp.now = now;
+            // Over the limit in bytes is over its whole number of segments.
+            let wire = self.wire_len as u64;
+            self.tsq.hold_segments = self
+                .tsq_hold_limit()
+                .map(|limit| (limit / wire).min(u32::MAX as u64) as u32);
         }
         if self
-            .tsq_hold
-            .is_some_and(|limit| self.host_queued as u64 * self.wire_len as u64 > limit)
+            .tsq
+            .hold_segments
+            .is_some_and(|hold| self.tsq.host_queued > hold)
         {
             return false;
         }
-        self.tsq_hold = None;
-        self.tsq_throttled = false;
+        self.tsq.hold_segments = None;
+        self.tsq.throttled = false;
+        self.tp.now = now;
+        self.last_rtt_us = -1;
         if self.tp.lost_out > self.tp.retrans_out && self.tp.snd_cwnd > self.tp.in_flight() {
             self.xmit_retransmit_queue(out);
         }
@@ -514,7 +522,7 @@ impl Sender {
 
     /// The retransmission timer fired at `now` (`tcp_write_timer_handler`), then new data may go out.
     pub fn on_xmit_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
-        self.tsq_hold = None;
+        self.tsq.hold_segments = None;
         let Some((when, kind)) = self.xmit_timer else {
             return;
         };
@@ -535,7 +543,7 @@ impl Sender {
 
     /// The pacing timer fired (`tcp_pace_kick` → `tcp_tsq_write`).
     pub fn on_pacing_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
-        self.tsq_hold = None;
+        self.tsq.hold_segments = None;
         match self.pacing_timer {
             Some(t) if t <= now => self.pacing_timer = None,
             _ => return,
