@@ -13,6 +13,10 @@
 //!   algorithms that randomize, the hosts' start jitter) comes from per-flow streams derived from the run's
 //!   seed.
 //!
+//! Layout: each event touches one flow, whose state has usually left the caches since its last event when
+//! there are thousands of flows; what one kind of event reads is kept together so that it costs few cache
+//! misses (a segment leaving its sending host: `Egress`, one 64-byte line, and the sender's TSQ state).
+//!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
 

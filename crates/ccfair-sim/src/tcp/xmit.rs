@@ -8,6 +8,11 @@
 //!
 //! Linux multiplexes RTO, TLP and RACK's reordering timer on one timer; so does this sender (`xmit_timer`).
 //! Timer values are whole jiffies (1 ms, HZ=1000) as in the kernel.
+//!
+//! Speed: a throttled sender is woken each time one of its segments leaves the host, and most wakeups find
+//! the host still over the limit. The limit that holds it is worked out once per state of the sender and
+//! kept with TSQ's other fields on one cache line (`Tsq`), so such a wakeup reads nothing else of the sender
+//! and changes nothing; it gives the same result as running `tcp_write_xmit` (see `on_tsq_wakeup`).
 
 use ccfair_cc::CaState;
 use ccfair_cc::stack;
