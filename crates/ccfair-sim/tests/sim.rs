@@ -582,6 +582,37 @@ mod handshake {
             "PROBE_RTT first at {probe_rtt_at:?} ns"
         );
     }
+
+    /// A connection idle for longer than the 10 s min-RTT window before its first write: `tcp_init_sock` marks
+    /// the pipe app-limited until the first ACK (`app_limited = ~0U`), so the first transmission is an idle
+    /// restart for BBR (`CA_EVENT_TX_START`), and the expired filter takes the first sample without
+    /// PROBE_RTT; without the bubble the flow would cut its window to 4 packets at its first ACK.
+    #[test]
+    fn a_bbr_flow_starting_after_the_min_rtt_window_does_not_begin_with_probe_rtt() {
+        let (rate, rtt_ms) = (10_000_000, 50);
+        let mut bbr = group("bbr", 1, rtt_ms);
+        bbr.start_ns = 12 * S;
+        let limit = QueueLimit::Packets(2 * bdp_packets(rate, rtt_ms));
+        let mut sp = spec(rate, limit, 14, vec![bbr]);
+        sp.interval_ns = 20 * MS;
+        let mut sim = Simulation::new(sp, 1).unwrap();
+        sim.run();
+        let ts = sim.output().series;
+        let rows: Vec<usize> = (0..ts.t_ns.len())
+            .filter(|&i| ts.flow_id[i] == 0 && ts.t_ns[i] > 12 * S)
+            .collect();
+        assert!(rows.len() >= 90, "{} rows after the start", rows.len());
+        for &i in &rows {
+            assert_ne!(ts.cc_mode[i], BBR_PROBE_RTT, "PROBE_RTT at {} ns", ts.t_ns[i]);
+        }
+        // The first samples cross an empty path: the estimate stays within a serialization of the base RTT.
+        let last = *rows.last().unwrap();
+        let min_rtt_ns = ts.cc_min_rtt_ns[last];
+        assert!(
+            min_rtt_ns >= (rtt_ms * MS) as f64 && min_rtt_ns < ((rtt_ms + 2) * MS) as f64,
+            "min_rtt {min_rtt_ns} ns"
+        );
+    }
 }
 
 /// The TCP sender driven by hand-made ACKs: loss detection, recovery, timers, pacing.

@@ -30,7 +30,9 @@
 //!   `tcp_finish_connect` → `tcp_init_transfer` initialises the algorithm ([`Sender::connect`]): BBR takes its
 //!   first min_rtt and its initial pacing rate from it, and its 10 s min-RTT window starts then. The SYN's own
 //!   delivery (`tp->delivered` = 1 after the handshake) is not counted. A flow writes from its start time
-//!   ([`Sender::start`]).
+//!   ([`Sender::start`]); as on a new Linux socket the pipe counts as application-limited until the first
+//!   ACK (`tcp_init_sock`), so that first write is an idle restart for BBR, which then does not begin with
+//!   PROBE_RTT when it starts more than 10 s after the connection.
 //! - The application is a bulk source that never idles until it stops, or writes a finite flow's bytes at
 //!   once when it starts and closes, so idle restart (`tcp_cwnd_restart`) and application-limited cwnd decay
 //!   (`tcp_cwnd_application_limited`) never apply.
