@@ -164,12 +164,14 @@ def test_dualpi2_separates_l4s_and_classic_delay_and_couples_the_signals():
 # VDQ-CSAQM (Nadas et al., ANRW 2020), as reconstructed in crates/ccfair-aqm/src/vdq.rs. The paper reports
 # that it keeps resource sharing fair, whatever the congestion controls and RTTs, where DualPI2 does not, with
 # L4S delay as low as DualPI2's. Measured here (30 s, 100 Mbps, 2 BDP; relative goodput of each class):
-#   Prague 10 ms vs Cubic 10 ms: DualPI2 1.14 / 0.79, VDQ-CSAQM 0.59 / 1.34, L4S sojourn p99 0.23 / 4.4 ms
-#   Prague 10 ms vs Cubic 50 ms: DualPI2 1.31 / 0.62, VDQ-CSAQM 0.66 / 1.27
-#   BBRv2 vs Cubic, 10 ms:       DualPI2 0.88 / 1.05, VDQ-CSAQM 0.68 / 1.26 (PPV: 0.36 / 1.57)
-# The reconstruction does not reproduce the claim: its L queue is blocked behind the classic one whenever the
+#   Prague 10 ms vs Cubic 10 ms: DualPI2 1.19 / 0.74, VDQ-CSAQM 0.58 / 1.35, L4S sojourn p99 0.23 / 4.5 ms
+#   Prague 10 ms vs Cubic 50 ms: DualPI2 1.43 / 0.50, VDQ-CSAQM 0.76 / 1.18
+#   BBRv2 vs Cubic, 10 ms, mean of seeds 1-3: DualPI2 0.77 / 1.16, VDQ-CSAQM 0.74 / 1.19 (single seeds 0.70
+#   to 0.81), PPV 0.71 / 1.22
+# With BBRv2 the sharing is within the fairness band, as with the other two AQMs. With Prague the
+# reconstruction does not reproduce the claim: its L queue is blocked behind the classic one whenever the
 # classic head is 19 ms older (time-shifted FIFO), so the L4S flow is marked by its own 1 ms target more than
-# its share calls for. The claims are kept as strict expected failures so that a faithful model shows up.
+# its share calls for. Those claims are kept as strict expected failures so that a faithful model shows up.
 
 VDQ_PAPER = pytest.mark.xfail(
     strict=True,
@@ -177,10 +179,10 @@ VDQ_PAPER = pytest.mark.xfail(
 )
 
 
-def two_flows(aqm: str, a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+def two_flows(aqm: str, a: dict[str, Any], b: dict[str, Any], seed: int = 1) -> dict[str, float]:
     d = {
         "duration": "30s",
-        "seed": 1,
+        "seed": seed,
         "link": {"rate": "100Mbps", "buffer": "2bdp", "aqm": aqm},
         "flows": [a, b],
     }
@@ -211,10 +213,11 @@ def test_vdq_csaqm_shares_between_bbr2_and_cubic_at_least_as_well_as_ppv():
     assert abs(vdq["bbr2"] - 1) <= abs(ppv["bbr2"] - 1)
 
 
-@VDQ_PAPER
 def test_vdq_csaqm_shares_fairly_between_bbr2_and_cubic():
-    vdq = two_flows("vdq_csaqm", *BBR2_CUBIC)
-    assert 0.7 <= vdq["bbr2"] <= 1.3 and 0.7 <= vdq["cubic"] <= 1.3
+    # One run's share moves by about 0.1 with the seed (BBRv2's randomized probing): the mean of three.
+    runs = [two_flows("vdq_csaqm", *BBR2_CUBIC, seed=seed) for seed in (1, 2, 3)]
+    vdq = {cc: sum(r[cc] for r in runs) / len(runs) for cc in ("bbr2", "cubic")}
+    assert 0.7 <= vdq["bbr2"] <= 1.3 and 0.7 <= vdq["cubic"] <= 1.3, runs
 
 
 @VDQ_PAPER

@@ -102,11 +102,15 @@ def test_bbr_dominance_over_cubic_grows_with_the_rtt():
 
 
 def test_bbr_against_cubic_matches_the_measured_linux_kernel():
-    # The same scenarios on real Linux (kernel BBR and Cubic through the emulated bottleneck, `--backend
-    # kernel`, measured once each and recorded in the README, "Real kernels"): BBR took 92 % of the goodput
-    # with a 0.5 BDP buffer and 57 % with 2 BDP.
-    measured = {"kernel-bbr-vs-cubic-shallow.toml": 0.92, "kernel-bbr-vs-cubic-deep.toml": 0.57}
+    # The same scenarios on real Linux (kernel BBR and Cubic through the emulated bottleneck, `ccfair compare
+    # --repetitions 2`, recorded in the README, "Real kernels"): BBR took 0.911 ± 0.006 of the goodput with a
+    # 0.5 BDP buffer and 0.562 ± 0.022 with 2 BDP. The simulator's mean over three seeds is compared, as
+    # one run of the 2 BDP case moves by a few hundredths with the seed (BBR's random gain-cycle phase).
+    measured = {"kernel-bbr-vs-cubic-shallow.toml": 0.911, "kernel-bbr-vs-cubic-deep.toml": 0.562}
     for name, kernel_share in measured.items():
-        r = ccfair.run(SCENARIOS / name)
-        share = float(r.flows.loc[r.flows["cc"] == "bbr", "share"].iloc[0])
-        assert abs(share - kernel_share) < 0.05, (name, share)
+        shares = []
+        for seed in (1, 2, 3):
+            r = ccfair.run(SCENARIOS / name, seed=seed)
+            shares.append(float(r.flows.loc[r.flows["cc"] == "bbr", "share"].iloc[0]))
+        share = sum(shares) / len(shares)
+        assert abs(share - kernel_share) < 0.05, (name, shares)

@@ -10,6 +10,7 @@
 //! Deviation: times are ns internally; the sample's intervals are reported in µs like the kernel's.
 
 use ccfair_core::Time;
+use ccfair_core::seq::after;
 
 use crate::{RateSample, TcpSock};
 
@@ -142,7 +143,7 @@ impl RateState {
         scratch: &mut RateScratch,
     ) {
         // The app-limited bubble is gone once everything sent during it has been delivered.
-        if tp.app_limited != 0 && tp.delivered > tp.app_limited {
+        if tp.app_limited != 0 && after(tp.delivered, tp.app_limited) {
             tp.app_limited = 0;
         }
         if delivered > 0 {

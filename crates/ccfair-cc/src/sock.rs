@@ -233,7 +233,8 @@ impl TcpSock {
             delivered_ce: 0,
             lost: 0,
             delivered_mstamp: Time::ZERO,
-            app_limited: 0,
+            // tcp_init_sock: "There's a bubble in the pipe until at least the first ACK."
+            app_limited: u32::MAX,
             srtt_us: 0,
             min_rtt_us: u32::MAX,
             is_cwnd_limited: true,

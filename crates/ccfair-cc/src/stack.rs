@@ -91,12 +91,13 @@ impl TcpCore {
         self.flags
     }
 
-    /// The connection is established: the algorithm's `init` hook (`tcp_init_congestion_control`), then the
-    /// default pacing rate for algorithms that leave it to the stack (no RTT sample yet).
-    pub fn init(&mut self, tp: &mut TcpSock) {
+    /// The connection is established: the algorithm's `init` hook (`tcp_init_congestion_control`), then, for
+    /// algorithms that leave pacing to the stack, the rate `tcp_update_pacing_rate` set on the SYN-ACK from the
+    /// handshake's smoothed RTT `srtt_us8` (µs × 8; 0 without a sample: no limit until the first ACK).
+    pub fn init(&mut self, tp: &mut TcpSock, srtt_us8: u64) {
         self.cc.init(tp);
         if !self.flags.cong_control {
-            tp.pacing_rate = pacing_rate(tp, 0);
+            tp.pacing_rate = pacing_rate(tp, srtt_us8);
         }
     }
 

@@ -132,8 +132,18 @@ impl Driver {
     /// A connection on a socket prepared by the caller; `cc.init` is called on it, and the stack sets the
     /// initial pacing rate as the simulator's sender does. The stack's part of the algorithm's flags is
     /// applied first (internal pacing for `needs_pacing`, ECN for `needs_ecn`).
-    pub fn with_sock(cc: Box<dyn CongestionControl>, mut tp: TcpSock) -> Driver {
-        let mut core = TcpCore::new(cc);
+    pub fn with_sock(cc: Box<dyn CongestionControl>, tp: TcpSock) -> Driver {
+        Driver::build(cc, tp, None)
+    }
+
+    /// A connection whose handshake measured `rtt_us` (one RTT sample before `cc.init`, as the simulator's
+    /// sender is connected).
+    pub fn with_handshake(cc: Box<dyn CongestionControl>, tp: TcpSock, rtt_us: u64) -> Driver {
+        Driver::build(cc, tp, Some(rtt_us))
+    }
+
+    fn build(cc: Box<dyn CongestionControl>, mut tp: TcpSock, handshake_rtt_us: Option<u64>) -> Driver {
+        let core = TcpCore::new(cc);
         let flags = core.flags();
         if flags.needs_pacing {
             tp.internal_pacing = true;
@@ -141,12 +151,11 @@ impl Driver {
         if flags.needs_ecn {
             tp.ecn_ok = true;
         }
-        core.init(&mut tp);
         let rate = RateState {
             first_tx_mstamp: tp.now,
             ..RateState::default()
         };
-        Driver {
+        let mut d = Driver {
             tp,
             accecn: flags.needs_accecn,
             core,
@@ -156,7 +165,12 @@ impl Driver {
             min_rtt: MinRttFilter::default(),
             retransmits: 0,
             app_limited: false,
+        };
+        if let Some(rtt_us) = handshake_rtt_us {
+            d.rtt_sample(rtt_us);
         }
+        d.core.init(&mut d.tp, d.srtt8);
+        d
     }
 
     /// The algorithm.

@@ -1,7 +1,7 @@
 //! `ccfair-emu send`: the bulk senders. One TCP socket per flow, its congestion control set with
 //! TCP_CONGESTION (and internal pacing switched on with SO_MAX_PACING_RATE when the scenario asks) before it
-//! connects. Every flow connects before the epoch (the simulator's flows start established, without a
-//! handshake); from its start time it writes as fast as the socket takes data, until its stop time or, for a
+//! connects. Every flow connects before the epoch (the simulator's flows are likewise established at time 0
+//! with one handshake RTT sample over the empty path); from its start time it writes as fast as the socket takes data, until its stop time or, for a
 //! finite flow, until it has written its size, when it shuts down its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
 //! (and BBR's TCP_CC_INFO) of every flow.
 

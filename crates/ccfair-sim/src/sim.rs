@@ -176,13 +176,17 @@ impl<O: Observer> Simulation<O> {
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
                 let rev = Dur::from_ns(g.rtt_ns - g.rtt_ns / 2);
                 let stop = g.stop_ns.map_or(Time::MAX, Time::from_ns);
+                // Every connection is made before the run, over the empty path (the receiver's view of the
+                // handshake is the same base RTT); the flow writes from its start time.
+                let mut sender = Sender::new(&cfg, cc);
+                sender.connect(Time::ZERO, rtt);
                 flows.push(Flow {
                     egress: Egress {
                         host_tx: Pipe::new(Dur::ZERO),
                         group: gi as u32,
                         loss: g.loss,
                     },
-                    sender: Sender::new(&cfg, cc),
+                    sender,
                     receiver: Receiver::new(rtt, ecn.echo),
                     data_pipe: Pipe::new(fwd),
                     ack_pipe: Pipe::new(rev),

@@ -534,6 +534,87 @@ mod theory {
     }
 }
 
+/// Connections are established before the run, over the empty path (as the kernel backend connects every flow
+/// before its epoch): what the handshake measured reaches the algorithm of a flow that starts later.
+mod handshake {
+    use super::*;
+
+    const BBR_PROBE_RTT: i32 = 3;
+
+    /// `bbr_init` takes `min_rtt_us` from `tcp_min_rtt` (the SYN-ACK's sample, the base RTT) and starts the
+    /// 10 s min-RTT window at the connection. A BBR flow joining a 2-BDP FIFO that Cubic has filled for 5 s
+    /// therefore keeps the base RTT as its estimate (every later sample includes the queue), and enters
+    /// PROBE_RTT 10 s after the connection, 5 s after its own start, rather than 10 s after its first sample.
+    #[test]
+    fn a_late_bbr_flow_keeps_the_handshake_rtt_until_the_window_from_the_connection_expires() {
+        let (rate, rtt_ms) = (10_000_000, 50);
+        let mut bbr = group("bbr", 1, rtt_ms);
+        bbr.start_ns = 5 * S;
+        let limit = QueueLimit::Packets(2 * bdp_packets(rate, rtt_ms));
+        let sp = spec(rate, limit, 12, vec![group("cubic", 1, rtt_ms), bbr]);
+        let mut sim = Simulation::new(sp, 1).unwrap();
+        sim.run();
+        let ts = sim.output().series;
+        let rows: Vec<usize> = (0..ts.t_ns.len()).filter(|&i| ts.flow_id[i] == 1).collect();
+        let base_ns = (rtt_ms * MS) as f64;
+        let before: Vec<usize> = rows
+            .iter()
+            .copied()
+            .filter(|&i| ts.t_ns[i] > 5 * S + 100 * MS && ts.t_ns[i] <= 10 * S)
+            .collect();
+        assert!(before.len() >= 40, "{} rows between 5 and 10 s", before.len());
+        // The queue stands: the flow's smoothed RTT is well above the base RTT...
+        let srtt_ns = before.iter().map(|&i| ts.srtt_ns[i] as f64).sum::<f64>() / before.len() as f64;
+        assert!(srtt_ns > 1.5 * base_ns, "mean srtt {srtt_ns} ns");
+        // ...and yet BBR's estimate is the handshake's.
+        for &i in &before {
+            assert_eq!(ts.cc_min_rtt_ns[i], base_ns, "min_rtt at {} ns", ts.t_ns[i]);
+            assert_ne!(ts.cc_mode[i], BBR_PROBE_RTT, "PROBE_RTT at {} ns", ts.t_ns[i]);
+        }
+        // The filter expires after 10 s from the connection at 0 (the first ACK past 10 s + 1 jiffy):
+        // PROBE_RTT (at least 200 ms) shows at one of the next samples.
+        let probe_rtt_at = rows
+            .iter()
+            .find(|&&i| ts.cc_mode[i] == BBR_PROBE_RTT)
+            .map(|&i| ts.t_ns[i]);
+        assert!(
+            probe_rtt_at.is_some_and(|t| t > 10 * S && t <= 10 * S + 300 * MS),
+            "PROBE_RTT first at {probe_rtt_at:?} ns"
+        );
+    }
+
+    /// A connection idle for longer than the 10 s min-RTT window before its first write: `tcp_init_sock` marks
+    /// the pipe app-limited until the first ACK (`app_limited = ~0U`), so the first transmission is an idle
+    /// restart for BBR (`CA_EVENT_TX_START`), and the expired filter takes the first sample without
+    /// PROBE_RTT; without the bubble the flow would cut its window to 4 packets at its first ACK.
+    #[test]
+    fn a_bbr_flow_starting_after_the_min_rtt_window_does_not_begin_with_probe_rtt() {
+        let (rate, rtt_ms) = (10_000_000, 50);
+        let mut bbr = group("bbr", 1, rtt_ms);
+        bbr.start_ns = 12 * S;
+        let limit = QueueLimit::Packets(2 * bdp_packets(rate, rtt_ms));
+        let mut sp = spec(rate, limit, 14, vec![bbr]);
+        sp.interval_ns = 20 * MS;
+        let mut sim = Simulation::new(sp, 1).unwrap();
+        sim.run();
+        let ts = sim.output().series;
+        let rows: Vec<usize> = (0..ts.t_ns.len())
+            .filter(|&i| ts.flow_id[i] == 0 && ts.t_ns[i] > 12 * S)
+            .collect();
+        assert!(rows.len() >= 90, "{} rows after the start", rows.len());
+        for &i in &rows {
+            assert_ne!(ts.cc_mode[i], BBR_PROBE_RTT, "PROBE_RTT at {} ns", ts.t_ns[i]);
+        }
+        // The first samples cross an empty path: the estimate stays within a serialization of the base RTT.
+        let last = *rows.last().unwrap();
+        let min_rtt_ns = ts.cc_min_rtt_ns[last];
+        assert!(
+            min_rtt_ns >= (rtt_ms * MS) as f64 && min_rtt_ns < ((rtt_ms + 2) * MS) as f64,
+            "min_rtt {min_rtt_ns} ns"
+        );
+    }
+}
+
 /// The TCP sender driven by hand-made ACKs: loss detection, recovery, timers, pacing.
 mod stack {
     use ccfair_cc::CaState;
@@ -541,6 +622,10 @@ mod stack {
 
     use super::*;
 
+    /// The RTT the handshake measured, as the ACKs of `warmed_up` say.
+    const HANDSHAKE_RTT_MS: u64 = 50;
+
+    /// A sender whose handshake measured `HANDSHAKE_RTT_MS`.
     fn sender(cc: &str, pacing: bool) -> Sender {
         sender_on_host(cc, pacing, false)
     }
@@ -558,10 +643,12 @@ mod stack {
             host_queue,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
-        Sender::new(
+        let mut s = Sender::new(
             &cfg,
             cc.build(ccfair_core::Rng::stream(1, ccfair_core::rng::StreamId::Cc(0))),
-        )
+        );
+        s.connect(ms(0), Dur::from_ms(HANDSHAKE_RTT_MS));
+        s
     }
 
     fn ms(x: u64) -> Time {
@@ -590,8 +677,11 @@ mod stack {
         let mut s = sender_on_host("reno", false, true);
         let mut out = Vec::new();
         s.start(ms(0), &mut out);
-        // The initial window waits in the host; the first ACK opens the window, but TSQ holds the sender.
-        let mut held = out.len() as u32;
+        // What the sender wrote at its start waits in the host (TSQ may stop it inside the initial window: the
+        // handshake's RTT sets the pacing rate, hence the limit); the first ACK opens the window, but TSQ holds
+        // the sender.
+        let sent_at_start = out.len() as u32;
+        let mut held = sent_at_start;
         s.set_host_queued(held);
         out.clear();
         s.on_ack(ms(50), &ack(1, &[]), &mut out);
@@ -611,7 +701,17 @@ mod stack {
         }
         let left = woke_with.expect("the sender wakes before its host is empty");
         assert!(left < held && !out.is_empty(), "{left} held, {} sent", out.len());
-        assert_eq!(out[0].seq, 10, "it goes on where it stopped");
+        assert_eq!(out[0].seq, sent_at_start, "it goes on where it stopped");
+    }
+
+    #[test]
+    fn the_handshake_sample_sets_srtt_min_rtt_and_the_first_rto() {
+        let s = sender("reno", false);
+        let rtt_us = (HANDSHAKE_RTT_MS * 1000) as u32;
+        assert_eq!((s.tp.srtt_us, s.tp.min_rtt_us), (rtt_us, rtt_us));
+        // RFC 6298 after a first sample R: RTO = R + max(4 · R/2, RTO_min) = 50 + 200 ms, not the initial 1 s.
+        assert_eq!(s.rtt.rto_ms, 250);
+        assert!(!s.started(), "connected, not yet writing");
     }
 
     /// Starts a Reno sender and grows it to a known state: 10 segments out, all ACKed one by one at 50 ms,
@@ -739,17 +839,25 @@ mod stack {
         let mut s = sender("reno", true);
         let mut out = Vec::new();
         s.start(ms(0), &mut out);
-        // The first 10 segments are not paced.
+        // The handshake's RTT sample set the rate (tcp_update_pacing_rate on the SYN-ACK): in slow start
+        // 200 % of IW·mss/srtt. The first 10 segments are not paced (tcp_update_skb_after_send).
+        let first_rate = s.tp.pacing_rate as f64;
+        let first_expect = 2.0 * 10.0 * 1448.0 / (HANDSHAKE_RTT_MS as f64 / 1e3);
+        assert!(
+            (first_rate - first_expect).abs() / first_expect < 0.01,
+            "{first_rate} vs {first_expect}"
+        );
         assert_eq!(out.len(), 10);
         out.clear();
-        // An RTT sample of 100 ms and one ACK per segment open the window well beyond what pacing allows.
+        // ACKs 100 ms after the start, one per segment, open the window well beyond what pacing allows.
         let mut sent_at = Vec::new();
         for i in 1..=10 {
             s.on_ack(ms(100), &ack(i, &[]), &mut out);
         }
         let rate = s.tp.pacing_rate as f64; // bytes/s
         // In slow start (cwnd < ssthresh/2) the rate is 200 % of cwnd·mss/srtt.
-        let expect = 2.0 * s.tp.snd_cwnd.max(s.tp.packets_out) as f64 * 1448.0 / 0.1;
+        let srtt = s.rtt.srtt_us() as f64 / 1e6;
+        let expect = 2.0 * s.tp.snd_cwnd.max(s.tp.packets_out) as f64 * 1448.0 / srtt;
         assert!((rate - expect).abs() / expect < 0.01, "{rate} vs {expect}");
         sent_at.extend(out.iter().map(|_| ms(100)));
         let burst = out.len();
@@ -1001,9 +1109,14 @@ mod resources {
         assert!(after_chunk <= 1000 && after_chunk > 0);
         let now = sim.now();
         assert!(now < sim.end());
-        // A time limit before the next event advances the clock to it and does no work.
+        // The events left at the chunk's last instant run first; then a time limit before the next event
+        // leaves the clock there and does no work.
         assert!(!sim.run_until_events(now, u64::MAX));
-        assert_eq!(sim.events_processed(), after_chunk);
+        let at_now = sim.events_processed();
+        assert!(at_now >= after_chunk);
+        assert_eq!(sim.now(), now);
+        assert!(!sim.run_until_events(now, u64::MAX));
+        assert_eq!(sim.events_processed(), at_now);
     }
 
     #[test]

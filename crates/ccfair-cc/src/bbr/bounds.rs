@@ -506,6 +506,7 @@ mod tests {
     fn a_tail_loss_repaired_by_tlp_counts_while_probing_in_v3() {
         let mut b = bbr3();
         let mut tp = TcpSock::new(1448, 50);
+        tp.app_limited = 0; // a connection in full flow, past the initial bubble
         b.mode = Mode::ProbeBw;
         b.cycle_idx = Phase::Up;
         b.bw_probe_samples = true;

@@ -28,9 +28,12 @@
 //! - The windowed-max filter stores u64 samples; the kernel truncates a (u64) sample to u32, which only
 //!   matters above 256 M packets/s.
 //! - `bbr_tso_segs_goal` uses `MAX_TCP_HEADER` = 320 (its x86-64 value).
-//! - No handshake in the simulator: at `init` there is no RTT sample, so the initial pacing rate uses the
-//!   kernel's 1 ms default until the first ACK re-initializes it from srtt (the kernel's own path for a
-//!   connection without a SYN RTT sample).
+//!
+//! **At `init`** the simulator's connection has its handshake's RTT sample (the path's base RTT, taken when
+//! every connection is made before the run): `min_rtt_us` and the initial pacing rate come from it and the
+//! 10 s min-RTT window starts at the connection, as in the kernel, so a flow that starts later over a standing
+//! queue keeps the base RTT until that window expires. Without a sample (the scripted driver's default) the
+//! pacing rate uses the kernel's 1 ms default until the first ACK re-initializes it from srtt.
 
 use serde::{Deserialize, Serialize};
 

@@ -538,3 +538,25 @@ fn restarting_after_idle_paces_at_the_estimate_without_probing() {
     }
     assert!(checked >= 2, "only {checked} restarts in a 1.25 or 0.75 phase");
 }
+
+#[test]
+fn init_takes_min_rtt_and_the_pacing_rate_from_the_handshake() {
+    for rtt_us in [10_000u64, 40_000, 150_000] {
+        let cfg = CcConfig::from_name_and_params("bbr", &json!({})).unwrap();
+        let cc = cfg.build(Rng::stream(1, StreamId::Cc(0)));
+        let d = Driver::with_handshake(cc, ccfair_cc::TcpSock::new(MSS, 10), rtt_us);
+        // bbr_init: min_rtt_us = tcp_min_rtt(tp), the handshake's sample, and STARTUP.
+        let v = d.vars();
+        assert_eq!(v.min_rtt_ns, rtt_us as f64 * 1e3);
+        assert_eq!(v.mode, STARTUP);
+        // bbr_init_pacing_rate_from_rtt: high_gain × initial cwnd / srtt, less the 1 % pacing margin; without
+        // a sample the kernel assumes 1 ms, which would be 10 to 150 times faster here.
+        let expected = HIGH_GAIN * 10.0 * MSS as f64 / (rtt_us as f64 / 1e6) * 0.99;
+        let ratio = d.tp.pacing_rate as f64 / expected;
+        assert!(
+            (0.995..=1.005).contains(&ratio),
+            "{rtt_us} us: pacing {} vs {expected}",
+            d.tp.pacing_rate
+        );
+    }
+}

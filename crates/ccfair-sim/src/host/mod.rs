@@ -80,7 +80,8 @@
 //! laptop with a 1 Gbit/s NIC) moderates to about 20,000 interrupts per second (e1000e's default dynamic
 //! conservative mode caps there), so its window is 50 µs.
 //!
-//! Deviations: connection set-up is not simulated; the jitter only moves the first segment. The noise is
+//! Deviations: connection set-up is not simulated packet by packet (every connection is established at time 0
+//! with the handshake's RTT sample, see `tcp::sender`); the jitter only moves the first segment. The noise is
 //! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
 //! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled. TCP Small Queues (TSQ)
 //! keeps a flow's segments waiting in its host (processing delay, NIC queue) to about 1 ms of its pacing

@@ -23,8 +23,16 @@
 //!   fast, hands them to the bottleneck at once. TSO deferral (`tcp_tso_should_defer`) applies with the
 //!   host's `tso`; TCP Small Queues (`tcp_small_queue_check`) whenever the host holds segments (see
 //!   `xmit.rs`).
-//! - No handshake: the connection is established at the flow's start time without an RTT sample, so the first
-//!   RTO is the initial 1 s and the first RTT sample comes from the first data ACK.
+//! - The handshake is not simulated packet by packet: every connection is established at time 0, before any
+//!   flow sends (as the kernel backend connects every flow before its run begins), having measured one RTT
+//!   sample, the path's base RTT (the SYN and SYN-ACK cross an empty network). That sample seeds srtt, the RTO
+//!   and the min-RTT filter as `tcp_ack` does for the SYN-ACK in `tcp_rcv_synsent_state_process`, then
+//!   `tcp_finish_connect` → `tcp_init_transfer` initialises the algorithm ([`Sender::connect`]): BBR takes its
+//!   first min_rtt and its initial pacing rate from it, and its 10 s min-RTT window starts then. The SYN's own
+//!   delivery (`tp->delivered` = 1 after the handshake) is not counted. A flow writes from its start time
+//!   ([`Sender::start`]); as on a new Linux socket the pipe counts as application-limited until the first
+//!   ACK (`tcp_init_sock`), so that first write is an idle restart for BBR, which then does not begin with
+//!   PROBE_RTT when it starts more than 10 s after the connection.
 //! - The application is a bulk source that never idles until it stops, or writes a finite flow's bytes at
 //!   once when it starts and closes, so idle restart (`tcp_cwnd_restart`) and application-limited cwnd decay
 //!   (`tcp_cwnd_application_limited`) never apply.
@@ -168,6 +176,8 @@ pub struct Sender {
     /// New data may be sent while `snd_nxt < app_end_seq` (the application's writes so far).
     pub(super) app_end_seq: u32,
     pub(super) started: bool,
+    /// The handshake completed ([`Sender::connect`]).
+    connected: bool,
     // Timers.
     pub(super) xmit_timer: Option<(Time, XmitTimer)>,
     pub(super) pacing_timer: Option<Time>,
@@ -227,6 +237,7 @@ impl Sender {
             data_segs_out: 0,
             app_end_seq,
             started: false,
+            connected: false,
             xmit_timer: None,
             pacing_timer: None,
             ecn_queue_cwr: false,
@@ -237,13 +248,30 @@ impl Sender {
         }
     }
 
-    /// The connection is established at `now`: initialise the algorithm and send the initial window.
+    /// The handshake completed at `now` after measuring `handshake_rtt`: the SYN-ACK's RTT sample
+    /// (`tcp_ack_update_rtt`: the min-RTT filter, srtt and the RTO), then `tcp_init_transfer` initialises the
+    /// algorithm (`tcp_init_congestion_control`), which sees that sample in `srtt_us` and `min_rtt_us`.
+    pub fn connect(&mut self, now: Time, handshake_rtt: Dur) {
+        debug_assert!(!self.connected, "a connection is established once");
+        self.tp.now = now;
+        let rtt_us = u32::try_from(handshake_rtt.ns() / 1000)
+            .unwrap_or(u32::MAX)
+            .max(1);
+        self.rtt.update_min(now, rtt_us, false);
+        self.rtt.sample(rtt_us, self.tp.snd_una, self.tp.snd_nxt);
+        self.tp.srtt_us = self.rtt.srtt_us();
+        self.tp.min_rtt_us = self.rtt.min_rtt_us();
+        self.connected = true;
+        self.core.init(&mut self.tp, self.rtt.srtt_us8 as u64);
+    }
+
+    /// The application starts writing at `now` on the established connection: send the initial window.
     pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
+        assert!(self.connected, "a flow starts on an established connection");
         self.tsq.hold_segments = None;
         self.tp.now = now;
         self.wstamp = now;
         self.started = true;
-        self.core.init(&mut self.tp);
         self.write_xmit(0, out);
     }
 
