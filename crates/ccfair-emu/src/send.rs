@@ -282,15 +282,31 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
     clock::write_json(&cfg.out, &output)
 }
 
-/// Blocks until `go` arrives on stdin; returns the epoch as a time of `clock`.
+/// Blocks until `go` arrives on stdin and then until its epoch has come; returns the epoch as a time of
+/// `clock`. The orchestrator sends the epoch ahead of time (so every program has read it in time): a program
+/// that started its work on reading `go` would run up to that lead early, and a flow starting at 0 would
+/// get a head start over the flows started later (epoch-relative times saturate at 0 before the epoch).
 pub fn wait_for_go(clock: &Clock, control: &mut Control) -> Result<ccfair_core::Time, String> {
     let mut ready = [false];
-    loop {
+    let epoch = loop {
         sys::poll_readable(&[control.fd()], None, &mut ready).map_err(|e| format!("ppoll: {e}"))?;
         match control.read()? {
-            Some(Command::Go(at)) => return clock.at(at),
+            Some(Command::Go(at)) => break clock.at(at)?,
             Some(Command::Gone) => return Err("the orchestrator went away before the run started".into()),
             None => {}
         }
+    };
+    while let Some(wait_ns) = ns_until(clock.now(), epoch) {
+        sys::poll_readable(&[control.fd()], Some(wait_ns), &mut ready).map_err(|e| format!("ppoll: {e}"))?;
+        if ready[0] && matches!(control.read()?, Some(Command::Gone)) {
+            return Err("the orchestrator went away before the run started".into());
+        }
     }
+    Ok(epoch)
+}
+
+/// Nanoseconds from `now` to `epoch`, or None once the epoch has come.
+fn ns_until(now: ccfair_core::Time, epoch: ccfair_core::Time) -> Option<u64> {
+    let wait_ns = epoch.saturating_since(now).ns();
+    (wait_ns > 0).then_some(wait_ns)
 }
