@@ -25,7 +25,7 @@ use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
-use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
+use crate::tcp::{Ack, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
 use crate::traffic::flow_plans;
 use ccfair_core::QueueSeries;
 use ccfair_core::{FlowRecord, FlowSeries, Totals};
@@ -162,10 +162,17 @@ impl<O: Observer> Simulation<O> {
                 let fwd = Dur::from_ns(g.rtt_ns / 2);
                 let rev = Dur::from_ns(g.rtt_ns - g.rtt_ns / 2);
                 let stop = g.stop_ns.map_or(Time::MAX, Time::from_ns);
+                let mut sender = Sender::new(&cfg, cc);
+                let mut receiver = Receiver::new(rtt, ecn.echo);
+                if let Some(rwnd) = g.host.rwnd() {
+                    let win = RcvWindow::new(rwnd, mss, rtt);
+                    sender.set_snd_wnd(win.initial_window());
+                    receiver.set_window(win);
+                }
                 flows.push(Flow {
                     group: gi as u32,
-                    sender: Sender::new(&cfg, cc),
-                    receiver: Receiver::new(rtt, ecn.echo),
+                    sender,
+                    receiver,
                     data_pipe: Pipe::new(fwd),
                     ack_pipe: Pipe::new(rev),
                     host_tx: Pipe::new(Dur::ZERO),

@@ -21,16 +21,22 @@
 //!   ACKs carry the count of CE-marked packets received (the ACE field plus option, modelled as an exact
 //!   count without the 3-bit field's wrap-around, which the ACK frequency here never reaches).
 //!
-//! Deviations: the receive window never limits the sender and window-growth quick ACKs
-//! (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK budget is the maximum of 16 (Linux
+//! - The receive window, when the host models one ([`RcvWindow`], `rwnd.rs`): every ACK offers it
+//!   (`tcp_select_window`), in-order and out-of-order data grow it, the application's reads (at once, all
+//!   in-order data) drive the buffer's autotuning, after which an ACK goes out if the window it would offer
+//!   at least doubled (`tcp_cleanup_rbuf`); an out-of-order skb that does not fit the buffer is dropped.
+//!   Without a model the ACKs offer an unlimited window.
+//!
+//! Deviations: window-growth quick ACKs (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK budget is the maximum of 16 (Linux
 //! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The receiver's RTT view is
 //! the path's base RTT (what its handshake measured).
 
 use ccfair_core::{Dur, Ecn, Time};
 
+use super::rwnd::RcvWindow;
 use super::{
     ATO_MIN_MS, Ack, COMP_SACK_DELAY_NS, COMP_SACK_NR, DELACK_MAX_MS, EcnEcho, MAX_QUICKACKS,
-    MAX_SACK_BLOCKS_SENT, NUM_SACKS, REORDERING, SackBlock, Segment,
+    MAX_SACK_BLOCKS_SENT, NO_WINDOW, NUM_SACKS, REORDERING, SackBlock, Segment,
 };
 
 pub struct Receiver {
@@ -69,6 +75,8 @@ pub struct Receiver {
     dctcp_prior_rcv_nxt: u32,
     /// Accurate ECN: CE-marked packets received.
     ce_count: u32,
+    /// The receive buffer and window (none: the window never limits the sender).
+    win: Option<Box<RcvWindow>>,
     /// Segments handed to the application.
     pub delivered_segments: u64,
     /// ACKs sent.
@@ -114,9 +122,25 @@ impl Receiver {
             dctcp_ce_state: false,
             dctcp_prior_rcv_nxt: 0,
             ce_count: 0,
+            win: None,
             delivered_segments: 0,
             acks_sent: 0,
         }
+    }
+
+    /// Models the receive window with `win` (before the first segment arrives).
+    pub fn set_window(&mut self, win: RcvWindow) {
+        self.win = Some(Box::new(win));
+    }
+
+    /// The receive-window model, if the host has one.
+    pub fn window(&self) -> Option<&RcvWindow> {
+        self.win.as_deref()
+    }
+
+    /// Bytes from rcv_nxt to the end of the out-of-order queue, for a window model of MSS `mss` bytes.
+    fn ooo_span(&self, mss: u64) -> u64 {
+        self.ofo.last().map_or(0, |b| (b.end - self.rcv_nxt) as u64 * mss)
     }
 
     /// Delayed-ACK timer deadline.
@@ -164,11 +188,19 @@ impl Receiver {
             delivery.first_seq = self.rcv_nxt;
             self.rcv_nxt = end;
             self.event_data_recv(now, seg.ecn, segments, acks);
+            if let Some(w) = self.win.as_deref_mut() {
+                w.on_in_order(now, delivery.first_seq, segments);
+            }
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
+                let mut released = 0;
                 while self.ofo.first().is_some_and(|b| b.start <= self.rcv_nxt) {
                     let b = self.ofo.remove(0);
+                    released += b.end - b.start;
                     self.rcv_nxt = self.rcv_nxt.max(b.end);
+                }
+                if let Some(w) = self.win.as_deref_mut() {
+                    w.on_ofo_released(released);
                 }
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 if self.ofo.is_empty() {
@@ -185,10 +217,27 @@ impl Receiver {
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else {
-            self.data_queue_ofo(seg.seq, end, seg.ecn, segments, acks);
+            self.data_queue_ofo(now, seg.seq, end, seg.ecn, segments, acks);
         }
         self.ack_snd_check(now, acks);
+        if delivery.segments > 0 && self.win.is_some() {
+            self.app_read(now, acks);
+        }
         delivery
+    }
+
+    /// The application read everything in order (`tcp_recvmsg`): `tcp_rcv_space_adjust`, then
+    /// `tcp_cleanup_rbuf`'s window update.
+    fn app_read(&mut self, now: Time, acks: &mut Vec<Ack>) {
+        let Some(w) = self.win.as_deref() else { return };
+        let mss = w.mss();
+        let span = self.ooo_span(mss);
+        let unacked = (self.rcv_nxt - self.rcv_wup) as u64 * mss;
+        let w = self.win.as_deref_mut().expect("checked");
+        w.rcv_space_adjust(now, self.rcv_nxt, span);
+        if w.wants_window_update(unacked) {
+            self.send_ack(acks);
+        }
     }
 
     /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
@@ -282,8 +331,42 @@ impl Receiver {
     }
 
     /// `tcp_data_queue_ofo` for one skb holding `[seq, end)` (`segments` segments).
-    fn data_queue_ofo(&mut self, seq: u32, end: u32, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
+    fn data_queue_ofo(
+        &mut self,
+        now: Time,
+        seq: u32,
+        end: u32,
+        ecn: Ecn,
+        segments: u32,
+        acks: &mut Vec<Ack>,
+    ) {
         self.check_ce(ecn, segments, acks);
+        if let Some(w) = self.win.as_deref_mut() {
+            if !w.ofo_admit(now, self.rcv_nxt, segments) {
+                return; // tcp_try_rmem_schedule failed: dropped
+            }
+            let held = self.ofo_held_within(seq, end);
+            self.queue_ofo(seq, end, acks);
+            let w = self.win.as_deref_mut().expect("checked");
+            let ooo_end = self.ofo.last().map_or(self.rcv_nxt, |b| b.end);
+            w.on_ofo_queued(self.rcv_nxt, segments, (end - seq) - held, ooo_end);
+            return;
+        }
+        self.queue_ofo(seq, end, acks);
+    }
+
+    /// Segments of `[seq, end)` the out-of-order queue holds already.
+    fn ofo_held_within(&self, seq: u32, end: u32) -> u32 {
+        let i = self.ofo.partition_point(|b| b.end <= seq);
+        self.ofo[i..]
+            .iter()
+            .take_while(|b| b.start < end)
+            .map(|b| b.end.min(end) - b.start.max(seq))
+            .sum()
+    }
+
+    /// Inserts `[seq, end)` into the out-of-order queue and the SACK blocks.
+    fn queue_ofo(&mut self, seq: u32, end: u32, acks: &mut Vec<Ack>) {
         self.ack_scheduled = true;
         if self.ofo.is_empty() {
             self.ofo.push(SackBlock { start: seq, end });
@@ -456,13 +539,21 @@ impl Receiver {
         }
     }
 
-    /// The fields of an ACK sent now: cumulative ACK, SACK blocks, timestamp echo, ECN feedback.
-    fn ack_template(&self) -> Ack {
+    /// The fields of an ACK sent now: cumulative ACK, SACK blocks, timestamp echo, ECN feedback, window.
+    fn ack_template(&mut self) -> Ack {
+        let wnd_bytes = match self.win.as_deref_mut() {
+            Some(w) => {
+                let unacked = (self.rcv_nxt - self.rcv_wup) as u64 * w.mss();
+                w.select_window(unacked)
+            }
+            None => NO_WINDOW,
+        };
         let mut ack = Ack {
             ack: self.rcv_nxt,
             tsecr_ms: self.ts_recent,
             ece: self.ecn_demand_cwr,
             ce_count: self.ce_count,
+            wnd_bytes,
             ..Ack::default()
         };
         let n = self.num_sacks.min(MAX_SACK_BLOCKS_SENT);

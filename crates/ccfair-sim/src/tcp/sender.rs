@@ -16,7 +16,13 @@
 //! Deviations from Linux, each because the simulated network or traffic cannot trigger the mechanism:
 //! - No DSACK, no Eifel/timestamp-based undo: the network never duplicates or reorders, and the receiver sends
 //!   no DSACK. F-RTO (RFC 5682, `tcp_frto` = 2) and its undo are modelled.
-//! - No receive-window limit (the receiver's buffer is assumed large enough), no SACK reneging, no MTU probing.
+//! - The receive window (`tcp_ack_update_window`, `tcp_may_update_window`): the window each ACK offers
+//!   becomes `snd_wnd` when the ACK advances snd_una, opens the window or closes it (the return path is
+//!   FIFO and carries no data, so `snd_wl1` never decides); a changed window takes the slow path, as header
+//!   prediction would fail, and an ACK that only updates the window is not a duplicate. New data stays
+//!   within snd_una + snd_wnd (`xmit.rs`). A receiver without a window model offers an unlimited one. No
+//!   zero-window probes (`tcp_probe_timer`): a window below one segment needs out-of-order data at the
+//!   receiver, so data is in flight and its ACKs or the RTO reopen it. No SACK reneging, no MTU probing.
 //! - TSO/GSO: a paced sender, and with the host's `tso` any sender, emits segments in bursts sized by
 //!   `tcp_tso_autosize` (so pacing has Linux's granularity); without `tso` an unpaced sender sends segment by
 //!   segment. The host's NIC (`crate::host::nic`) spaces a burst's segments at its line rate, or, infinitely
@@ -39,7 +45,7 @@ use ccfair_core::{Dur, Time};
 use super::rack::Rack;
 use super::rtt::RttEstimator;
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, RtxQueue, SACKED_ACKED, SACKED_RETRANS};
-use super::{Ack, EcnEcho, EcnProfile, HEADER_BYTES, NUM_SACKS, REORDERING, SackBlock, Segment};
+use super::{Ack, EcnEcho, EcnProfile, HEADER_BYTES, NO_WINDOW, NUM_SACKS, REORDERING, SackBlock, Segment};
 
 // The `FLAG_*` bits of tcp_input.c that the modelled paths use.
 pub(super) const FLAG_WIN_UPDATE: u32 = 0x02;
@@ -128,6 +134,8 @@ pub struct Sender {
     pub(super) host_queue: bool,
     pub(super) host_queued: u32,
     pub(super) tsq_throttled: bool,
+    /// The receive window the last ACK offered, bytes from snd_una (`tp->snd_wnd`).
+    pub(super) snd_wnd: u32,
     pub(super) wire_len: u32,
     /// A finite flow's last segment and its wire length (the remainder of its size plus the headers); for a
     /// bulk source `u32::MAX`, a sequence number it never sends.
@@ -194,6 +202,7 @@ impl Sender {
             host_queue: cfg.host_queue,
             host_queued: 0,
             tsq_throttled: false,
+            snd_wnd: NO_WINDOW,
             wire_len: cfg.mss + HEADER_BYTES,
             last_seq,
             last_wire_len,
@@ -226,6 +235,22 @@ impl Sender {
     }
 
     /// The connection is established at `now`: initialise the algorithm and send the initial window.
+    /// The receive window of the handshake (the receiver's first window, bytes), before the start.
+    pub fn set_snd_wnd(&mut self, bytes: u32) {
+        self.snd_wnd = bytes;
+    }
+
+    /// The receive window the last ACK offered, bytes.
+    pub fn snd_wnd(&self) -> u32 {
+        self.snd_wnd
+    }
+
+    /// `tcp_wnd_end` in segments: the first segment the receive window does not allow (whole segments).
+    #[inline]
+    pub fn snd_wnd_end(&self) -> u32 {
+        self.tp.snd_una.saturating_add(self.snd_wnd / self.tp.mss)
+    }
+
     pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.tp.now = now;
         self.wstamp = now;
@@ -374,15 +399,19 @@ impl Sender {
         };
         // With Accurate ECN, delivered_ce counts the reported marks instead of whole ECE-flagged ACKs.
         let classic_ece = ece && ce_delta == 0;
-        let slowpath = ack.num_sacks > 0 || ece || flag & FLAG_SND_UNA_ADVANCED == 0;
+        // tcp_ack_update_window (tcp_may_update_window without snd_wl1: ACKs come in order, carry no data).
+        let nwin = ack.wnd_bytes;
+        let win_changed = nwin != self.snd_wnd;
+        if flag & FLAG_SND_UNA_ADVANCED != 0 || nwin > self.snd_wnd || nwin == 0 {
+            flag |= FLAG_WIN_UPDATE;
+            self.snd_wnd = nwin;
+        }
+        // Header prediction includes the window field: a changed window takes the slow path.
+        let slowpath = ack.num_sacks > 0 || ece || flag & FLAG_SND_UNA_ADVANCED == 0 || win_changed;
         if !slowpath {
             // Pure forward advance: the header-prediction fast path.
             self.tp.snd_una = ack.ack;
-            flag |= FLAG_WIN_UPDATE;
         } else {
-            if flag & FLAG_SND_UNA_ADVANCED != 0 {
-                flag |= FLAG_WIN_UPDATE;
-            }
             self.tp.snd_una = ack.ack;
             if ack.num_sacks > 0 {
                 flag |= self.sacktag(ack, prior_snd_una, &mut sack);
@@ -396,9 +425,11 @@ impl Sender {
         }
         // Current mainline calls in_ack_event after the queue is cleaned, so the algorithm sees this ACK's
         // deliveries (the AccECN preparation moved it; older kernels called it before).
-        let ev = AckEventFlags::for_ack(flag & FLAG_SND_UNA_ADVANCED != 0, ack.num_sacks > 0, ece);
-        debug_assert_eq!(ev.slowpath, slowpath);
-        debug_assert_eq!(ev.win_update, flag & FLAG_WIN_UPDATE != 0);
+        let mut ev = AckEventFlags::for_ack(flag & FLAG_SND_UNA_ADVANCED != 0, ack.num_sacks > 0, ece);
+        // Without a receive window these are what `for_ack` derives; a window update adds to both.
+        debug_assert!(!ev.slowpath || slowpath);
+        ev.slowpath = slowpath;
+        ev.win_update = flag & FLAG_WIN_UPDATE != 0;
 
         if prior_packets == 0 {
             self.core.cc().in_ack_event(&mut self.tp, ev);

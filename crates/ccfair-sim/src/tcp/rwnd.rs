@@ -1,0 +1,390 @@
+//! The receiver's window: Linux's receive buffer, its autotuning (dynamic right-sizing, DRS) and the window
+//! the receiver advertises, as in Linux 6.18 (`net/ipv4/tcp_input.c`, `tcp_output.c`).
+//!
+//! In a nutshell: the receiver owns a buffer of `rcvbuf` bytes, of which the payload may take the share
+//! `scaling_ratio / 256` (the rest is skb overhead, `tcp_win_from_space`). The window it offers is the free
+//! part of that, but no more than `rcv_ssthresh`, which grows by about two segments per arriving segment
+//! (`tcp_grow_window`), and the buffer itself grows once per receiver RTT from what the application read
+//! during the last one (`tcp_rcv_space_adjust` → `tcp_rcvbuf_grow`), plus, while segments wait out of
+//! order, by the span they cover (the out-of-order provisioning). Heavy loss makes that span large fast; a
+//! window that grows more slowly than it stalls the sender (its `tcp_snd_wnd_test`, in `xmit.rs`).
+//!
+//! The rules, each with its kernel function:
+//! - `tcp_select_initial_window` + `tcp_init_buffer_space` (passive open, `tcp_app_win` = 31): the buffer
+//!   starts at `tcp_rmem[1]`; the first window is the full space rounded down to the MSS, at most 65535
+//!   bytes (no 10-segment limit since "tcp: up initial rmem to 128KB and SYN rwin to around 64KB", 4.19;
+//!   `init_rcv_wnd` is not set); the window scale is the one that represents `tcp_rmem[2]`;
+//!   `window_clamp` is the full space less one segment (the reservation of `tcp_init_buffer_space`);
+//!   `rcv_ssthresh` = min(rcv_wnd, window_clamp); `rcvq_space.space` = min(rcv_ssthresh, rcv_wnd,
+//!   10 × advmss). Then the first data segment sets the measured `scaling_ratio` (`tcp_measure_rcv_mss`),
+//!   which moves `window_clamp` to `tcp_win_from_space(rcvbuf)` through `tcp_set_window_clamp`.
+//! - `tcp_grow_window`, for in-order data (`tcp_event_data_recv`, skbs of 128 bytes or more) and for
+//!   out-of-order data (`tcp_data_queue_ofo`, SACK connections): `rcv_ssthresh += min(room, max(2·advmss,
+//!   2·len))`, room = min(window_clamp, tcp_space) − rcv_ssthresh. The skbs here all have the truesize the
+//!   ratio says, so the kernel's "check #2" always takes the `2·advmss` branch.
+//! - `tcp_rcv_space_adjust` (the application reads every in-order byte at once, so this runs on every
+//!   in-order arrival and nothing stays queued: `inq` = 0): once per receiver RTT, `copied` = bytes read
+//!   since `rcvq_space.seq`; if more than `rcvq_space.space`, `tcp_rcvbuf_grow(copied)`; then a new
+//!   measurement starts.
+//! - `tcp_rcvbuf_grow(newval)` after "tcp: fix too slow tcp_rcvbuf_grow() action" (6.18): rcvwin =
+//!   2·newval + 2·(2·newval)·(newval − old)/old, plus the out-of-order span (last OOO end − rcv_nxt);
+//!   rcvbuf = min(tcp_space_from_win(rcvwin), tcp_rmem[2]); if larger than now, the buffer grows and
+//!   `window_clamp` = tcp_win_from_space(rcvbuf). `tcp_data_queue_ofo` calls it with the unchanged space
+//!   ("tcp: add receive side provisioning for out-of-order packets"), which provisions the span alone.
+//!   With `tcp_moderate_rcvbuf` = 0 (the host's `rcv_autotune = false`) the space is tracked but the
+//!   buffer never grows.
+//! - Memory: in-order data leaves at once (the application reads it), out-of-order segments hold
+//!   truesize = len · 256 / scaling_ratio each until the hole below them fills; `tcp_space` =
+//!   tcp_win_from_space(rcvbuf − rmem_alloc), `tcp_full_space` = tcp_win_from_space(rcvbuf).
+//! - `__tcp_select_window` + `tcp_select_window` (`tcp_shrink_window` = 0): with less than half the full
+//!   space free, the free space rounded down to the window scale, or 0 below one MSS or 1/16 of the full
+//!   space; at most `rcv_ssthresh`; rounded up to the scale (or, without scaling, to the MSS as the kernel
+//!   does); never below what the previous ACK offered (the right edge is kept).
+//! - `tcp_try_rmem_schedule`: an out-of-order skb that does not fit in `rcvbuf` is dropped and counted
+//!   (Linux would first prune the out-of-order queue from its far end, `tcp_prune_ofo_queue`, and so
+//!   renege SACKed data; with the window offered here the sender never overruns the buffer, so this is a
+//!   guard, counted in `ofo_drops`).
+//!
+//! Deviations: the receiver's RTT estimate (`rcv_rtt_est`) is the path's base RTT. Linux 6.18 takes it
+//! from timestamps and latches any lower sample ("tcp: always seek for minimal rtt in
+//! tcp_rcv_rtt_update()"), so it is near the smallest RTT seen from the first data segment on, but it
+//! drifts up by 1/8 per larger sample while a queue stands. The ACK that reports a larger window after a
+//! read (`tcp_cleanup_rbuf`) is modelled; the quick ACKs `tcp_grow_window` asks for are not (see the
+//! receiver). No memory pressure (`tcp_under_memory_pressure`), no `SO_RCVBUF` lock, no
+//! `net.core.rmem_max` in the window scale (it only counts when larger than `tcp_rmem[2]`).
+//!
+//! Units: the receiver counts segments; this model counts bytes, a segment carrying `mss` payload bytes.
+
+use ccfair_core::{Dur, Time};
+
+/// Linux `TCP_RMEM_TO_WIN_SCALE`: the scaling ratio is in 1/256.
+const RMEM_TO_WIN_SCALE: u32 = 8;
+/// Linux `TCP_DEFAULT_SCALING_RATIO` (128/256): the ratio until the first data skb is measured.
+pub const DEFAULT_SCALING_RATIO: u32 = 1 << (RMEM_TO_WIN_SCALE - 1);
+/// Linux `TCP_INIT_CWND`, which bounds the first `rcvq_space.space`.
+const INIT_CWND: u64 = 10;
+/// Linux `TCP_MAX_WSCALE`.
+const MAX_WSCALE: u32 = 14;
+/// Linux `SOCK_MIN_RCVBUF / 2` on 64-bit (2 × (2048 + SKB_TRUESIZE(0)) / 2, rounded as the kernel's value
+/// 2304): the least window clamp `tcp_set_window_clamp` sets.
+const MIN_WINDOW_CLAMP: u64 = 2304;
+
+/// A receiver host's buffer settings (the host's `rmem`, `rcv_autotune`, `rcv_scaling_ratio`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RwndConfig {
+    /// `tcp_rmem`: min, default (the initial buffer), max (the autotuning cap), bytes.
+    pub rmem: [u32; 3],
+    /// `tcp_moderate_rcvbuf`: the buffer grows (DRS).
+    pub autotune: bool,
+    /// Payload per byte of buffer, in 1/256 (1..=255): what `tcp_measure_rcv_mss` measures from the skbs.
+    pub scaling_ratio: u32,
+}
+
+/// The receive-buffer and window state of one connection's receiver.
+#[derive(Clone, Debug)]
+pub struct RcvWindow {
+    cfg: RwndConfig,
+    /// Payload bytes per segment (advmss, and rcv_mss once data arrived).
+    mss: u64,
+    scaling_ratio: u32,
+    /// The window scale the receiver announced.
+    wscale: u32,
+    rcvbuf: u64,
+    rcv_ssthresh: u64,
+    window_clamp: u64,
+    /// The window the last ACK offered, from the byte `rcv_wup` (`tp->rcv_wnd`).
+    rcv_wnd: u64,
+    /// `rcvq_space`: bytes per RTT the application read at the last measurement, where and when it began.
+    space: u64,
+    space_seq: u32,
+    space_time: Option<Time>,
+    rcv_rtt: Dur,
+    /// Bytes of buffer the out-of-order segments take (`sk_rmem_alloc`).
+    rmem_alloc: u64,
+    /// Out-of-order skbs dropped because they did not fit in the buffer.
+    pub ofo_drops: u64,
+}
+
+impl RcvWindow {
+    /// The state after the handshake of a connection whose segments carry `mss` payload bytes and whose
+    /// receiver estimates the RTT as `rcv_rtt`.
+    pub fn new(cfg: RwndConfig, mss: u32, rcv_rtt: Dur) -> RcvWindow {
+        let mss = mss as u64;
+        let mut w = RcvWindow {
+            cfg,
+            mss,
+            scaling_ratio: DEFAULT_SCALING_RATIO,
+            wscale: 0,
+            rcvbuf: cfg.rmem[1] as u64,
+            rcv_ssthresh: 0,
+            window_clamp: 0,
+            rcv_wnd: 0,
+            space: 0,
+            space_seq: 0,
+            space_time: None,
+            rcv_rtt,
+            rmem_alloc: 0,
+            ofo_drops: 0,
+        };
+        // tcp_select_initial_window, with no clamp set yet (the largest scaled window).
+        let full_space = w.full_space();
+        let mut clamp = 65535u64 << MAX_WSCALE;
+        let mut space = clamp.min(full_space);
+        if space > mss {
+            space -= space % mss;
+        }
+        w.rcv_wnd = space.min(65535);
+        let scale_space = space.max(cfg.rmem[2] as u64).min(clamp);
+        w.wscale = (scale_space.max(1).ilog2()).saturating_sub(15).min(MAX_WSCALE);
+        clamp = clamp.min(65535u64 << w.wscale);
+        // tcp_init_buffer_space (tcp_app_win = 31: maxwin >> 31 is 0, so only the one-segment reservation).
+        let maxwin = full_space;
+        if clamp >= maxwin {
+            clamp = maxwin;
+        }
+        if clamp > 2 * mss && clamp + mss > maxwin {
+            clamp = (2 * mss).max(maxwin.saturating_sub(mss));
+        }
+        w.window_clamp = clamp;
+        w.rcv_ssthresh = w.rcv_wnd.min(clamp);
+        w.space = w.rcv_ssthresh.min(w.rcv_wnd).min(INIT_CWND * mss);
+        w
+    }
+
+    /// `tcp_win_from_space`.
+    #[inline]
+    fn win_from_space(&self, space: u64) -> u64 {
+        (space * self.scaling_ratio as u64) >> RMEM_TO_WIN_SCALE
+    }
+
+    /// `tcp_space_from_win`.
+    #[inline]
+    fn space_from_win(&self, win: u64) -> u64 {
+        (win << RMEM_TO_WIN_SCALE) / self.scaling_ratio as u64
+    }
+
+    /// `tcp_full_space`.
+    #[inline]
+    fn full_space(&self) -> u64 {
+        self.win_from_space(self.rcvbuf)
+    }
+
+    /// `tcp_space`: the window the free part of the buffer backs.
+    #[inline]
+    fn free_space(&self) -> u64 {
+        self.win_from_space(self.rcvbuf.saturating_sub(self.rmem_alloc))
+    }
+
+    /// The buffer bytes (truesize) of an skb of `segments` segments.
+    #[inline]
+    fn truesize(&self, segments: u32) -> u64 {
+        ((segments as u64 * self.mss) << RMEM_TO_WIN_SCALE).div_ceil(self.cfg.scaling_ratio as u64)
+    }
+
+    /// Payload bytes per segment.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// The window scale announced in the handshake (the sender shifts the window field by it).
+    pub fn wscale(&self) -> u32 {
+        self.wscale
+    }
+
+    /// The receive buffer, bytes (`sk_rcvbuf`).
+    pub fn rcvbuf(&self) -> u64 {
+        self.rcvbuf
+    }
+
+    pub fn rcv_ssthresh(&self) -> u64 {
+        self.rcv_ssthresh
+    }
+
+    pub fn window_clamp(&self) -> u64 {
+        self.window_clamp
+    }
+
+    /// `rcvq_space.space`, bytes.
+    pub fn space(&self) -> u64 {
+        self.space
+    }
+
+    /// Buffer bytes the out-of-order segments take.
+    pub fn rmem_alloc(&self) -> u64 {
+        self.rmem_alloc
+    }
+
+    /// The window of the handshake, bytes (the sender's first `snd_wnd`; the SYN's window is not scaled).
+    pub fn initial_window(&self) -> u32 {
+        self.rcv_wnd as u32
+    }
+
+    /// `tcp_measure_rcv_mss` on the first data skb: the measured ratio replaces the default, and
+    /// `tcp_set_window_clamp` follows the buffer with it. Also starts the first DRS measurement.
+    fn first_data(&mut self, now: Time, rcv_nxt: u32) {
+        self.space_time = Some(now);
+        self.space_seq = rcv_nxt;
+        if self.cfg.scaling_ratio == self.scaling_ratio {
+            return;
+        }
+        self.scaling_ratio = self.cfg.scaling_ratio;
+        let new_clamp = self.full_space().max(MIN_WINDOW_CLAMP);
+        if new_clamp != self.window_clamp {
+            if new_clamp < self.window_clamp {
+                // __tcp_adjust_rcv_ssthresh: keep the reservation of the smaller clamp.
+                self.rcv_ssthresh = self.rcv_ssthresh.min(new_clamp);
+            } else {
+                self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new_clamp));
+            }
+            self.window_clamp = new_clamp;
+        }
+        self.space = self.space.min(self.window_clamp);
+    }
+
+    /// `tcp_grow_window` for an skb of `segments` segments.
+    fn grow_window(&mut self, segments: u32) {
+        let room = self.window_clamp.min(self.free_space()) as i64 - self.rcv_ssthresh as i64;
+        if room <= 0 {
+            return;
+        }
+        let len = segments as u64 * self.mss;
+        let incr = (2 * self.mss).max(2 * len);
+        self.rcv_ssthresh += incr.min(room as u64);
+    }
+
+    /// `tcp_rcvbuf_grow(newval)`; `ooo_span` = bytes from rcv_nxt to the end of the out-of-order queue.
+    fn rcvbuf_grow(&mut self, newval: u64, ooo_span: u64) {
+        let old = self.space;
+        self.space = newval;
+        if !self.cfg.autotune {
+            return;
+        }
+        // DRS is always one RTT late; in slow start the sender may double its rate meanwhile.
+        let mut rcvwin = newval << 1;
+        // (newval never falls below the space it replaces: a read grows it, the OOO call keeps it.)
+        if let Some(grow) = (rcvwin * newval.saturating_sub(old)).checked_div(old) {
+            rcvwin += grow << 1;
+        }
+        rcvwin += ooo_span;
+        let rcvbuf = self.space_from_win(rcvwin).min(self.cfg.rmem[2] as u64);
+        if rcvbuf > self.rcvbuf {
+            self.rcvbuf = rcvbuf;
+            self.window_clamp = self.win_from_space(rcvbuf);
+        }
+    }
+
+    /// In-order data: an skb of `segments` segments arrived at `now` (`tcp_event_data_recv`); `rcv_nxt`
+    /// is the next segment expected before it.
+    pub fn on_in_order(&mut self, now: Time, rcv_nxt: u32, segments: u32) {
+        if self.space_time.is_none() {
+            self.first_data(now, rcv_nxt);
+        }
+        self.grow_window(segments);
+    }
+
+    /// Whether an out-of-order skb of `segments` segments fits in the buffer (`tcp_try_rmem_schedule`);
+    /// if not it is dropped and counted.
+    pub fn ofo_admit(&mut self, now: Time, rcv_nxt: u32, segments: u32) -> bool {
+        if self.space_time.is_none() {
+            self.first_data(now, rcv_nxt);
+        }
+        if self.rmem_alloc + self.truesize(segments) > self.rcvbuf {
+            self.ofo_drops += 1;
+            return false;
+        }
+        true
+    }
+
+    /// An out-of-order skb of `segments` segments was queued, adding `new_segments` the queue did not
+    /// hold; the queue now ends at `ooo_end` (`tcp_data_queue_ofo`'s end: grow the window, charge the
+    /// memory, provision the span).
+    pub fn on_ofo_queued(&mut self, rcv_nxt: u32, segments: u32, new_segments: u32, ooo_end: u32) {
+        if new_segments > 0 {
+            self.grow_window(segments);
+            self.rmem_alloc += self.truesize(new_segments);
+        }
+        let span = (ooo_end - rcv_nxt) as u64 * self.mss;
+        self.rcvbuf_grow(self.space, span);
+    }
+
+    /// `segments` out-of-order segments became in order and were read: their memory is freed.
+    pub fn on_ofo_released(&mut self, segments: u32) {
+        self.rmem_alloc = self.rmem_alloc.saturating_sub(self.truesize(segments));
+    }
+
+    /// `tcp_rcv_space_adjust` after the application read up to `copied_seq` at `now`, with the
+    /// out-of-order queue ending `ooo_span` bytes beyond it.
+    pub fn rcv_space_adjust(&mut self, now: Time, copied_seq: u32, ooo_span: u64) {
+        let Some(start) = self.space_time else {
+            return;
+        };
+        if now.saturating_since(start) < self.rcv_rtt {
+            return;
+        }
+        let copied = (copied_seq - self.space_seq) as u64 * self.mss;
+        if copied > self.space {
+            self.rcvbuf_grow(copied, ooo_span);
+        }
+        self.space_seq = copied_seq;
+        self.space_time = Some(now);
+    }
+
+    /// `__tcp_select_window`: the window the buffer allows now, bytes.
+    fn raw_window(&self) -> u64 {
+        let mut mss = self.mss;
+        let mut free = self.free_space();
+        let allowed = self.full_space();
+        let full = self.window_clamp.min(allowed);
+        if mss > full {
+            mss = full;
+            if mss == 0 {
+                return 0;
+            }
+        }
+        if free < full >> 1 {
+            free -= free % (1 << self.wscale);
+            if free < allowed >> 4 || free < mss {
+                return 0;
+            }
+        }
+        free = free.min(self.rcv_ssthresh);
+        if self.wscale > 0 {
+            free.next_multiple_of(1 << self.wscale)
+        } else {
+            let window = self.rcv_wnd;
+            if window + mss <= free || window > free {
+                free - free % mss
+            } else if mss == full && free > window + (full >> 1) {
+                free
+            } else {
+                window
+            }
+        }
+    }
+
+    /// `tcp_select_window` when an ACK leaves, `unacked` bytes after the previous ACK's `rcv_wup` (the
+    /// data it acknowledges): the window it offers, bytes, as the sender reads it (the field shifted by
+    /// the scale). The offered right edge never moves back.
+    pub fn select_window(&mut self, unacked: u64) -> u32 {
+        let cur = self.rcv_wnd.saturating_sub(unacked);
+        let mut new = self.raw_window();
+        if new < cur {
+            new = cur.next_multiple_of(1 << self.wscale);
+        }
+        self.rcv_wnd = new;
+        let field = new.min(65535u64 << self.wscale) >> self.wscale;
+        (field << self.wscale) as u32
+    }
+
+    /// `tcp_cleanup_rbuf`'s window update: after a read, whether an ACK should go out now because the
+    /// window it would offer is at least twice what is left of the offered one (`unacked` bytes since the
+    /// last ACK), which is at most half the clamp.
+    pub fn wants_window_update(&self, unacked: u64) -> bool {
+        let now_left = self.rcv_wnd.saturating_sub(unacked);
+        if 2 * now_left > self.window_clamp {
+            return false;
+        }
+        let new = self.raw_window();
+        new > 0 && new >= 2 * now_left
+    }
+}
