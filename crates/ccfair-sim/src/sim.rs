@@ -165,7 +165,7 @@ impl<O: Observer> Simulation<O> {
                 let mut sender = Sender::new(&cfg, cc);
                 let mut receiver = Receiver::new(rtt, ecn.echo);
                 if let Some(rwnd) = g.host.rwnd() {
-                    let win = RcvWindow::new(rwnd, mss, rtt);
+                    let win = RcvWindow::new(rwnd, mss, rev);
                     sender.set_snd_wnd(win.initial_window());
                     receiver.set_window(win);
                 }

@@ -28,8 +28,8 @@
 //!   Without a model the ACKs offer an unlimited window.
 //!
 //! Deviations: window-growth quick ACKs (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK budget is the maximum of 16 (Linux
-//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The receiver's RTT view is
-//! the path's base RTT (what its handshake measured).
+//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The delayed-ACK engine's
+//! RTT view is the path's base RTT (what its handshake measured); the window model keeps its own estimate.
 
 use ccfair_core::{Dur, Ecn, Time};
 
@@ -182,6 +182,9 @@ impl Receiver {
             // tcp_ecn_accept_cwr: the sender reacted; stop echoing and ACK at once (its cwnd may be tiny).
             self.ecn_demand_cwr = false;
             self.ack_now = true;
+        }
+        if let Some(w) = self.win.as_deref_mut() {
+            w.on_timestamp(now, seg.tsval_ms);
         }
         if seg.seq <= self.rcv_nxt && end > self.rcv_nxt {
             // New in-order data (an aggregate may start with data already received: it is trimmed).

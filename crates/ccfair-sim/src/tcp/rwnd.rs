@@ -45,10 +45,16 @@
 //!   renege SACKed data; with the window offered here the sender never overruns the buffer, so this is a
 //!   guard, counted in `ofo_drops`).
 //!
-//! Deviations: the receiver's RTT estimate (`rcv_rtt_est`) is the path's base RTT. Linux 6.18 takes it
-//! from timestamps and latches any lower sample ("tcp: always seek for minimal rtt in
-//! tcp_rcv_rtt_update()"), so it is near the smallest RTT seen from the first data segment on, but it
-//! drifts up by 1/8 per larger sample while a queue stands. The ACK that reports a larger window after a
+//! - `tcp_rcv_rtt_measure_ts` + `tcp_rcv_rtt_update` (6.18, "tcp: always seek for minimal rtt in
+//!   tcp_rcv_rtt_update()"): each data skb whose timestamp echo is new gives a sample, now minus the echoed
+//!   time in whole ms (`TCP_TS_HZ` = 1000); a lower sample is taken at once, a higher one moves the
+//!   estimate by 1/8. `tcp_rcv_space_adjust` waits for the first sample.
+//!
+//! Deviations: segments carry no timestamp echo here, so the echoed time is reconstructed as the
+//! segment's own send time (its TSval) less the ACK path's delay: the sample is the data's one-way delay,
+//! queueing included, plus the ACK's, without the time the sender held the ACK before sending (which the
+//! minimum-seeking estimate mostly discards anyway). The window-based samples (`tcp_rcv_rtt_measure`,
+//! which 6.18 uses only to lower the estimate) are left out. The ACK that reports a larger window after a
 //! read (`tcp_cleanup_rbuf`) is modelled; the quick ACKs `tcp_grow_window` asks for are not (see the
 //! receiver). No memory pressure (`tcp_under_memory_pressure`), no `SO_RCVBUF` lock, no
 //! `net.core.rmem_max` in the window scale (it only counts when larger than `tcp_rmem[2]`).
@@ -98,7 +104,11 @@ pub struct RcvWindow {
     space: u64,
     space_seq: u32,
     space_time: Option<Time>,
-    rcv_rtt: Dur,
+    /// `rcv_rtt_est.rtt_us` (µs << 3; 0: no sample yet) and the echo of its last sample.
+    rcv_rtt_us8: u64,
+    last_echo_ms: i64,
+    /// The ACK path's delay, whole ms, to reconstruct the echoed timestamp.
+    ack_path_ms: i64,
     /// Bytes of buffer the out-of-order segments take (`sk_rmem_alloc`).
     rmem_alloc: u64,
     /// Out-of-order skbs dropped because they did not fit in the buffer.
@@ -107,8 +117,8 @@ pub struct RcvWindow {
 
 impl RcvWindow {
     /// The state after the handshake of a connection whose segments carry `mss` payload bytes and whose
-    /// receiver estimates the RTT as `rcv_rtt`.
-    pub fn new(cfg: RwndConfig, mss: u32, rcv_rtt: Dur) -> RcvWindow {
+    /// ACKs take `ack_path` to reach the sender.
+    pub fn new(cfg: RwndConfig, mss: u32, ack_path: Dur) -> RcvWindow {
         let mss = mss as u64;
         let mut w = RcvWindow {
             cfg,
@@ -122,7 +132,9 @@ impl RcvWindow {
             space: 0,
             space_seq: 0,
             space_time: None,
-            rcv_rtt,
+            rcv_rtt_us8: 0,
+            last_echo_ms: i64::MIN,
+            ack_path_ms: (ack_path.ns() / 1_000_000) as i64,
             rmem_alloc: 0,
             ofo_drops: 0,
         };
@@ -241,6 +253,37 @@ impl RcvWindow {
         self.space = self.space.min(self.window_clamp);
     }
 
+    /// `tcp_rcv_rtt_measure_ts` for a full-sized data skb sent at TCP timestamp `tsval_ms` (see the
+    /// deviations for the echo).
+    pub fn on_timestamp(&mut self, now: Time, tsval_ms: u32) {
+        let echo_ms = tsval_ms as i64 - self.ack_path_ms;
+        if echo_ms == self.last_echo_ms {
+            return;
+        }
+        self.last_echo_ms = echo_ms;
+        let delta_ms = super::ts_clock_ms(now) as i64 - echo_ms;
+        if delta_ms > 0 {
+            self.rcv_rtt_update(delta_ms as u64 * 1000);
+        }
+    }
+
+    /// `tcp_rcv_rtt_update` for a timestamp sample (`win_dep` = 0): a lower sample latches, a higher one
+    /// moves the estimate by 1/8.
+    fn rcv_rtt_update(&mut self, sample_us: u64) {
+        let m = sample_us << 3;
+        let old = self.rcv_rtt_us8;
+        self.rcv_rtt_us8 = if old == 0 || m < old {
+            m
+        } else {
+            old - (old >> 3) + sample_us
+        };
+    }
+
+    /// The receiver's RTT estimate (`rcv_rtt_est.rtt_us`), µs; 0 before the first sample.
+    pub fn rcv_rtt_us(&self) -> u64 {
+        self.rcv_rtt_us8 >> 3
+    }
+
     /// `tcp_grow_window` for an skb of `segments` segments.
     fn grow_window(&mut self, segments: u32) {
         let room = self.window_clamp.min(self.free_space()) as i64 - self.rcv_ssthresh as i64;
@@ -318,7 +361,7 @@ impl RcvWindow {
         let Some(start) = self.space_time else {
             return;
         };
-        if now.saturating_since(start) < self.rcv_rtt {
+        if self.rcv_rtt_us8 == 0 || now.saturating_since(start) < Dur::from_us(self.rcv_rtt_us()) {
             return;
         }
         let copied = (copied_seq - self.space_seq) as u64 * self.mss;
