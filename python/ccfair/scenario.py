@@ -668,9 +668,7 @@ def _host_input(h: Host, f: str) -> dict[str, Any]:
     for key in _HOST_SWITCHES:
         native[key] = None if getattr(h, key) is None else _bool(getattr(h, key), f"{f}.{key}")
     native["nic_rate_bps"] = _optional_int(f"{f}.nic_rate", h.nic_rate_bps)
-    native["rmem_bytes"] = (
-        None if h.rmem_bytes is None else [_wire_int(f"{f}.rmem", v) for v in h.rmem_bytes]
-    )
+    native["rmem_bytes"] = None if h.rmem_bytes is None else [_wire_int(f"{f}.rmem", v) for v in h.rmem_bytes]
     native["rcv_scaling_ratio"] = _optional_int(f"{f}.rcv_scaling_ratio", h.rcv_scaling_ratio)
     return native
 
@@ -722,11 +720,17 @@ def _host_from_dict(value: object, f: str) -> Host:
             raise ScenarioError(
                 f"{f}.rmem", f"expected an array [min, default, max] of sizes, got {_kind(value)} {value!r}"
             )
-        # Each a size (``131072`` or ``"32MiB"``); how many and their order are the native side's rules.
-        return tuple(parse_size_bytes(v, f"{f}.rmem[{i}]") for i, v in enumerate(value))
+        # Each bytes (``131072``, as the sysctl writes it) or a size (``"32MiB"``); their range, count and
+        # order are the native side's rules.
+        return tuple(
+            _wire_int(f"{f}.rmem[{i}]", v) if isinstance(v, int) else parse_size_bytes(v, f"{f}.rmem[{i}]")
+            for i, v in enumerate(value)
+        )
 
     def ratio() -> int | None:
-        return _wire_int(f"{f}.rcv_scaling_ratio", t["rcv_scaling_ratio"]) if "rcv_scaling_ratio" in t else None
+        return (
+            _wire_int(f"{f}.rcv_scaling_ratio", t["rcv_scaling_ratio"]) if "rcv_scaling_ratio" in t else None
+        )
 
     return Host(
         preset=name("preset"),

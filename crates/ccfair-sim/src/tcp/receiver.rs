@@ -730,6 +730,141 @@ mod tests {
         assert_eq!(acks.len(), 4);
     }
 
+    /// A receiver with a window model: MSS 1448, ratio 160, `rmem` as given, ACK path 50 ms.
+    fn windowed(rmem: [u32; 3]) -> Receiver {
+        let mut r = Receiver::new(Dur::from_ms(100), EcnEcho::None);
+        let cfg = crate::tcp::RwndConfig {
+            rmem,
+            autotune: true,
+            scaling_ratio: 160,
+        };
+        r.set_window(RcvWindow::new(cfg, 1448, Dur::from_ms(50)));
+        r
+    }
+
+    #[test]
+    fn out_of_order_data_is_charged_and_provisions_its_span() {
+        let mut r = windowed([4096, 131_072, 32 << 20]);
+        let mut acks = Vec::new();
+        for s in 0..20 {
+            r.on_segment(t(0), &seg(s), &mut acks);
+        }
+        // 20 is lost; 21.. arrive. Each provisions 2·space + the span from rcv_nxt to the queue's end.
+        for s in 21..80 {
+            r.on_segment(t(1), &seg(s), &mut acks);
+            let w = r.window().unwrap();
+            let span = (s + 1 - 20) as u64 * 1448;
+            let want = ((2 * w.space() + span) << 8) / 160;
+            assert!(w.rcvbuf() >= want, "seq {s}: rcvbuf {} < {want}", w.rcvbuf());
+            assert_eq!(w.window_clamp(), (w.rcvbuf() * 160) >> 8);
+        }
+        // Each held segment takes its truesize, ⌈1448 · 256 / 160⌉ = 2317 bytes; a duplicate adds nothing.
+        assert_eq!(r.window().unwrap().rmem_alloc(), 59 * 2317);
+        r.on_segment(t(1), &seg(50), &mut acks);
+        assert_eq!(r.window().unwrap().rmem_alloc(), 59 * 2317);
+        // The retransmission fills the hole: all of it is read and the memory freed.
+        r.on_segment(t(2), &seg(20), &mut acks);
+        assert_eq!(r.rcv_nxt, 80);
+        assert_eq!(r.window().unwrap().rmem_alloc(), 0);
+    }
+
+    /// Feeds a receiver of buffer `rmem` from a sender that respects the offered window, loses `loss` of
+    /// its first transmissions and retransmits each 100 steps later (1 ms per step), until `n` segments
+    /// are in order. Checks that the offered right edge never moves back; returns the ACKs' windows.
+    fn feed_lossy(rmem: [u32; 3], loss_per_mille: u64, n: u32) -> (Receiver, Vec<u32>) {
+        let mut r = windowed(rmem);
+        let mut acks = Vec::new();
+        let mut windows = Vec::new();
+        // The handshake's window is the sender's first.
+        let mut edge_bytes = r.window().unwrap().initial_window() as u64;
+        let (mut next, mut edge_seg) = (0u32, (edge_bytes / 1448) as u32);
+        let mut rtx: Vec<(u64, u32)> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut step = 0u64;
+        while r.rcv_nxt < n {
+            step += 1;
+            assert!(step < 1_000_000, "stalled at rcv_nxt {}", r.rcv_nxt);
+            let now = t(step);
+            if let Some(i) = rtx.iter().position(|&(due, _)| due <= step) {
+                let (_, s) = rtx.remove(i);
+                r.on_segment(now, &seg(s), &mut acks);
+            } else if next < edge_seg && next < n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if (x >> 33) % 1000 < loss_per_mille {
+                    rtx.push((step + 100, next));
+                } else {
+                    r.on_segment(now, &seg(next), &mut acks);
+                }
+                next += 1;
+            }
+            if r.delack_deadline().is_some_and(|d| d <= now) {
+                r.on_delack_timer(now, &mut acks);
+            }
+            if r.comp_deadline().is_some_and(|d| d <= now) {
+                r.on_comp_timer(now, &mut acks);
+            }
+            for a in acks.drain(..) {
+                let edge = a.ack as u64 * 1448 + a.wnd_bytes as u64;
+                assert!(
+                    edge >= edge_bytes,
+                    "the right edge moved back: {edge} < {edge_bytes}: {a:?}"
+                );
+                edge_bytes = edge;
+                edge_seg = (edge / 1448) as u32;
+                windows.push(a.wnd_bytes);
+            }
+        }
+        (r, windows)
+    }
+
+    #[test]
+    fn the_offered_window_never_moves_its_right_edge_back() {
+        let (r, windows) = feed_lossy([4096, 131_072, 32 << 20], 100, 20_000);
+        assert!(r.window().unwrap().rcvbuf() > 131_072, "the buffer grew");
+        assert!(windows.iter().all(|&w| w > 0));
+        let (r, _) = feed_lossy([4096, 131_072, 131_072], 200, 5_000);
+        assert_eq!(
+            r.window().unwrap().ofo_drops,
+            0,
+            "a sender within the window never overruns the buffer"
+        );
+    }
+
+    #[test]
+    fn a_window_filled_behind_one_hole_would_close_but_keeps_its_edge_until_the_hole_fills() {
+        // A buffer capped at its first size: 81920 bytes of window at ratio 160 (56 segments).
+        let mut r = windowed([4096, 131_072, 131_072]);
+        let mut acks = Vec::new();
+        for s in 0..100 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        let last = *acks.last().unwrap();
+        let edge = last.ack + last.wnd_bytes / 1448;
+        // Segment 100 is lost; everything else up to the edge arrives and is held out of order. The free
+        // space left, under 1/16 of the buffer, asks for a zero window, but the offered right edge stays
+        // (`tcp_select_window` never shrinks it): the hole below it keeps the window above zero, so the
+        // sender can always retransmit into it.
+        for s in 101..edge {
+            r.on_segment(t(200), &seg(s), &mut acks);
+        }
+        r.on_comp_timer(t(201), &mut acks);
+        let closed = *acks.last().unwrap();
+        assert_eq!(
+            (closed.ack, closed.wnd_bytes),
+            (100, last.wnd_bytes),
+            "the offered edge is kept"
+        );
+        let w = r.window().unwrap();
+        assert!(w.want_zero_windows > 0 && w.zero_windows == 0);
+        // The retransmission fills the hole: everything is read, the window opens from the new rcv_nxt.
+        r.on_segment(t(300), &seg(100), &mut acks);
+        let open = *acks.last().unwrap();
+        assert_eq!(open.ack, edge);
+        assert!(open.wnd_bytes >= 40 * 1448, "window {}", open.wnd_bytes);
+    }
+
     fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {
         Segment { ecn, ..seg(seq) }
     }

@@ -39,7 +39,10 @@
 //! - `__tcp_select_window` + `tcp_select_window` (`tcp_shrink_window` = 0): with less than half the full
 //!   space free, the free space rounded down to the window scale, or 0 below one MSS or 1/16 of the full
 //!   space; at most `rcv_ssthresh`; rounded up to the scale (or, without scaling, to the MSS as the kernel
-//!   does); never below what the previous ACK offered (the right edge is kept).
+//!   does); never below what the previous ACK offered (the right edge is kept). Since in-order data is read
+//!   at once, what fills the buffer is out-of-order data behind a hole below that edge: the buffer may ask
+//!   for a zero window (counted, `want_zero_windows`, Linux's `TCPWantZeroWindowAdv`), but the window
+//!   offered stays open down to the hole, so no zero-window probe is ever needed.
 //! - `tcp_try_rmem_schedule`: an out-of-order skb that does not fit in `rcvbuf` is dropped and counted
 //!   (Linux would first prune the out-of-order queue from its far end, `tcp_prune_ofo_queue`, and so
 //!   renege SACKed data; with the window offered here the sender never overruns the buffer, so this is a
@@ -113,6 +116,10 @@ pub struct RcvWindow {
     rmem_alloc: u64,
     /// Out-of-order skbs dropped because they did not fit in the buffer.
     pub ofo_drops: u64,
+    /// ACKs for which the buffer asked for a zero window but the offered edge was kept
+    /// (`TCPWantZeroWindowAdv`), and ACKs that offered a zero window (`TCPToZeroWindowAdv`).
+    pub want_zero_windows: u64,
+    pub zero_windows: u64,
 }
 
 impl RcvWindow {
@@ -137,6 +144,8 @@ impl RcvWindow {
             ack_path_ms: (ack_path.ns() / 1_000_000) as i64,
             rmem_alloc: 0,
             ofo_drops: 0,
+            want_zero_windows: 0,
+            zero_windows: 0,
         };
         // tcp_select_initial_window, with no clamp set yet (the largest scaled window).
         let full_space = w.full_space();
@@ -187,10 +196,10 @@ impl RcvWindow {
         self.win_from_space(self.rcvbuf.saturating_sub(self.rmem_alloc))
     }
 
-    /// The buffer bytes (truesize) of an skb of `segments` segments.
+    /// The buffer bytes (truesize) of `segments` segments, each ⌈mss · 256 / ratio⌉.
     #[inline]
     fn truesize(&self, segments: u32) -> u64 {
-        ((segments as u64 * self.mss) << RMEM_TO_WIN_SCALE).div_ceil(self.cfg.scaling_ratio as u64)
+        segments as u64 * (self.mss << RMEM_TO_WIN_SCALE).div_ceil(self.cfg.scaling_ratio as u64)
     }
 
     /// Payload bytes per segment.
@@ -412,9 +421,11 @@ impl RcvWindow {
         let cur = self.rcv_wnd.saturating_sub(unacked);
         let mut new = self.raw_window();
         if new < cur {
+            self.want_zero_windows += u64::from(new == 0);
             new = cur.next_multiple_of(1 << self.wscale);
         }
         self.rcv_wnd = new;
+        self.zero_windows += u64::from(new == 0);
         let field = new.min(65535u64 << self.wscale) >> self.wscale;
         (field << self.wscale) as u32
     }
@@ -429,5 +440,121 @@ impl RcvWindow {
         }
         let new = self.raw_window();
         new > 0 && new >= 2 * now_left
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    fn cfg(ratio: u32) -> RwndConfig {
+        RwndConfig {
+            rmem: [4096, 131_072, 32 << 20],
+            autotune: true,
+            scaling_ratio: ratio,
+        }
+    }
+
+    fn ms(x: u64) -> Time {
+        Time::from_ns(x * 1_000_000)
+    }
+
+    #[test]
+    fn handshake_values_follow_tcp_select_initial_window_and_tcp_init_buffer_space() {
+        let w = RcvWindow::new(cfg(160), MSS, Dur::from_ms(50));
+        // Full space 131072 · 128/256 = 65536, rounded down to the MSS: 65160 (45 segments).
+        assert_eq!(w.initial_window(), 65160);
+        // 32 MiB needs a scale of 25 − 15 = 10.
+        assert_eq!(w.wscale(), 10);
+        // One segment reserved below the full space; space = 10 segments.
+        assert_eq!(w.window_clamp(), 65536 - 1448);
+        assert_eq!(w.rcv_ssthresh(), 65536 - 1448);
+        assert_eq!(w.space(), 14480);
+    }
+
+    #[test]
+    fn the_first_data_skb_sets_the_measured_ratio_and_each_skb_grows_rcv_ssthresh_by_two_segments() {
+        let mut w = RcvWindow::new(cfg(160), MSS, Dur::from_ms(50));
+        w.on_in_order(ms(0), 0, 1);
+        // tcp_set_window_clamp: 131072 · 160/256; rcv_ssthresh rises to min(rcv_wnd, clamp) = 65160 and
+        // tcp_grow_window adds max(2·advmss, 2·len) = 2896.
+        assert_eq!(w.window_clamp(), 81920);
+        assert_eq!(w.rcv_ssthresh(), 65160 + 2896);
+        // The ACK for that segment offers rcv_ssthresh rounded up to the scale (1024).
+        assert_eq!(w.select_window(1448), 68608);
+        // rcv_ssthresh stops at min(clamp, free space).
+        for seq in 1..100 {
+            w.on_in_order(ms(1), seq, 1);
+        }
+        assert_eq!(w.rcv_ssthresh(), 81920);
+    }
+
+    /// A window model whose receiver RTT estimate is `rtt_ms` (one timestamp sample) and whose first
+    /// segment (seq 0) arrived at `t0_ms`.
+    fn measured(rtt_ms: u64, t0_ms: u64, c: RwndConfig) -> RcvWindow {
+        let mut w = RcvWindow::new(c, MSS, Dur::from_ms(50));
+        let now = ms(t0_ms);
+        // The segment was sent rtt − 50 ms ago (its ACK path takes 50 ms).
+        let tsval = super::super::ts_clock_ms(now) - (rtt_ms as u32 - 50);
+        w.on_timestamp(now, tsval);
+        w.on_in_order(now, 0, 1);
+        assert_eq!(w.rcv_rtt_us(), rtt_ms * 1000);
+        w
+    }
+
+    #[test]
+    fn drs_grows_the_buffer_by_the_6_18_formula_once_per_receiver_rtt() {
+        let mut w = measured(100, 1000, cfg(160));
+        let (old_space, old_rcvbuf) = (w.space(), w.rcvbuf());
+        // Less than one RTT after the measurement began: nothing happens, however much was read.
+        w.rcv_space_adjust(ms(1099), 30, 0);
+        assert_eq!((w.space(), w.rcvbuf()), (old_space, old_rcvbuf));
+        // One RTT: 30 segments read (43440 bytes) > space 14480.
+        w.rcv_space_adjust(ms(1100), 30, 0);
+        let copied: u64 = 30 * 1448;
+        let mut rcvwin = 2 * copied;
+        rcvwin += 2 * (rcvwin * (copied - old_space) / old_space);
+        let rcvbuf = (rcvwin << 8) / 160;
+        assert_eq!(w.space(), copied);
+        assert_eq!(w.rcvbuf(), rcvbuf);
+        assert_eq!(w.window_clamp(), (rcvbuf * 160) >> 8);
+        // The next measurement starts at this read: the same amount again does not grow it.
+        w.rcv_space_adjust(ms(1200), 60, 0);
+        assert_eq!(w.rcvbuf(), rcvbuf);
+        // The cap is tcp_rmem[2].
+        w.rcv_space_adjust(ms(1300), 60 + 20_000, 0);
+        assert_eq!(w.rcvbuf(), 32 << 20);
+    }
+
+    #[test]
+    fn without_autotuning_the_space_is_measured_but_the_buffer_stays() {
+        let mut w = measured(
+            100,
+            1000,
+            RwndConfig {
+                autotune: false,
+                ..cfg(160)
+            },
+        );
+        w.rcv_space_adjust(ms(1100), 30, 0);
+        assert_eq!((w.space(), w.rcvbuf()), (30 * 1448, 131_072));
+    }
+
+    #[test]
+    fn the_receiver_rtt_latches_lower_samples_and_moves_an_eighth_toward_higher_ones() {
+        let mut w = measured(100, 1000, cfg(160));
+        let sample = |w: &mut RcvWindow, now_ms: u64, rtt_ms: u32| {
+            let now = ms(now_ms);
+            w.on_timestamp(now, super::super::ts_clock_ms(now) - (rtt_ms - 50));
+        };
+        sample(&mut w, 1010, 180);
+        assert_eq!(w.rcv_rtt_us(), (800_000 - 100_000 + 180_000) / 8);
+        sample(&mut w, 1020, 90);
+        assert_eq!(w.rcv_rtt_us(), 90_000);
+        // The same echo twice is one sample.
+        sample(&mut w, 1020, 90);
+        assert_eq!(w.rcv_rtt_us(), 90_000);
     }
 }

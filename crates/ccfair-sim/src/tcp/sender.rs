@@ -21,8 +21,10 @@
 //!   FIFO and carries no data, so `snd_wl1` never decides); a changed window takes the slow path, as header
 //!   prediction would fail, and an ACK that only updates the window is not a duplicate. New data stays
 //!   within snd_una + snd_wnd (`xmit.rs`). A receiver without a window model offers an unlimited one. No
-//!   zero-window probes (`tcp_probe_timer`): a window below one segment needs out-of-order data at the
-//!   receiver, so data is in flight and its ACKs or the RTO reopen it. No SACK reneging, no MTU probing.
+//!   zero-window probes (`tcp_probe_timer`): the receiving application reads at once, so the receiver only
+//!   holds out-of-order data behind a hole inside the offered window, whose edge never moves back; the
+//!   window therefore never closes on the sender (the receiver offers no zero window, see `rwnd.rs`), and a
+//!   hole is always retransmittable. No SACK reneging, no MTU probing.
 //! - TSO/GSO: a paced sender, and with the host's `tso` any sender, emits segments in bursts sized by
 //!   `tcp_tso_autosize` (so pacing has Linux's granularity); without `tso` an unpaced sender sends segment by
 //!   segment. The host's NIC (`crate::host::nic`) spaces a burst's segments at its line rate, or, infinitely
@@ -787,6 +789,15 @@ impl Sender {
                 "packets_out {} != snd_nxt - snd_una {}",
                 tp.packets_out,
                 tp.snd_nxt - tp.snd_una
+            ));
+        }
+        if tp.snd_nxt > self.snd_wnd_end() {
+            return Err(format!(
+                "snd_nxt {} beyond the receive window's end {} (snd_una {}, snd_wnd {} bytes)",
+                tp.snd_nxt,
+                self.snd_wnd_end(),
+                tp.snd_una,
+                self.snd_wnd
             ));
         }
         if (sacked, lost, retrans) != (tp.sacked_out, tp.lost_out, tp.retrans_out) {
