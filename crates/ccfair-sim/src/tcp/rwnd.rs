@@ -11,9 +11,11 @@
 //!
 //! The rules, each with its kernel function:
 //! - `tcp_select_initial_window` + `tcp_init_buffer_space` (passive open, `tcp_app_win` = 31): the buffer
-//!   starts at `tcp_rmem[1]`; the first window is the full space rounded down to the MSS, at most 65535
-//!   bytes (no 10-segment limit since "tcp: up initial rmem to 128KB and SYN rwin to around 64KB", 4.19;
-//!   `init_rcv_wnd` is not set); the window scale is the one that represents `tcp_rmem[2]`;
+//!   starts at `tcp_rmem[1]`; the first window is the full space rounded down to the MSS (no 10-segment
+//!   limit since "tcp: up initial rmem to 128KB and SYN rwin to around 64KB", 4.19, and no 64 KB limit
+//!   since "tcp: remove 64 KByte limit for initial tp->rcv_wnd value", 6.10; the route sets no
+//!   `initrwnd`), of which the SYN-ACK's unscaled field carries at most 65535 bytes to the sender; the
+//!   window scale is the one that represents `tcp_rmem[2]`;
 //!   `window_clamp` is the full space less one segment (the reservation of `tcp_init_buffer_space`);
 //!   `rcv_ssthresh` = min(rcv_wnd, window_clamp); `rcvq_space.space` = min(rcv_ssthresh, rcv_wnd,
 //!   10 × advmss). Then the first data segment sets the measured `scaling_ratio` (`tcp_measure_rcv_mss`),
@@ -154,7 +156,7 @@ impl RcvWindow {
         if space > mss {
             space -= space % mss;
         }
-        w.rcv_wnd = space.min(65535);
+        w.rcv_wnd = space;
         let scale_space = space.max(cfg.rmem[2] as u64).min(clamp);
         w.wscale = (scale_space.max(1).ilog2()).saturating_sub(15).min(MAX_WSCALE);
         clamp = clamp.min(65535u64 << w.wscale);
@@ -235,9 +237,10 @@ impl RcvWindow {
         self.rmem_alloc
     }
 
-    /// The window of the handshake, bytes (the sender's first `snd_wnd`; the SYN's window is not scaled).
+    /// The window of the handshake as the sender reads it, bytes (its first `snd_wnd`): the SYN-ACK's
+    /// window field is not scaled, so at most 65535 (`tcp_make_synack`).
     pub fn initial_window(&self) -> u32 {
-        self.rcv_wnd as u32
+        self.rcv_wnd.min(65535) as u32
     }
 
     /// `tcp_measure_rcv_mss` on the first data skb: the measured ratio replaces the default, and
