@@ -67,8 +67,10 @@
 //! | `gro_flush`          | 0     | 16 µs (mlx5)     | 50 µs (20k irq/s) |
 //! | `rcv_window`         | false | true             | true              |
 //! | `rcv_autotune`       | true  | true             | true              |
-//! | `rmem`               | 4096, 131072, 32 MiB (Linux's `tcp_rmem`) for all three  |
+//! | `rmem`               | Linux | Linux            | Linux             |
 //! | `rcv_scaling_ratio`  | 128   | 160              | 160               |
+//!
+//! (Linux's `tcp_rmem`: 4096, 131072, 32 MiB.)
 //!
 //! Why these values: 50 µs is Linux's default timer slack of a task (`init_task.timer_slack_ns = 50000`,
 //! `init/init_task.c`), used as the wake-up spread of a busy home host; a testbed server paces through
