@@ -27,9 +27,10 @@
 //!   at least doubled (`tcp_cleanup_rbuf`); an out-of-order skb that does not fit the buffer is dropped.
 //!   Without a model the ACKs offer an unlimited window.
 //!
-//! Deviations: window-growth quick ACKs (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK budget is the maximum of 16 (Linux
-//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The delayed-ACK engine's
-//! RTT view is the path's base RTT (what its handshake measured); the window model keeps its own estimate.
+//! Deviations: window-growth quick ACKs (`tcp_grow_window`'s `quick |= 1`) are not modelled; the quick-ACK
+//! budget is the maximum of 16 (Linux computes rcv_wnd / 2 MSS, which is larger than 16 once the window has
+//! grown). The delayed-ACK engine's RTT view is the path's base RTT (what its handshake measured); the
+//! window model keeps its own estimate.
 
 use ccfair_core::{Dur, Ecn, Time};
 

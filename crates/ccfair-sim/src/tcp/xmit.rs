@@ -1,9 +1,9 @@
-//! Transmission and timers: `tcp_write_xmit` (cwnd test, receive-window test `tcp_snd_wnd_test` with
-//! bursts cut at the window's edge as `tcp_mss_split_point` does, pacing check, TSO-sized bursts for paced flows, and
-//! with the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`), TCP Small Queues
+//! Transmission and timers: `tcp_write_xmit` (cwnd test, receive-window test `tcp_snd_wnd_test` with bursts cut
+//! at the window's edge as `tcp_mss_split_point` does, pacing check, TSO-sized bursts for paced flows, and with
+//! the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`), TCP Small Queues
 //! (`tcp_small_queue_check`: a flow keeps at most about 1 ms of its pacing rate in its host's queues),
-//! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`:
-//! the first 10 segments are not paced, half of any lateness is credited), congestion-window validation
+//! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`: the
+//! first 10 segments are not paced, half of any lateness is credited), congestion-window validation
 //! (`tcp_cwnd_validate`), the tail loss probe (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`), and the
 //! retransmission timer (`tcp_rearm_rto`, `tcp_retransmit_timer` with exponential backoff).
 //!
@@ -59,9 +59,9 @@ impl Sender {
     }
 
     /// `tcp_tso_should_defer` (`tcp_tso_win_divisor` = 3): whether to hold back a burst the windows (the
-    /// congestion and the receive window) only partly allow, waiting for the ACKs due soon to allow more. The next skb of the
-    /// write queue holds `skb_segs` segments (the application writes in skbs of `max_segs`, the size goal
-    /// `tcp_tso_autosize` sets). Returns (defer, and if so whether cwnd is what limits it).
+    /// congestion and the receive window) only partly allow, waiting for the ACKs due soon to allow more. The
+    /// next skb of the write queue holds `skb_segs` segments (the application writes in skbs of `max_segs`, the
+    /// size goal `tcp_tso_autosize` sets). Returns (defer, and if so whether cwnd is what limits it).
     fn tso_should_defer(&self, skb_segs: u32, max_segs: u32) -> (bool, bool) {
         const SEND_NOW: (bool, bool) = (false, false);
         if self.tp.ca_state >= CaState::Recovery {
