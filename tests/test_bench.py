@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from ccfair.bench import (
@@ -88,6 +90,23 @@ def test_select_applies_overrides_to_scalable_cases_only():
     with pytest.raises(ScenarioError) as e:
         select(["G"])
     assert e.value.field == "--case" and "corescale" in e.value.message
+
+
+def test_preset_puts_every_chosen_case_on_that_host():
+    plain = select(["C", "corescale"])
+    hosted = select(["C", "corescale"], preset="testbed")
+    for p, h in zip(plain, hosted, strict=True):
+        assert h.description == f"{p.description}, testbed host"
+        assert (h.scenario.flow_count(), h.scenario.duration_ns) == (
+            p.scenario.flow_count(),
+            p.scenario.duration_ns,
+        )
+        groups = json.loads(h.scenario.resolution().spec_json)["groups"]
+        assert all(g["host"]["preset"] == "testbed" and g["host"]["tso"] for g in groups)
+        assert all("host" not in g for g in json.loads(p.scenario.resolution().spec_json)["groups"])
+    with pytest.raises(ScenarioError) as e:
+        select(["A"], preset="lab")
+    assert e.value.field == "--preset" and "'testbed'" in e.value.message
 
 
 def test_memory_case_reports_its_peak_and_refuses_what_cannot_fit():

@@ -21,7 +21,9 @@ Two more run only when named (``--case``), as they take up to a minute each:
   itself, in memory as well as speed. It runs in a child process, whose peak resident memory
   (``VmHWM``) is compared with the simulator's own estimate; both are reported per flow
 
-``--flows`` and ``--duration`` scale these two (a smoke test runs them small).
+``--flows`` and ``--duration`` scale these two (a smoke test runs them small). ``--preset`` runs any case with
+that ``[host]`` preset (``testbed``: TSO bursts, a NIC, GRO, processing noise; see
+``crates/ccfair-sim/src/host/``), so the host model's cost is measured on the same scenarios.
 
 For each: simulator events, wall-clock seconds of the simulation, millions of events per wall second, and
 wall seconds per simulated second.
@@ -32,7 +34,7 @@ from __future__ import annotations
 import multiprocessing
 import resource
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -271,12 +273,37 @@ def all_cases() -> list[Benchmark]:
     return benchmarks() + [make(None, None) for make in SCALED_CASES.values()]
 
 
+def with_preset(mark: Benchmark, preset: str) -> Benchmark:
+    """The case with every flow on hosts of ``preset`` (a scenario-level ``[host]`` table). Raises
+    :class:`ScenarioError` on ``--preset`` for an unknown preset."""
+    document = {**mark.document, "host": {"preset": preset}}
+    hosted = replace(mark, description=f"{mark.description}, {preset} host", document=document)
+    try:
+        hosted.scenario.resolution()
+    except ScenarioError as e:
+        if e.field == "host.preset":
+            raise ScenarioError("--preset", e.message) from None
+        raise
+    return hosted
+
+
 def select(
-    names: list[str] | None, quick: bool = False, flows: int | None = None, duration: str | None = None
+    names: list[str] | None,
+    quick: bool = False,
+    flows: int | None = None,
+    duration: str | None = None,
+    preset: str | None = None,
 ) -> list[Benchmark]:
     """The cases named (all default ones when None), with ``flows``/``duration`` applied to the scalable
-    ones. Raises :class:`ScenarioError` naming the option for an unknown case, or for an override that a
-    chosen case does not take."""
+    ones and ``preset`` to all. Raises :class:`ScenarioError` naming the option for an unknown case or
+    preset, or for an override that a chosen case does not take."""
+    chosen = _select_cases(names, quick, flows, duration)
+    return chosen if preset is None else [with_preset(b, preset) for b in chosen]
+
+
+def _select_cases(
+    names: list[str] | None, quick: bool, flows: int | None, duration: str | None
+) -> list[Benchmark]:
     cases = all_cases()
     known = {b.name.lower(): b for b in cases}
     if names is None:

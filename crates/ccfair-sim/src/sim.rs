@@ -13,6 +13,10 @@
 //!   algorithms that randomize, the hosts' start jitter) comes from per-flow streams derived from the run's
 //!   seed.
 //!
+//! Layout: each event touches one flow, whose state has usually left the caches since its last event when
+//! there are thousands of flows; what one kind of event reads is kept together so that it costs few cache
+//! misses (a segment leaving its sending host: `Egress`, one 64-byte line, and the sender's TSQ state).
+//!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
 
@@ -59,17 +63,14 @@ fn code(kind: u64, flow: u32) -> u64 {
 pub(crate) const FLOW_BYTES: usize = std::mem::size_of::<Flow>();
 
 struct Flow {
-    group: u32,
+    egress: Egress,
     sender: Sender,
     receiver: Receiver,
     data_pipe: Pipe<Segment>,
     ack_pipe: Pipe<Ack>,
-    /// Segments between TCP and the wire at a sender with processing delays (empty on an ideal host).
-    host_tx: Pipe<Segment>,
     host: HostTiming,
     /// Receive coalescing at the receiving host (off on an ideal host).
     gro: Gro,
-    loss: f64,
     rng: Rng,
     rtt: Dur,
     start: Time,
@@ -85,6 +86,19 @@ struct Flow {
     delack_slot: TimerSlot,
     comp_slot: TimerSlot,
     gro_slot: TimerSlot,
+}
+
+/// What a segment on its way from TCP to the bottleneck reads of its flow, on one cache line of its own: with
+/// thousands of flows a flow's state is out of the caches by the time its next segment leaves the host, and
+/// these fields spread over the flow would cost a miss each.
+#[repr(align(64))]
+struct Egress {
+    /// Segments between TCP and the wire at a sender with processing delays (empty on an ideal host).
+    host_tx: Pipe<Segment>,
+    /// The flow's group, whose host's NIC it sends through.
+    group: u32,
+    /// Random loss on the flow's path.
+    loss: f64,
 }
 
 /// Collects what the qdisc drops or marks during one call.
@@ -170,15 +184,17 @@ impl<O: Observer> Simulation<O> {
                     receiver.set_window(win);
                 }
                 flows.push(Flow {
-                    group: gi as u32,
+                    egress: Egress {
+                        host_tx: Pipe::new(Dur::ZERO),
+                        group: gi as u32,
+                        loss: g.loss,
+                    },
                     sender,
                     receiver,
                     data_pipe: Pipe::new(fwd),
                     ack_pipe: Pipe::new(rev),
-                    host_tx: Pipe::new(Dur::ZERO),
                     host: HostTiming::new(&g.host, seed, id),
                     gro: Gro::new(Dur::from_ns(g.host.gro_window_ns())),
-                    loss: g.loss,
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,
                     start: Time::from_ns(plan.start_ns),
@@ -205,7 +221,7 @@ impl<O: Observer> Simulation<O> {
         };
         let aqm_error = |e: FieldError| e.prefixed("link");
         let qdisc = spec.link.aqm.build::<Segment>(&ctx).map_err(aqm_error)?;
-        let groups: Vec<u32> = flows.iter().map(|f| f.group).collect();
+        let groups: Vec<u32> = flows.iter().map(|f| f.egress.group).collect();
         let marker = spec.link.aqm.edge_marker(&ctx, &groups).map_err(aqm_error)?;
         let bottleneck = Bottleneck::new(qdisc, Rate::from_bps(spec.link.rate_bps));
         let l4s = flows
@@ -296,7 +312,7 @@ impl<O: Observer> Simulation<O> {
         let pipes: u64 = self
             .flows
             .iter()
-            .map(|f| (f.data_pipe.len() + f.host_tx.len()) as u64)
+            .map(|f| (f.data_pipe.len() + f.egress.host_tx.len()) as u64)
             .sum();
         q + tx + pipes
     }
@@ -378,7 +394,7 @@ impl<O: Observer> Simulation<O> {
             .flows
             .iter()
             .map(|f| FlowMeta {
-                group: f.group,
+                group: f.egress.group,
                 cc: f.sender.cc_name(),
                 rtt_ns: f.rtt.ns(),
                 start_ns: f.start.ns(),
@@ -507,13 +523,16 @@ impl<O: Observer> Simulation<O> {
         for seg in buf.drain(..) {
             self.report.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];
-            let nic = &mut self.nics[fl.group as usize];
+            let nic = &mut self.nics[fl.egress.group as usize];
             if fl.host.has_noise() || nic.is_finite() {
                 // Ready after the processing delay, never before the flow's previous segment; then the NIC.
-                let ready = fl.host_tx.exit_after(now, fl.host.send_delay());
+                let ready = fl.egress.host_tx.exit_after(now, fl.host.send_delay());
                 let wire = nic.depart(ready, seg.wire_len);
-                let (exit, was_empty) = fl.host_tx.push_delayed(now, wire.saturating_since(now), seg);
-                fl.sender.set_host_queued(fl.host_tx.len() as u32);
+                let (exit, was_empty) = fl
+                    .egress
+                    .host_tx
+                    .push_delayed(now, wire.saturating_since(now), seg);
+                fl.sender.set_host_queued(fl.egress.host_tx.len() as u32);
                 if was_empty {
                     self.events.push(exit, code(EV_HOST_TX, seg.flow));
                 }
@@ -530,7 +549,7 @@ impl<O: Observer> Simulation<O> {
             seg.packet_value = m.mark(now, seg.flow, seg.wire_len);
         }
         let fl = &mut self.flows[seg.flow as usize];
-        if fl.loss > 0.0 && fl.rng.bernoulli(fl.loss) {
+        if fl.egress.loss > 0.0 && fl.rng.bernoulli(fl.egress.loss) {
             self.report
                 .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
             return;
@@ -542,22 +561,24 @@ impl<O: Observer> Simulation<O> {
     fn on_host_tx(&mut self, f: u32) {
         self.events_processed += 1;
         let fl = &mut self.flows[f as usize];
-        let Some((seg, next)) = fl.host_tx.pop_due(self.now) else {
+        let Some((seg, next)) = fl.egress.host_tx.pop_due(self.now) else {
             return;
         };
         if let Some(t) = next {
             self.events.push(t, code(EV_HOST_TX, f));
         }
-        fl.sender.set_host_queued(fl.host_tx.len() as u32);
+        fl.sender.set_host_queued(fl.egress.host_tx.len() as u32);
         self.onto_wire(seg);
         // A segment left the host: a sender TCP Small Queues throttled may send again.
         let fl = &mut self.flows[f as usize];
         if fl.sender.tsq_throttled() {
             let mut buf = std::mem::take(&mut self.seg_buf);
-            fl.sender.on_tsq_wakeup(self.now, &mut buf);
-            self.transmit(&mut buf);
+            // A wakeup that changed nothing but the sender's clock leaves its timers as they were synced.
+            if fl.sender.on_tsq_wakeup(self.now, &mut buf) {
+                self.transmit(&mut buf);
+                self.sync_sender_timers(f);
+            }
             self.seg_buf = buf;
-            self.sync_sender_timers(f);
         }
     }
 

@@ -542,6 +542,11 @@ mod stack {
     use super::*;
 
     fn sender(cc: &str, pacing: bool) -> Sender {
+        sender_on_host(cc, pacing, false)
+    }
+
+    /// A sender whose host may hold its segments (`host_queue`: TCP Small Queues applies).
+    fn sender_on_host(cc: &str, pacing: bool, host_queue: bool) -> Sender {
         let cfg = SenderConfig {
             flow: 0,
             mss: 1448,
@@ -550,7 +555,7 @@ mod stack {
             ecn: ccfair_sim::tcp::EcnProfile::default(),
             app_bytes: 0,
             tso: false,
-            host_queue: false,
+            host_queue,
         };
         let cc = CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap();
         Sender::new(
@@ -578,6 +583,35 @@ mod stack {
 
     fn seqs(out: &[Segment]) -> Vec<(u32, bool)> {
         out.iter().map(|s| (s.seq, s.retransmit)).collect()
+    }
+
+    #[test]
+    fn a_tsq_wakeup_changes_nothing_until_the_host_holds_less_than_the_limit() {
+        let mut s = sender_on_host("reno", false, true);
+        let mut out = Vec::new();
+        s.start(ms(0), &mut out);
+        // The initial window waits in the host; the first ACK opens the window, but TSQ holds the sender.
+        let mut held = out.len() as u32;
+        s.set_host_queued(held);
+        out.clear();
+        s.on_ack(ms(50), &ack(1, &[]), &mut out);
+        held -= 1;
+        s.set_host_queued(held);
+        assert!(s.tsq_throttled() && out.is_empty(), "{} sent", out.len());
+        // The host hands its segments to the wire one by one: each wakeup finds the sender throttled until
+        // the queue is under the limit (two of its one-segment skbs at this pacing rate), then it sends.
+        let mut woke_with = None;
+        for left in (0..held).rev() {
+            s.set_host_queued(left);
+            if s.on_tsq_wakeup(ms(1), &mut out) {
+                woke_with = Some(left);
+                break;
+            }
+            assert!(out.is_empty() && s.tsq_throttled(), "{left} held: no change");
+        }
+        let left = woke_with.expect("the sender wakes before its host is empty");
+        assert!(left < held && !out.is_empty(), "{left} held, {} sent", out.len());
+        assert_eq!(out[0].seq, 10, "it goes on where it stopped");
     }
 
     /// Starts a Reno sender and grows it to a known state: 10 segments out, all ACKed one by one at 50 ms,

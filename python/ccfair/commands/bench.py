@@ -1,7 +1,7 @@
 """Simulator speed.
 
-- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--json] [--list]``: simulator speed
-  on fixed scenarios
+- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--preset P] [--json] [--list]``:
+  simulator speed on fixed scenarios
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "ccfair bench --list            # every case, and when it runs",
             "ccfair bench --case corescale --case flows100k",
             "ccfair bench --case corescale --flows 1000 --duration 10s",
+            "ccfair bench --case C --preset testbed   # the host model's cost (TSO, NIC, GRO, noise)",
         ),
     )
     which = p.add_mutually_exclusive_group()
@@ -52,6 +53,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--flows", type=positive_int, metavar="N", help="the flow count of corescale and flows100k"
     )
     p.add_argument("--duration", metavar="D", help="the simulated time of corescale and flows100k (e.g. 5s)")
+    p.add_argument(
+        "--preset",
+        metavar="P",
+        help="run the cases with this [host] preset (ideal, testbed, home; default: the ideal host)",
+    )
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -63,7 +69,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.list:
         sys.stdout.write(cases_report(all_cases()))
         return EXIT_OK
-    marks = select(args.case, quick=args.quick, flows=args.flows, duration=args.duration)
+    marks = select(args.case, quick=args.quick, flows=args.flows, duration=args.duration, preset=args.preset)
     limits = resource_limits(args.max_memory, args.max_events)
     for mark in marks:  # every case checked, and refused if it cannot fit, before the first runs
         check_resources(mark.scenario.resolution().estimate, limits)

@@ -9,6 +9,11 @@
 //!
 //! Linux multiplexes RTO, TLP and RACK's reordering timer on one timer; so does this sender (`xmit_timer`).
 //! Timer values are whole jiffies (1 ms, HZ=1000) as in the kernel.
+//!
+//! Speed: a throttled sender is woken each time one of its segments leaves the host, and most wakeups find
+//! the host still over the limit. The limit that holds it is worked out once per state of the sender and
+//! kept with TSQ's other fields on one cache line (`Tsq`), so such a wakeup reads nothing else of the sender
+//! and changes nothing; it gives the same result as running `tcp_write_xmit` (see `on_tsq_wakeup`).
 
 use ccfair_cc::CaState;
 use ccfair_cc::stack;
@@ -17,6 +22,18 @@ use ccfair_core::{Dur, Ecn, Time};
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::sender::{Sender, XmitTimer};
 use super::{Segment, ts_clock_ms};
+
+/// What `tcp_tso_should_defer` decides for the next burst.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum TsoDefer {
+    Send,
+    /// Send, because the head of the queue was sent less than half an RTT ago: a later clock may defer.
+    SendForNow,
+    /// Hold the burst back; `by_cwnd` if the window is what limits it.
+    Defer {
+        by_cwnd: bool,
+    },
+}
 
 impl Sender {
     /// The application writes a finite number of bytes (else it is a bulk source).
@@ -61,15 +78,14 @@ impl Sender {
     /// `tcp_tso_should_defer` (`tcp_tso_win_divisor` = 3): whether to hold back a burst the windows (the
     /// congestion and the receive window) only partly allow, waiting for the ACKs due soon to allow more. The
     /// next skb of the write queue holds `skb_segs` segments (the application writes in skbs of `max_segs`, the
-    /// size goal `tcp_tso_autosize` sets). Returns (defer, and if so whether cwnd is what limits it).
-    fn tso_should_defer(&self, skb_segs: u32, max_segs: u32) -> (bool, bool) {
-        const SEND_NOW: (bool, bool) = (false, false);
+    /// size goal `tcp_tso_autosize` sets).
+    fn tso_should_defer(&self, skb_segs: u32, max_segs: u32) -> TsoDefer {
         if self.tp.ca_state >= CaState::Recovery {
-            return SEND_NOW;
+            return TsoDefer::Send;
         }
         // Defer only if the last transmission was recent (within 1 ms), to avoid bursts after idle.
         if self.tp.now.saturating_since(self.wstamp) > Dur::from_ms(1) {
-            return SEND_NOW;
+            return TsoDefer::Send;
         }
         let cwnd = self.tp.snd_cwnd;
         let cwnd_room = cwnd.saturating_sub(self.tp.in_flight());
@@ -77,27 +93,29 @@ impl Sender {
         let room = cwnd_room.min(wnd_room);
         // A full-sized burst fits.
         if room >= max_segs {
-            return SEND_NOW;
+            return TsoDefer::Send;
         }
         // A finite flow's last skb carries its FIN: it gets no more data, so there is nothing to wait for.
         if self.size_is_finite() && skb_segs == self.app_end_seq - self.tp.snd_nxt {
-            return SEND_NOW;
+            return TsoDefer::Send;
         }
         // At least a third of the window is free.
         let mss = self.tp.mss as u64;
         let chunk = (self.snd_wnd as u64).min(cwnd as u64 * mss) / 3;
         if room as u64 * mss >= chunk {
-            return SEND_NOW;
+            return TsoDefer::Send;
         }
         // The next ACK would come too late: the head was sent less than half an RTT ago.
         let Some(head) = self.q.front() else {
-            return SEND_NOW;
+            return TsoDefer::Send;
         };
         let half_srtt = Dur::from_us((self.rtt.srtt_us8 >> 4) as u64);
         if self.tp.now.saturating_since(head.xmit_time) < half_srtt {
-            return SEND_NOW;
+            return TsoDefer::SendForNow;
         }
-        (true, cwnd_room < wnd_room && cwnd_room <= skb_segs)
+        TsoDefer::Defer {
+            by_cwnd: cwnd_room < wnd_room && cwnd_room <= skb_segs,
+        }
     }
 
     /// `tcp_small_queue_check` (factor 0, `tcp_limit_output_bytes` = 4 MB, Linux ≥ 6.7): true (and the
@@ -106,47 +124,105 @@ impl Sender {
     /// counts the true size of the skbs until the NIC completes them; here the wire bytes of the segments not
     /// yet on the wire. Never on a host that holds nothing.
     fn small_queue_check(&mut self, skb_segs: u32, sent: u32) -> bool {
-        const LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
-        if !self.host_queue {
+        if !self.tsq.host_queue {
             return false;
         }
-        let wire = self.wire_len as u64;
-        let mut limit = (2 * skb_segs as u64 * wire).max(self.tp.pacing_rate >> stack::PACING_SHIFT);
-        if !self.tp.internal_pacing {
-            limit = limit.min(LIMIT_OUTPUT_BYTES);
-        }
-        if (self.host_queued + sent) as u64 * wire <= limit {
+        let limit = self.tsq_limit_bytes(skb_segs);
+        if (self.tsq.host_queued + sent) as u64 * self.wire_len as u64 <= limit {
             return false;
         }
         // Always send if the retransmission queue is empty or holds one skb.
         if self.tp.packets_out <= skb_segs {
             return false;
         }
-        self.tsq_throttled = true;
+        self.tsq.throttled = true;
         true
+    }
+
+    /// The bytes TCP Small Queues lets the host hold for skbs of `skb_segs` segments.
+    fn tsq_limit_bytes(&self, skb_segs: u32) -> u64 {
+        const LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
+        let limit =
+            (2 * skb_segs as u64 * self.wire_len as u64).max(self.tp.pacing_rate >> stack::PACING_SHIFT);
+        if self.tp.internal_pacing {
+            limit
+        } else {
+            limit.min(LIMIT_OUTPUT_BYTES)
+        }
+    }
+
+    /// For a throttled sender: the TSQ limit (bytes) that stops [`Self::write_xmit`] at its first burst, before
+    /// anything else stops it or changes state, for as long as nothing but the host's queue and the clock
+    /// changes; `None` if its path depends on more (a retransmission due, pacing or TSO deferral that a later
+    /// clock may decide differently, no TSQ check reached). Each check of the first burst is a function of the
+    /// sender's state, or of the clock in a direction that only the present outcome can follow (a pacing
+    /// deadline passed stays passed; a last transmission more than 1 ms ago stays so).
+    fn tsq_hold_limit(&self) -> Option<u64> {
+        if self.tp.lost_out > self.tp.retrans_out && self.tp.snd_cwnd > self.tp.in_flight() {
+            return None;
+        }
+        if !self.has_unsent() || (self.tp.internal_pacing && self.wstamp > self.tp.now) {
+            return None;
+        }
+        if self.cwnd_test() == 0 {
+            return None;
+        }
+        let max_segs = self.tso_segs();
+        let skb_segs = max_segs.min(self.app_end_seq - self.tp.snd_nxt);
+        if self.tso && skb_segs > 1 && self.tso_should_defer(skb_segs, max_segs) != TsoDefer::Send {
+            return None;
+        }
+        if !self.tsq.host_queue || self.tp.packets_out <= skb_segs {
+            return None;
+        }
+        Some(self.tsq_limit_bytes(skb_segs))
     }
 
     /// Segments of this sender held in its host (set by the simulator as they enter and leave it).
     pub fn set_host_queued(&mut self, segments: u32) {
-        self.host_queued = segments;
+        self.tsq.host_queued = segments;
     }
 
     /// TSQ throttled the sender: it waits for segments to leave its host.
     pub fn tsq_throttled(&self) -> bool {
-        self.tsq_throttled
+        self.tsq.throttled
     }
 
     /// Segments left the host of a throttled sender (`tcp_wfree` → `tcp_tsq_handler` → `tcp_tsq_write`).
-    pub fn on_tsq_wakeup(&mut self, now: Time, out: &mut Vec<Segment>) {
-        if !std::mem::take(&mut self.tsq_throttled) {
-            return;
+    /// Returns false if nothing changed: the host still holds more than TSQ allows and nothing else about the
+    /// sender changed since its limit was worked out, so `tcp_write_xmit` would stop at the same check again
+    /// (a flow's segments leave one by one, and most wakeups find it so). The limit is worked out once per
+    /// state of the sender and forgotten at every other call into it. Such a wakeup reads and writes only
+    /// [`Tsq`]: it leaves `tp.now` and `last_rtt_us` as they were, which is the same, as every call into the
+    /// sender sets both before it reads them (and the simulator reads `last_rtt_us` only after an ACK).
+    pub fn on_tsq_wakeup(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+        if !self.tsq.throttled {
+            return false;
         }
+        if self.tsq.hold_segments.is_none() {
+            self.tp.now = now;
+            // Over the limit in bytes is over its whole number of segments.
+            let wire = self.wire_len as u64;
+            self.tsq.hold_segments = self
+                .tsq_hold_limit()
+                .map(|limit| (limit / wire).min(u32::MAX as u64) as u32);
+        }
+        if self
+            .tsq
+            .hold_segments
+            .is_some_and(|hold| self.tsq.host_queued > hold)
+        {
+            return false;
+        }
+        self.tsq.hold_segments = None;
+        self.tsq.throttled = false;
         self.tp.now = now;
         self.last_rtt_us = -1;
         if self.tp.lost_out > self.tp.retrans_out && self.tp.snd_cwnd > self.tp.in_flight() {
             self.xmit_retransmit_queue(out);
         }
         self.write_xmit(0, out);
+        true
     }
 
     /// `tcp_pacing_check`: true (and the pacing timer armed) if the next departure time is in the future.
@@ -183,12 +259,13 @@ impl Sender {
                 break;
             }
             let skb_segs = max_segs.min(self.app_end_seq - self.tp.snd_nxt);
-            if self.tso && push_one == 0 && skb_segs > 1 {
-                let (defer, by_cwnd) = self.tso_should_defer(skb_segs, max_segs);
-                if defer {
-                    deferred_by_cwnd = by_cwnd;
-                    break;
-                }
+            if self.tso
+                && push_one == 0
+                && skb_segs > 1
+                && let TsoDefer::Defer { by_cwnd } = self.tso_should_defer(skb_segs, max_segs)
+            {
+                deferred_by_cwnd = by_cwnd;
+                break;
             }
             // tcp_mss_split_point: whole segments up to the receive window's edge.
             let segs = quota.min(skb_segs).min(wnd_room);
@@ -460,6 +537,7 @@ impl Sender {
 
     /// The retransmission timer fired at `now` (`tcp_write_timer_handler`), then new data may go out.
     pub fn on_xmit_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.tsq.hold_segments = None;
         let Some((when, kind)) = self.xmit_timer else {
             return;
         };
@@ -480,6 +558,7 @@ impl Sender {
 
     /// The pacing timer fired (`tcp_pace_kick` → `tcp_tsq_write`).
     pub fn on_pacing_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.tsq.hold_segments = None;
         match self.pacing_timer {
             Some(t) if t <= now => self.pacing_timer = None,
             _ => return,
