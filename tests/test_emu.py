@@ -84,7 +84,12 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
         (
             {"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed", "pacing_slack": "1us"}},
             "flows[0].host.pacing_slack",
-            "honours preset, start_jitter, tso, gro, gro_flush",
+            "honours preset, start_jitter, tso, gro, gro_flush, rcv_window, rcv_autotune, rmem",
+        ),
+        (
+            {"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed", "rcv_scaling_ratio": 188}},
+            "flows[0].host.rcv_scaling_ratio",
+            "cannot set their rcv_scaling_ratio",
         ),
         ({"cc": "cubic", "rtt": "50ms", "host": {"tso": 1}}, "flows[0].host.tso", "true or false"),
         (
@@ -158,6 +163,30 @@ def test_socket_buffer_maxima_cover_four_bdp_plus_buffer() -> None:
     assert sysctls["rtr"]["net.ipv4.ip_forward"] == "0"
     small = emu_run.sysctls_for(kernel_scenario(BBR_VS_CUBIC).resolve())
     assert small["snd"]["net.ipv4.tcp_wmem"].split()[2] == str(64 << 20)
+
+
+def test_the_receivers_buffer_is_the_hosts_and_the_ideal_host_gets_the_largest() -> None:
+    ideal = emu_run.sysctls_for(kernel_scenario(BBR_VS_CUBIC).resolve())
+    assert ideal["rcv"]["net.ipv4.tcp_rmem"] == f"4096 131072 {64 << 20}"
+    assert "net.ipv4.tcp_moderate_rcvbuf" not in ideal["rcv"]
+    testbed = emu_run.sysctls_for(kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed"}}).resolve())
+    assert testbed["rcv"]["net.ipv4.tcp_rmem"] == f"4096 131072 {32 << 20}"
+    assert testbed["rcv"]["net.ipv4.tcp_moderate_rcvbuf"] == "1"
+    # The sender's own receive buffer is not the receiver's.
+    assert testbed["snd"]["net.ipv4.tcp_rmem"] == ideal["snd"]["net.ipv4.tcp_rmem"]
+    written = {"preset": "testbed", "rmem": [4096, 65536, "8MiB"], "rcv_autotune": False}
+    fixed = emu_run.sysctls_for(kernel_scenario({**BBR_VS_CUBIC, "host": written}).resolve())
+    assert fixed["rcv"]["net.ipv4.tcp_rmem"] == f"4096 65536 {8 << 20}"
+    assert fixed["rcv"]["net.ipv4.tcp_moderate_rcvbuf"] == "0"
+
+
+def test_groups_must_agree_on_the_receive_buffer() -> None:
+    flows = [{**f, "host": {"preset": "testbed"}} for f in BBR_VS_CUBIC["flows"]]
+    flows[1]["host"] = {"preset": "testbed", "rmem": [4096, 131072, "8MiB"]}
+    with pytest.raises(ScenarioError) as e:
+        kernel_scenario({**BBR_VS_CUBIC, "flows": flows})
+    assert e.value.field == "flows[1].host.rmem"
+    assert "same namespace" in e.value.message
 
 
 def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

@@ -45,6 +45,10 @@ A scenario file::
     nic_rate = "10Gbps"         # the sending host's NIC serializes a burst at this rate (0: infinitely fast)
     gro = true                  # the receiving host coalesces segments into aggregates (stretch ACKs)
     gro_flush = "16us"          # ... arriving within this of an aggregate's first segment
+    rcv_window = true           # the receiver offers a receive window from its buffer (false: unlimited)
+    rcv_autotune = true         # the receive buffer grows (Linux's tcp_moderate_rcvbuf)
+    rmem = [4096, 131072, "32MiB"]  # Linux's tcp_rmem: min, default (initial), max (autotuning cap)
+    rcv_scaling_ratio = 128     # the payload's share of the buffer, in 1/256
 
 Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem is a
 :class:`~ccfair.errors.ScenarioError` whose field is a dotted path such as ``flows[1].rtt``.
@@ -133,11 +137,15 @@ _HOST_KEYS = (
     "nic_rate",
     "gro",
     "gro_flush",
+    "rcv_window",
+    "rcv_autotune",
+    "rmem",
+    "rcv_scaling_ratio",
 )
 # The host's duration keys, read and written as durations (``"5us"``) and sent in ns.
 _HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity", "gro_flush")
 # The host's switches, booleans.
-_HOST_SWITCHES = ("tso", "gro")
+_HOST_SWITCHES = ("tso", "gro", "rcv_window", "rcv_autotune")
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,10 @@ class Host:
     nic_rate_bps: int | None = None
     gro: bool | None = None
     gro_flush_ns: int | None = None
+    rcv_window: bool | None = None
+    rcv_autotune: bool | None = None
+    rmem_bytes: tuple[int, ...] | None = None
+    rcv_scaling_ratio: int | None = None
 
 
 @dataclass(frozen=True)
@@ -656,6 +668,8 @@ def _host_input(h: Host, f: str) -> dict[str, Any]:
     for key in _HOST_SWITCHES:
         native[key] = None if getattr(h, key) is None else _bool(getattr(h, key), f"{f}.{key}")
     native["nic_rate_bps"] = _optional_int(f"{f}.nic_rate", h.nic_rate_bps)
+    native["rmem_bytes"] = None if h.rmem_bytes is None else [_wire_int(f"{f}.rmem", v) for v in h.rmem_bytes]
+    native["rcv_scaling_ratio"] = _optional_int(f"{f}.rcv_scaling_ratio", h.rcv_scaling_ratio)
     return native
 
 
@@ -669,6 +683,9 @@ def _host_to_dict(h: Host) -> dict[str, Any]:
         elif key == "nic_rate":
             if h.nic_rate_bps is not None:
                 d[key] = format_rate(h.nic_rate_bps)
+        elif key == "rmem":
+            if h.rmem_bytes is not None:
+                d[key] = list(h.rmem_bytes)
         elif getattr(h, key) is not None:
             d[key] = getattr(h, key)
     return d
@@ -695,6 +712,26 @@ def _host_from_dict(value: object, f: str) -> Host:
             return 0
         return parse_rate_bps(value, f"{f}.nic_rate", allow_zero=True)
 
+    def rmem_bytes() -> tuple[int, ...] | None:
+        if "rmem" not in t:
+            return None
+        value = t["rmem"]
+        if not isinstance(value, list):
+            raise ScenarioError(
+                f"{f}.rmem", f"expected an array [min, default, max] of sizes, got {_kind(value)} {value!r}"
+            )
+        # Each bytes (``131072``, as the sysctl writes it) or a size (``"32MiB"``); their range, count and
+        # order are the native side's rules.
+        return tuple(
+            _wire_int(f"{f}.rmem[{i}]", v) if isinstance(v, int) else parse_size_bytes(v, f"{f}.rmem[{i}]")
+            for i, v in enumerate(value)
+        )
+
+    def ratio() -> int | None:
+        return (
+            _wire_int(f"{f}.rcv_scaling_ratio", t["rcv_scaling_ratio"]) if "rcv_scaling_ratio" in t else None
+        )
+
     return Host(
         preset=name("preset"),
         start_jitter_ns=duration_ns("start_jitter"),
@@ -706,6 +743,10 @@ def _host_from_dict(value: object, f: str) -> Host:
         nic_rate_bps=nic_rate_bps(),
         gro=switch("gro"),
         gro_flush_ns=duration_ns("gro_flush"),
+        rcv_window=switch("rcv_window"),
+        rcv_autotune=switch("rcv_autotune"),
+        rmem_bytes=rmem_bytes(),
+        rcv_scaling_ratio=ratio(),
     )
 
 

@@ -260,7 +260,13 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
         .map(|g| {
             let cc = g.cc.build(Rng::stream(0, StreamId::Other(0)));
             let cc_bytes = std::mem::size_of_val(&*cc) as u64;
-            (g.count as u64).saturating_mul(flow_bytes(cc_bytes))
+            // A receiver that models its window keeps that state on the heap.
+            let rwnd_bytes = if g.host.rcv_window {
+                std::mem::size_of::<crate::tcp::RcvWindow>() as u64
+            } else {
+                0
+            };
+            (g.count as u64).saturating_mul(flow_bytes(cc_bytes) + rwnd_bytes)
         })
         .fold(0, u64::saturating_add)
         .saturating_add(spec.link.aqm.state_bytes(flows));

@@ -435,6 +435,23 @@ impl ScenarioSpec {
                     ),
                 );
             }
+            if let Some(rwnd) = g.host.rwnd() {
+                // The first buffer must back a window of a few segments, or the receiver could offer a
+                // window below one segment with nothing in flight to reopen it (there are no window probes).
+                let least = (4 * self.mss() as u64 * 256).div_ceil(rwnd.scaling_ratio as u64);
+                if (rwnd.rmem[1] as u64) < least {
+                    return E::err(
+                        f("host.rmem"),
+                        format!(
+                            "the default (second) value must back a window of at least 4 segments of {} \
+                             bytes at the scaling ratio {}/256: at least {least} bytes, got {}",
+                            self.mss(),
+                            rwnd.scaling_ratio,
+                            rwnd.rmem[1]
+                        ),
+                    );
+                }
+            }
             if !(0.0..1.0).contains(&g.loss) {
                 return E::err(
                     f("loss"),

@@ -29,7 +29,7 @@ use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
-use crate::tcp::{Ack, EcnProfile, Receiver, Segment, Sender, SenderConfig};
+use crate::tcp::{Ack, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
 use crate::traffic::flow_plans;
 use ccfair_core::QueueSeries;
 use ccfair_core::{FlowRecord, FlowSeries, Totals};
@@ -180,6 +180,12 @@ impl<O: Observer> Simulation<O> {
                 // handshake is the same base RTT); the flow writes from its start time.
                 let mut sender = Sender::new(&cfg, cc);
                 sender.connect(Time::ZERO, rtt);
+                let mut receiver = Receiver::new(rtt, ecn.echo);
+                if let Some(rwnd) = g.host.rwnd() {
+                    let win = RcvWindow::new(rwnd, mss, rev);
+                    sender.set_snd_wnd(win.initial_window());
+                    receiver.set_window(win);
+                }
                 flows.push(Flow {
                     egress: Egress {
                         host_tx: Pipe::new(Dur::ZERO),
@@ -187,7 +193,7 @@ impl<O: Observer> Simulation<O> {
                         loss: g.loss,
                     },
                     sender,
-                    receiver: Receiver::new(rtt, ecn.echo),
+                    receiver,
                     data_pipe: Pipe::new(fwd),
                     ack_pipe: Pipe::new(rev),
                     host: HostTiming::new(&g.host, seed, id),

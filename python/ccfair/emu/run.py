@@ -60,9 +60,11 @@ class EmulationError(RuntimeError):
 
 
 def sysctls_for(spec: Mapping[str, Any]) -> dict[str, dict[str, str]]:
-    """Per-namespace sysctls. Socket buffer maxima are raised to at least 4x (BDP + buffer) of the largest
-    RTT (64 MiB minimum) so the kernel's autotuning, not a cap, decides the windows, as in the simulator
-    (which has no receive-window limit)."""
+    """Per-namespace sysctls. The send buffer's maximum is raised to at least 4x (BDP + buffer) of the
+    largest RTT (64 MiB minimum) so that it never limits a sender. The receivers' buffer is the hosts' (the
+    spec's ``receive_buffer``: ``rmem`` as ``tcp_rmem``, ``rcv_autotune`` as ``tcp_moderate_rcvbuf``); hosts
+    without a receive-window model (the ideal preset, ``rcv_window = false``) get the same large maximum,
+    as close as a kernel comes to the simulator's unlimited window: autotuning, not a cap, decides it."""
     rate = spec["link"]["rate_bps"]
     max_rtt = max(g["rtt_ns"] for g in spec["groups"])
     limit = spec["link"]["aqm"]["limit"]
@@ -83,7 +85,13 @@ def sysctls_for(spec: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     if ipv6:
         router["net.ipv6.conf.all.disable_ipv6"] = "1"
         router["net.ipv6.conf.default.disable_ipv6"] = "1"
-    return {"snd": dict(common), "rcv": dict(common), "rtr": router}
+    rcv = dict(common)
+    receive_buffer = spec.get("receive_buffer")
+    if receive_buffer is not None:
+        rmem = " ".join(str(v) for v in receive_buffer["rmem_bytes"])
+        rcv["net.ipv4.tcp_rmem"] = rmem
+        rcv["net.ipv4.tcp_moderate_rcvbuf"] = "1" if receive_buffer["rcv_autotune"] else "0"
+    return {"snd": dict(common), "rcv": rcv, "rtr": router}
 
 
 def forward_config(spec: Mapping[str, Any], seed: int, cpus: list[int], out: Path) -> dict[str, Any]:

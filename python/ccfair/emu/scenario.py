@@ -22,11 +22,16 @@ the rules a real kernel imposes.
 - ``[host]`` and ``[flows.host]``: the kernel's hosts are this machine's, so it honours what it can set on
   them, :data:`HONOURED_HOST_KEYS`: ``preset``, ``start_jitter`` (the flows' starts are drawn as the
   simulator draws them), ``tso`` (segmentation offload on the senders' veth), ``gro`` (receive
-  coalescing on the receiver's veth) and ``gro_flush`` (its interrupt moderation, ``gro_flush_timeout``).
-  Every group's flows share one sender veth and one receiver veth, so these must come out the same for
-  every group. Another key written in a table (``noise``, ``pacing_slack``, ``delack_granularity``,
-  ``nic_rate``, ...) would set this machine's timers, noise or NIC rate, which the kernel backend cannot
-  do: it is refused, naming the field. A preset's own values for them are this machine's real ones instead
+  coalescing on the receiver's veth), ``gro_flush`` (its interrupt moderation, ``gro_flush_timeout``),
+  and the receive buffer: ``rmem`` and ``rcv_autotune`` become the receiver namespace's ``tcp_rmem`` and
+  ``tcp_moderate_rcvbuf``. A kernel always has a receive window, so ``rcv_window = false`` (and the ideal
+  preset) cannot switch it off: the receivers then get the largest buffer the run could use
+  (``sysctls_for`` in ``run.py``), the documented difference from the simulator's unlimited window.
+  Every group's flows share one sender veth and one receiver veth (and namespace), so these must come out
+  the same for every group. Another key written in a table (``noise``, ``pacing_slack``,
+  ``delack_granularity``, ``nic_rate``, ...) would set this machine's timers, noise or NIC rate, which the
+  kernel backend cannot do, and ``rcv_scaling_ratio`` is the kernel's own measurement: it is refused,
+  naming the field. A preset's own values for them are this machine's real ones instead
   (the run's provenance says so); its offloads apply.
 
 Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
@@ -63,9 +68,24 @@ KERNEL_MODULE_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{KERNEL_MODULE_NAME_MAX}}}")
 # A simulator algorithm that stands in while the rest of the scenario is validated.
 _STAND_IN_CC = "reno"
 # The host keys the kernel backend sets on its real hosts (see the module docstring).
-HONOURED_HOST_KEYS = ("preset", "start_jitter", "tso", "gro", "gro_flush")
+HONOURED_HOST_KEYS = (
+    "preset",
+    "start_jitter",
+    "tso",
+    "gro",
+    "gro_flush",
+    "rcv_window",
+    "rcv_autotune",
+    "rmem",
+)
 # The offload keys, by their :class:`HostOffloads` (and resolved spec) names.
 OFFLOAD_KEYS = ("tso", "gro", "gro_flush_ns")
+# The receive-buffer keys, by their resolved spec names, with the values of a host that leaves them out.
+RECEIVE_BUFFER_DEFAULTS: dict[str, Any] = {
+    "rcv_window": False,
+    "rcv_autotune": True,
+    "rmem_bytes": [4096, 131072, 32 << 20],
+}
 
 
 def kernel_ccs() -> list[str]:
@@ -132,7 +152,7 @@ def kernel_cc_name(name: str, field: str, available: list[str]) -> str:
 
 def _user_key(name: str) -> str:
     """The TOML key of a :class:`Host` field (``noise_scale_ns`` is ``noise_scale``)."""
-    for suffix in ("_ns", "_bps"):
+    for suffix in ("_ns", "_bps", "_bytes"):
         if name.endswith(suffix):
             return name.removesuffix(suffix)
     return name
@@ -187,6 +207,26 @@ class KernelScenario(Scenario):
                         f"{_show(getattr(chosen, key))}, this group {_show(getattr(mine, key))}",
                     )
         return chosen or HostOffloads()
+
+    def receive_buffer(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The receivers' buffer settings (``rcv_window``, ``rcv_autotune``, ``rmem_bytes``) from the
+        resolved ``spec``, or None when the hosts model no receive window; raises :class:`ScenarioError`
+        when groups disagree (their receivers share one namespace, whose sysctls these are)."""
+        chosen: dict[str, Any] | None = None
+        for i, group in enumerate(spec["groups"]):
+            resolved = group.get("host") or {}
+            mine = {key: resolved.get(key, default) for key, default in RECEIVE_BUFFER_DEFAULTS.items()}
+            if chosen is None:
+                chosen = mine
+            for key in RECEIVE_BUFFER_DEFAULTS:
+                if mine[key] != chosen[key]:
+                    raise ScenarioError(
+                        f"flows[{i}].host.{_user_key(key)}",
+                        "every flow group's receiver runs in the same namespace in the kernel backend, so "
+                        f"{_user_key(key)} must be the same for all: group 0 has {chosen[key]}, this group "
+                        f"{mine[key]}",
+                    )
+        return chosen if chosen is not None and chosen["rcv_window"] else None
 
     def _stand_in(self) -> Scenario:
         """The simulator scenario with a stand-in algorithm, made (and so resolved) once."""
@@ -243,6 +283,7 @@ class KernelScenario(Scenario):
             group["cc"] = {"name": names[i]}
             group["delay"] = self.delay_of(i)
         spec["offloads"] = dataclasses.asdict(self.offloads(spec))
+        spec["receive_buffer"] = self.receive_buffer(spec)
         return spec
 
     def resolution(self) -> Resolution:

@@ -65,6 +65,12 @@
 //! | `nic_rate`           | 0 (∞) | 10 Gbit/s        | 1 Gbit/s          |
 //! | `gro`                | false | true             | true              |
 //! | `gro_flush`          | 0     | 16 µs (mlx5)     | 50 µs (20k irq/s) |
+//! | `rcv_window`         | false | true             | true              |
+//! | `rcv_autotune`       | true  | true             | true              |
+//! | `rmem`               | Linux | Linux            | Linux             |
+//! | `rcv_scaling_ratio`  | 128   | 160              | 160               |
+//!
+//! (Linux's `tcp_rmem`: 4096, 131072, 32 MiB.)
 //!
 //! Why these values: 50 µs is Linux's default timer slack of a task (`init_task.timer_slack_ns = 50000`,
 //! `init/init_task.c`), used as the wake-up spread of a busy home host; a testbed server paces through
@@ -79,6 +85,18 @@
 //! an assumption to calibrate against the kernel grid. A home host (Rüth et al.'s setting: a desktop or
 //! laptop with a 1 Gbit/s NIC) moderates to about 20,000 interrupts per second (e1000e's default dynamic
 //! conservative mode caps there), so its window is 50 µs.
+//!
+//! The receive window (`rcv_window`, the model in `crate::tcp::rwnd`): a real host always has one; the
+//! ideal host offers an unlimited window. `rmem` is `net.ipv4.tcp_rmem` (min, default, max, bytes): Linux's
+//! defaults 4096, 131072 and, since 6.16 ("tcp: increase tcp_rmem[2] to 32 MB"), 32 MiB (6 MiB before);
+//! `rcv_autotune` is `net.ipv4.tcp_moderate_rcvbuf` (on by default). `rcv_scaling_ratio` is the share of
+//! the buffer the payload gets, in 1/256: the kernel measures it from each flow's skbs (payload over
+//! truesize, `tcp_measure_rcv_mss`), starting from `TCP_DEFAULT_SCALING_RATIO` = 128 (the ideal host's
+//! value, unused there). 160 is what the kernel backend's receiver measures here (Linux 6.18.44, veth,
+//! 1500-byte MTU): its `rcv_ssthresh` levels off at 160/256 of `sk_rcvbuf` (`ss -tmi`: 18297410 of
+//! 29275856 bytes), a 1448-byte payload in a 2304-byte skb (a 2 KiB buffer and the `sk_buff`); a home
+//! host's NIC with 2 KiB receive buffers gives the same. Other drivers differ (188 on an mlx5 NIC in the
+//! netdev discussion of "tcp: fix too slow tcp_rcvbuf_grow() action").
 //!
 //! Deviations: connection set-up is not simulated packet by packet (every connection is established at time 0
 //! with the handshake's RTT sample, see `tcp::sender`); the jitter only moves the first segment. The noise is
@@ -161,6 +179,14 @@ pub struct HostInput {
     pub gro: Option<bool>,
     #[serde(default)]
     pub gro_flush_ns: Option<i128>,
+    #[serde(default)]
+    pub rcv_window: Option<bool>,
+    #[serde(default)]
+    pub rcv_autotune: Option<bool>,
+    #[serde(default)]
+    pub rmem_bytes: Option<Vec<i128>>,
+    #[serde(default)]
+    pub rcv_scaling_ratio: Option<i128>,
 }
 
 /// The distribution of the per-packet processing delay.
@@ -202,6 +228,35 @@ pub struct HostSpec {
     pub gro: bool,
     #[serde(default)]
     pub gro_flush_ns: u64,
+    /// The receiver models its receive window (buffer, autotuning, the window it offers).
+    #[serde(default)]
+    pub rcv_window: bool,
+    /// The receive buffer grows (Linux's `tcp_moderate_rcvbuf`).
+    #[serde(default = "default_true")]
+    pub rcv_autotune: bool,
+    /// Linux's `tcp_rmem`: min, default (initial), max (autotuning cap), bytes.
+    #[serde(default = "default_rmem")]
+    pub rmem_bytes: [u32; 3],
+    /// The payload's share of the receive buffer, in 1/256.
+    #[serde(default = "default_scaling_ratio")]
+    pub rcv_scaling_ratio: u32,
+}
+
+/// Linux's `tcp_rmem` defaults (6.16 and later).
+pub const LINUX_RMEM: [u32; 3] = [4096, 131_072, 32 << 20];
+/// The largest `tcp_rmem` value Linux accepts (an int).
+const RMEM_LIMIT: i128 = i32::MAX as i128;
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_rmem() -> [u32; 3] {
+    LINUX_RMEM
+}
+
+fn default_scaling_ratio() -> u32 {
+    crate::tcp::rwnd::DEFAULT_SCALING_RATIO
 }
 
 impl Default for HostSpec {
@@ -217,6 +272,10 @@ impl Default for HostSpec {
             nic_rate_bps: 0,
             gro: false,
             gro_flush_ns: 0,
+            rcv_window: false,
+            rcv_autotune: true,
+            rmem_bytes: LINUX_RMEM,
+            rcv_scaling_ratio: crate::tcp::rwnd::DEFAULT_SCALING_RATIO,
         }
     }
 }
@@ -240,6 +299,9 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             nic_rate_bps: 10 * GBPS,
             gro: true,
             gro_flush_ns: 16 * US,
+            rcv_window: true,
+            rcv_scaling_ratio: 160,
+            ..HostSpec::default()
         },
         HostPreset::Home => HostSpec {
             preset,
@@ -252,6 +314,9 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             nic_rate_bps: GBPS,
             gro: true,
             gro_flush_ns: 50 * US,
+            rcv_window: true,
+            rcv_scaling_ratio: 160,
+            ..HostSpec::default()
         },
     }
 }
@@ -267,6 +332,26 @@ fn duration(field: String, v: i128) -> Result<u64, FieldError> {
     u64::try_from(v).map_err(|_| E::new(field, "is too large"))
 }
 
+/// A written `rmem`: three byte counts, min <= default <= max, each from 1 to 2^31 - 1 (Linux's int).
+fn rmem(field: &str, values: &[i128]) -> Result<[u32; 3], FieldError> {
+    let allowed = "three byte counts [min, default, max], min <= default <= max, each from 1 to 2147483647";
+    let [min, default, max] = values else {
+        return E::err(field, format!("expected {allowed}, got {} values", values.len()));
+    };
+    for v in [min, default, max] {
+        if !(1..=RMEM_LIMIT).contains(v) {
+            return E::err(field, format!("expected {allowed}, got {v}"));
+        }
+    }
+    if min > default || default > max {
+        return E::err(
+            field,
+            format!("expected {allowed}, got [{min}, {default}, {max}]"),
+        );
+    }
+    Ok([*min as u32, *default as u32, *max as u32])
+}
+
 impl HostSpec {
     /// True for the ideal host, which the spec leaves out (so that a scenario without `[host]` keeps its
     /// spec, and with it its run ids).
@@ -278,6 +363,15 @@ impl HostSpec {
     /// finite rate): each then leaves the host by an event of its own, and TCP Small Queues applies.
     pub fn holds_segments(&self) -> bool {
         (self.noise != Noise::None && self.noise_scale_ns > 0) || self.nic_rate_bps > 0
+    }
+
+    /// The receive-window model of this host's receivers, if it has one.
+    pub fn rwnd(&self) -> Option<crate::tcp::RwndConfig> {
+        self.rcv_window.then_some(crate::tcp::RwndConfig {
+            rmem: self.rmem_bytes,
+            autotune: self.rcv_autotune,
+            scaling_ratio: self.rcv_scaling_ratio,
+        })
     }
 
     /// The GRO flush window, zero if the receiving host does not coalesce.
@@ -350,6 +444,30 @@ impl HostSpec {
         }
         if let Some((_, &on)) = pick(scenario, group, group_field, "gro", |h| h.gro.as_ref()) {
             spec.gro = on;
+        }
+        if let Some((_, &on)) = pick(scenario, group, group_field, "rcv_window", |h| {
+            h.rcv_window.as_ref()
+        }) {
+            spec.rcv_window = on;
+        }
+        if let Some((_, &on)) = pick(scenario, group, group_field, "rcv_autotune", |h| {
+            h.rcv_autotune.as_ref()
+        }) {
+            spec.rcv_autotune = on;
+        }
+        if let Some((field, values)) = pick(scenario, group, group_field, "rmem", |h| h.rmem_bytes.as_ref()) {
+            spec.rmem_bytes = rmem(&field, values)?;
+        }
+        if let Some((field, &v)) = pick(scenario, group, group_field, "rcv_scaling_ratio", |h| {
+            h.rcv_scaling_ratio.as_ref()
+        }) {
+            if !(1..=255).contains(&v) {
+                return E::err(
+                    field,
+                    format!("must be an integer from 1 to 255 (1/256 units), got {v}"),
+                );
+            }
+            spec.rcv_scaling_ratio = v as u32;
         }
         Ok(spec)
     }

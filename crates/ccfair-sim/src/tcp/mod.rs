@@ -12,12 +12,14 @@ pub mod receiver;
 mod recovery;
 pub mod rtt;
 pub mod rtx_queue;
+pub mod rwnd;
 pub mod sender;
 mod xmit;
 
 use ccfair_core::{Ecn, PacketMeta, Time};
 
 pub use receiver::Receiver;
+pub use rwnd::{RcvWindow, RwndConfig};
 pub use sender::{Sender, SenderConfig, SenderStats, XmitTimer};
 
 /// IPv4 (20) + TCP (20) + timestamp option (12, padded): the header bytes of a Linux data segment.
@@ -186,7 +188,7 @@ pub struct SackBlock {
 }
 
 /// A pure ACK from the receiver.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Ack {
     /// Cumulative ACK: the next segment expected.
     pub ack: u32,
@@ -198,7 +200,27 @@ pub struct Ack {
     pub ece: bool,
     /// CE-marked data packets received so far (Accurate ECN's ACE counter and option, without wrap-around).
     pub ce_count: u32,
+    /// The receive window offered, bytes from `ack` (the window field shifted by the scale); `u32::MAX`
+    /// from a receiver without a window model.
+    pub wnd_bytes: u32,
 }
+
+impl Default for Ack {
+    fn default() -> Self {
+        Ack {
+            ack: 0,
+            sacks: [SackBlock::default(); MAX_SACK_BLOCKS_SENT],
+            num_sacks: 0,
+            tsecr_ms: 0,
+            ece: false,
+            ce_count: 0,
+            wnd_bytes: NO_WINDOW,
+        }
+    }
+}
+
+/// The window of a receiver that does not model one: the sender is never limited by it.
+pub const NO_WINDOW: u32 = u32::MAX;
 
 impl Ack {
     pub fn sack_blocks(&self) -> &[SackBlock] {

@@ -21,21 +21,27 @@
 //!   ACKs carry the count of CE-marked packets received (the ACE field plus option, modelled as an exact
 //!   count without the 3-bit field's wrap-around, which the ACK frequency here never reaches).
 //!
-//! Deviations: the receive window never limits the sender and window-growth quick ACKs
-//! (`tcp_grow_window`'s `quick |= 1`) are not modelled. They matter: while receive-buffer autotuning
+//! - The receive window, when the host models one ([`RcvWindow`], `rwnd.rs`): every ACK offers it
+//!   (`tcp_select_window`), in-order and out-of-order data grow it, the application's reads (at once, all
+//!   in-order data) drive the buffer's autotuning, after which an ACK goes out if the window it would offer
+//!   at least doubled (`tcp_cleanup_rbuf`); an out-of-order skb that does not fit the buffer is dropped.
+//!   Without a model the ACKs offer an unlimited window.
+//!
+//! Deviations: window-growth quick ACKs (`tcp_grow_window`'s `quick |= 1`) are not modelled. They matter: while receive-buffer autotuning
 //! (`tcp_rcv_space_adjust`) keeps raising the window, as through a slow start, Linux ACKs every segment,
 //! so at low rates its ACKs come one serialization apart where these come two apart; at 10 Mbps that is
 //! 1.2 against 2.4 ms, either side of Cubic's 2 ms HyStart ACK-train gap, and the kernel's first slow start
 //! ends on the ACK train (cwnd 63 at 50 ms) where this one runs on into losses. The quick-ACK budget is
 //! the maximum of 16 (Linux
-//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The receiver's RTT view is
-//! the path's base RTT (what its handshake measured).
+//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The delayed-ACK engine's RTT view
+//! is the path's base RTT (what its handshake measured); the window model keeps its own estimate.
 
 use ccfair_core::{Dur, Ecn, Time};
 
+use super::rwnd::RcvWindow;
 use super::{
     ATO_MIN_MS, Ack, COMP_SACK_DELAY_NS, COMP_SACK_NR, DELACK_MAX_MS, EcnEcho, MAX_QUICKACKS,
-    MAX_SACK_BLOCKS_SENT, NUM_SACKS, REORDERING, SackBlock, Segment,
+    MAX_SACK_BLOCKS_SENT, NO_WINDOW, NUM_SACKS, REORDERING, SackBlock, Segment,
 };
 
 pub struct Receiver {
@@ -74,6 +80,8 @@ pub struct Receiver {
     dctcp_prior_rcv_nxt: u32,
     /// Accurate ECN: CE-marked packets received.
     ce_count: u32,
+    /// The receive buffer and window (none: the window never limits the sender).
+    win: Option<Box<RcvWindow>>,
     /// Segments handed to the application.
     pub delivered_segments: u64,
     /// ACKs sent.
@@ -119,9 +127,25 @@ impl Receiver {
             dctcp_ce_state: false,
             dctcp_prior_rcv_nxt: 0,
             ce_count: 0,
+            win: None,
             delivered_segments: 0,
             acks_sent: 0,
         }
+    }
+
+    /// Models the receive window with `win` (before the first segment arrives).
+    pub fn set_window(&mut self, win: RcvWindow) {
+        self.win = Some(Box::new(win));
+    }
+
+    /// The receive-window model, if the host has one.
+    pub fn window(&self) -> Option<&RcvWindow> {
+        self.win.as_deref()
+    }
+
+    /// Bytes from rcv_nxt to the end of the out-of-order queue, for a window model of MSS `mss` bytes.
+    fn ooo_span(&self, mss: u64) -> u64 {
+        self.ofo.last().map_or(0, |b| (b.end - self.rcv_nxt) as u64 * mss)
     }
 
     /// Delayed-ACK timer deadline.
@@ -164,16 +188,27 @@ impl Receiver {
             self.ecn_demand_cwr = false;
             self.ack_now = true;
         }
+        if let Some(w) = self.win.as_deref_mut() {
+            w.on_timestamp(now, seg.tsval_ms);
+        }
         if seg.seq <= self.rcv_nxt && end > self.rcv_nxt {
             // New in-order data (an aggregate may start with data already received: it is trimmed).
             delivery.first_seq = self.rcv_nxt;
             self.rcv_nxt = end;
             self.event_data_recv(now, seg.ecn, segments, acks);
+            if let Some(w) = self.win.as_deref_mut() {
+                w.on_in_order(now, delivery.first_seq, segments);
+            }
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
+                let mut released = 0;
                 while self.ofo.first().is_some_and(|b| b.start <= self.rcv_nxt) {
                     let b = self.ofo.remove(0);
+                    released += b.end - b.start;
                     self.rcv_nxt = self.rcv_nxt.max(b.end);
+                }
+                if let Some(w) = self.win.as_deref_mut() {
+                    w.on_ofo_released(released);
                 }
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 if self.ofo.is_empty() {
@@ -190,10 +225,27 @@ impl Receiver {
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else {
-            self.data_queue_ofo(seg.seq, end, seg.ecn, segments, acks);
+            self.data_queue_ofo(now, seg.seq, end, seg.ecn, segments, acks);
         }
         self.ack_snd_check(now, acks);
+        if delivery.segments > 0 && self.win.is_some() {
+            self.app_read(now, acks);
+        }
         delivery
+    }
+
+    /// The application read everything in order (`tcp_recvmsg`): `tcp_rcv_space_adjust`, then
+    /// `tcp_cleanup_rbuf`'s window update.
+    fn app_read(&mut self, now: Time, acks: &mut Vec<Ack>) {
+        let Some(w) = self.win.as_deref() else { return };
+        let mss = w.mss();
+        let span = self.ooo_span(mss);
+        let unacked = (self.rcv_nxt - self.rcv_wup) as u64 * mss;
+        let w = self.win.as_deref_mut().expect("checked");
+        w.rcv_space_adjust(now, self.rcv_nxt, span);
+        if w.wants_window_update(unacked) {
+            self.send_ack(acks);
+        }
     }
 
     /// `tcp_event_data_recv`: schedule an ACK and adapt the ATO to the inter-arrival time.
@@ -287,8 +339,42 @@ impl Receiver {
     }
 
     /// `tcp_data_queue_ofo` for one skb holding `[seq, end)` (`segments` segments).
-    fn data_queue_ofo(&mut self, seq: u32, end: u32, ecn: Ecn, segments: u32, acks: &mut Vec<Ack>) {
+    fn data_queue_ofo(
+        &mut self,
+        now: Time,
+        seq: u32,
+        end: u32,
+        ecn: Ecn,
+        segments: u32,
+        acks: &mut Vec<Ack>,
+    ) {
         self.check_ce(ecn, segments, acks);
+        if let Some(w) = self.win.as_deref_mut() {
+            if !w.ofo_admit(now, self.rcv_nxt, segments) {
+                return; // tcp_try_rmem_schedule failed: dropped
+            }
+            let held = self.ofo_held_within(seq, end);
+            self.queue_ofo(seq, end, acks);
+            let w = self.win.as_deref_mut().expect("checked");
+            let ooo_end = self.ofo.last().map_or(self.rcv_nxt, |b| b.end);
+            w.on_ofo_queued(self.rcv_nxt, segments, (end - seq) - held, ooo_end);
+            return;
+        }
+        self.queue_ofo(seq, end, acks);
+    }
+
+    /// Segments of `[seq, end)` the out-of-order queue holds already.
+    fn ofo_held_within(&self, seq: u32, end: u32) -> u32 {
+        let i = self.ofo.partition_point(|b| b.end <= seq);
+        self.ofo[i..]
+            .iter()
+            .take_while(|b| b.start < end)
+            .map(|b| b.end.min(end) - b.start.max(seq))
+            .sum()
+    }
+
+    /// Inserts `[seq, end)` into the out-of-order queue and the SACK blocks.
+    fn queue_ofo(&mut self, seq: u32, end: u32, acks: &mut Vec<Ack>) {
         self.ack_scheduled = true;
         if self.ofo.is_empty() {
             self.ofo.push(SackBlock { start: seq, end });
@@ -461,13 +547,21 @@ impl Receiver {
         }
     }
 
-    /// The fields of an ACK sent now: cumulative ACK, SACK blocks, timestamp echo, ECN feedback.
-    fn ack_template(&self) -> Ack {
+    /// The fields of an ACK sent now: cumulative ACK, SACK blocks, timestamp echo, ECN feedback, window.
+    fn ack_template(&mut self) -> Ack {
+        let wnd_bytes = match self.win.as_deref_mut() {
+            Some(w) => {
+                let unacked = (self.rcv_nxt - self.rcv_wup) as u64 * w.mss();
+                w.select_window(unacked)
+            }
+            None => NO_WINDOW,
+        };
         let mut ack = Ack {
             ack: self.rcv_nxt,
             tsecr_ms: self.ts_recent,
             ece: self.ecn_demand_cwr,
             ce_count: self.ce_count,
+            wnd_bytes,
             ..Ack::default()
         };
         let n = self.num_sacks.min(MAX_SACK_BLOCKS_SENT);
@@ -639,6 +733,141 @@ mod tests {
         // Without a held-back ACK nothing extra is sent: the next block waits for the timer as before.
         r.on_segment(t(0), &seg(11), &mut acks);
         assert_eq!(acks.len(), 4);
+    }
+
+    /// A receiver with a window model: MSS 1448, ratio 160, `rmem` as given, ACK path 50 ms.
+    fn windowed(rmem: [u32; 3]) -> Receiver {
+        let mut r = Receiver::new(Dur::from_ms(100), EcnEcho::None);
+        let cfg = crate::tcp::RwndConfig {
+            rmem,
+            autotune: true,
+            scaling_ratio: 160,
+        };
+        r.set_window(RcvWindow::new(cfg, 1448, Dur::from_ms(50)));
+        r
+    }
+
+    #[test]
+    fn out_of_order_data_is_charged_and_provisions_its_span() {
+        let mut r = windowed([4096, 131_072, 32 << 20]);
+        let mut acks = Vec::new();
+        for s in 0..20 {
+            r.on_segment(t(0), &seg(s), &mut acks);
+        }
+        // 20 is lost; 21.. arrive. Each provisions 2·space + the span from rcv_nxt to the queue's end.
+        for s in 21..80 {
+            r.on_segment(t(1), &seg(s), &mut acks);
+            let w = r.window().unwrap();
+            let span = (s + 1 - 20) as u64 * 1448;
+            let want = ((2 * w.space() + span) << 8) / 160;
+            assert!(w.rcvbuf() >= want, "seq {s}: rcvbuf {} < {want}", w.rcvbuf());
+            assert_eq!(w.window_clamp(), (w.rcvbuf() * 160) >> 8);
+        }
+        // Each held segment takes its truesize, ⌈1448 · 256 / 160⌉ = 2317 bytes; a duplicate adds nothing.
+        assert_eq!(r.window().unwrap().rmem_alloc(), 59 * 2317);
+        r.on_segment(t(1), &seg(50), &mut acks);
+        assert_eq!(r.window().unwrap().rmem_alloc(), 59 * 2317);
+        // The retransmission fills the hole: all of it is read and the memory freed.
+        r.on_segment(t(2), &seg(20), &mut acks);
+        assert_eq!(r.rcv_nxt, 80);
+        assert_eq!(r.window().unwrap().rmem_alloc(), 0);
+    }
+
+    /// Feeds a receiver of buffer `rmem` from a sender that respects the offered window, loses `loss` of
+    /// its first transmissions and retransmits each 100 steps later (1 ms per step), until `n` segments
+    /// are in order. Checks that the offered right edge never moves back; returns the ACKs' windows.
+    fn feed_lossy(rmem: [u32; 3], loss_per_mille: u64, n: u32) -> (Receiver, Vec<u32>) {
+        let mut r = windowed(rmem);
+        let mut acks = Vec::new();
+        let mut windows = Vec::new();
+        // The handshake's window is the sender's first.
+        let mut edge_bytes = r.window().unwrap().initial_window() as u64;
+        let (mut next, mut edge_seg) = (0u32, (edge_bytes / 1448) as u32);
+        let mut rtx: Vec<(u64, u32)> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut step = 0u64;
+        while r.rcv_nxt < n {
+            step += 1;
+            assert!(step < 1_000_000, "stalled at rcv_nxt {}", r.rcv_nxt);
+            let now = t(step);
+            if let Some(i) = rtx.iter().position(|&(due, _)| due <= step) {
+                let (_, s) = rtx.remove(i);
+                r.on_segment(now, &seg(s), &mut acks);
+            } else if next < edge_seg && next < n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if (x >> 33) % 1000 < loss_per_mille {
+                    rtx.push((step + 100, next));
+                } else {
+                    r.on_segment(now, &seg(next), &mut acks);
+                }
+                next += 1;
+            }
+            if r.delack_deadline().is_some_and(|d| d <= now) {
+                r.on_delack_timer(now, &mut acks);
+            }
+            if r.comp_deadline().is_some_and(|d| d <= now) {
+                r.on_comp_timer(now, &mut acks);
+            }
+            for a in acks.drain(..) {
+                let edge = a.ack as u64 * 1448 + a.wnd_bytes as u64;
+                assert!(
+                    edge >= edge_bytes,
+                    "the right edge moved back: {edge} < {edge_bytes}: {a:?}"
+                );
+                edge_bytes = edge;
+                edge_seg = (edge / 1448) as u32;
+                windows.push(a.wnd_bytes);
+            }
+        }
+        (r, windows)
+    }
+
+    #[test]
+    fn the_offered_window_never_moves_its_right_edge_back() {
+        let (r, windows) = feed_lossy([4096, 131_072, 32 << 20], 100, 20_000);
+        assert!(r.window().unwrap().rcvbuf() > 131_072, "the buffer grew");
+        assert!(windows.iter().all(|&w| w > 0));
+        let (r, _) = feed_lossy([4096, 131_072, 131_072], 200, 5_000);
+        assert_eq!(
+            r.window().unwrap().ofo_drops,
+            0,
+            "a sender within the window never overruns the buffer"
+        );
+    }
+
+    #[test]
+    fn a_window_filled_behind_one_hole_would_close_but_keeps_its_edge_until_the_hole_fills() {
+        // A buffer capped at its first size: 81920 bytes of window at ratio 160 (56 segments).
+        let mut r = windowed([4096, 131_072, 131_072]);
+        let mut acks = Vec::new();
+        for s in 0..100 {
+            r.on_segment(t(s as u64), &seg(s), &mut acks);
+        }
+        let last = *acks.last().unwrap();
+        let edge = last.ack + last.wnd_bytes / 1448;
+        // Segment 100 is lost; everything else up to the edge arrives and is held out of order. The free
+        // space left, under 1/16 of the buffer, asks for a zero window, but the offered right edge stays
+        // (`tcp_select_window` never shrinks it): the hole below it keeps the window above zero, so the
+        // sender can always retransmit into it.
+        for s in 101..edge {
+            r.on_segment(t(200), &seg(s), &mut acks);
+        }
+        r.on_comp_timer(t(201), &mut acks);
+        let closed = *acks.last().unwrap();
+        assert_eq!(
+            (closed.ack, closed.wnd_bytes),
+            (100, last.wnd_bytes),
+            "the offered edge is kept"
+        );
+        let w = r.window().unwrap();
+        assert!(w.want_zero_windows > 0 && w.zero_windows == 0);
+        // The retransmission fills the hole: everything is read, the window opens from the new rcv_nxt.
+        r.on_segment(t(300), &seg(100), &mut acks);
+        let open = *acks.last().unwrap();
+        assert_eq!(open.ack, edge);
+        assert!(open.wnd_bytes >= 40 * 1448, "window {}", open.wnd_bytes);
     }
 
     fn ecn_seg(seq: u32, ecn: Ecn) -> Segment {

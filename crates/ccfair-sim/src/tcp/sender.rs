@@ -16,7 +16,15 @@
 //! Deviations from Linux, each because the simulated network or traffic cannot trigger the mechanism:
 //! - No DSACK, no Eifel/timestamp-based undo: the network never duplicates or reorders, and the receiver sends
 //!   no DSACK. F-RTO (RFC 5682, `tcp_frto` = 2) and its undo are modelled.
-//! - No receive-window limit (the receiver's buffer is assumed large enough), no SACK reneging, no MTU probing.
+//! - The receive window (`tcp_ack_update_window`, `tcp_may_update_window`): the window each ACK offers
+//!   becomes `snd_wnd` when the ACK advances snd_una, opens the window or closes it (the return path is
+//!   FIFO and carries no data, so `snd_wl1` never decides); a changed window takes the slow path, as header
+//!   prediction would fail, and an ACK that only updates the window is not a duplicate. New data stays
+//!   within snd_una + snd_wnd (`xmit.rs`). A receiver without a window model offers an unlimited one. No
+//!   zero-window probes (`tcp_probe_timer`): the receiving application reads at once, so the receiver only
+//!   holds out-of-order data behind a hole inside the offered window, whose edge never moves back; the
+//!   window therefore never closes on the sender (the receiver offers no zero window, see `rwnd.rs`), and a
+//!   hole is always retransmittable. No SACK reneging, no MTU probing.
 //! - TSO/GSO: a paced sender, and with the host's `tso` any sender, emits segments in bursts sized by
 //!   `tcp_tso_autosize` (so pacing has Linux's granularity); without `tso` an unpaced sender sends segment by
 //!   segment. The host's NIC (`crate::host::nic`) spaces a burst's segments at its line rate, or, infinitely
@@ -47,7 +55,7 @@ use ccfair_core::{Dur, Time};
 use super::rack::Rack;
 use super::rtt::RttEstimator;
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, RtxQueue, SACKED_ACKED, SACKED_RETRANS};
-use super::{Ack, EcnEcho, EcnProfile, HEADER_BYTES, NUM_SACKS, REORDERING, SackBlock, Segment};
+use super::{Ack, EcnEcho, EcnProfile, HEADER_BYTES, NO_WINDOW, NUM_SACKS, REORDERING, SackBlock, Segment};
 
 // The `FLAG_*` bits of tcp_input.c that the modelled paths use.
 pub(super) const FLAG_WIN_UPDATE: u32 = 0x02;
@@ -147,6 +155,8 @@ pub struct Sender {
     /// Unpaced bursts are TSO-sized too (see `tso_segs`).
     pub(super) tso: bool,
     pub(super) tsq: Tsq,
+    /// The receive window the last ACK offered, bytes from snd_una (`tp->snd_wnd`).
+    pub(super) snd_wnd: u32,
     pub(super) wire_len: u32,
     /// A finite flow's last segment and its wire length (the remainder of its size plus the headers); for a
     /// bulk source `u32::MAX`, a sequence number it never sends.
@@ -216,6 +226,7 @@ impl Sender {
                 host_queue: cfg.host_queue,
                 ..Tsq::default()
             },
+            snd_wnd: NO_WINDOW,
             wire_len: cfg.mss + HEADER_BYTES,
             last_seq,
             last_wire_len,
@@ -263,6 +274,22 @@ impl Sender {
         self.tp.min_rtt_us = self.rtt.min_rtt_us();
         self.connected = true;
         self.core.init(&mut self.tp, self.rtt.srtt_us8 as u64);
+    }
+
+    /// The receive window of the handshake (the receiver's first window, bytes), before the start.
+    pub fn set_snd_wnd(&mut self, bytes: u32) {
+        self.snd_wnd = bytes;
+    }
+
+    /// The receive window the last ACK offered, bytes.
+    pub fn snd_wnd(&self) -> u32 {
+        self.snd_wnd
+    }
+
+    /// `tcp_wnd_end` in segments: the first segment the receive window does not allow (whole segments).
+    #[inline]
+    pub fn snd_wnd_end(&self) -> u32 {
+        self.tp.snd_una.saturating_add(self.snd_wnd / self.tp.mss)
     }
 
     /// The application starts writing at `now` on the established connection: send the initial window.
@@ -417,15 +444,19 @@ impl Sender {
         };
         // With Accurate ECN, delivered_ce counts the reported marks instead of whole ECE-flagged ACKs.
         let classic_ece = ece && ce_delta == 0;
-        let slowpath = ack.num_sacks > 0 || ece || flag & FLAG_SND_UNA_ADVANCED == 0;
+        // tcp_ack_update_window (tcp_may_update_window without snd_wl1: ACKs come in order, carry no data).
+        let nwin = ack.wnd_bytes;
+        let win_changed = nwin != self.snd_wnd;
+        if flag & FLAG_SND_UNA_ADVANCED != 0 || nwin > self.snd_wnd || nwin == 0 {
+            flag |= FLAG_WIN_UPDATE;
+            self.snd_wnd = nwin;
+        }
+        // Header prediction includes the window field: a changed window takes the slow path.
+        let slowpath = ack.num_sacks > 0 || ece || flag & FLAG_SND_UNA_ADVANCED == 0 || win_changed;
         if !slowpath {
             // Pure forward advance: the header-prediction fast path.
             self.tp.snd_una = ack.ack;
-            flag |= FLAG_WIN_UPDATE;
         } else {
-            if flag & FLAG_SND_UNA_ADVANCED != 0 {
-                flag |= FLAG_WIN_UPDATE;
-            }
             self.tp.snd_una = ack.ack;
             if ack.num_sacks > 0 {
                 flag |= self.sacktag(ack, prior_snd_una, &mut sack);
@@ -439,9 +470,11 @@ impl Sender {
         }
         // Current mainline calls in_ack_event after the queue is cleaned, so the algorithm sees this ACK's
         // deliveries (the AccECN preparation moved it; older kernels called it before).
-        let ev = AckEventFlags::for_ack(flag & FLAG_SND_UNA_ADVANCED != 0, ack.num_sacks > 0, ece);
-        debug_assert_eq!(ev.slowpath, slowpath);
-        debug_assert_eq!(ev.win_update, flag & FLAG_WIN_UPDATE != 0);
+        let mut ev = AckEventFlags::for_ack(flag & FLAG_SND_UNA_ADVANCED != 0, ack.num_sacks > 0, ece);
+        // Without a receive window these are what `for_ack` derives; a window update adds to both.
+        debug_assert!(!ev.slowpath || slowpath);
+        ev.slowpath = slowpath;
+        ev.win_update = flag & FLAG_WIN_UPDATE != 0;
 
         if prior_packets == 0 {
             self.core.cc().in_ack_event(&mut self.tp, ev);
@@ -799,6 +832,15 @@ impl Sender {
                 "packets_out {} != snd_nxt - snd_una {}",
                 tp.packets_out,
                 tp.snd_nxt - tp.snd_una
+            ));
+        }
+        if tp.snd_nxt > self.snd_wnd_end() {
+            return Err(format!(
+                "snd_nxt {} beyond the receive window's end {} (snd_una {}, snd_wnd {} bytes)",
+                tp.snd_nxt,
+                self.snd_wnd_end(),
+                tp.snd_una,
+                self.snd_wnd
             ));
         }
         if (sacked, lost, retrans) != (tp.sacked_out, tp.lost_out, tp.retrans_out) {

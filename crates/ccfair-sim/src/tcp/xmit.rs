@@ -1,8 +1,9 @@
-//! Transmission and timers: `tcp_write_xmit` (cwnd test, pacing check, TSO-sized bursts for paced flows, and
-//! with the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`), TCP Small Queues
+//! Transmission and timers: `tcp_write_xmit` (cwnd test, receive-window test `tcp_snd_wnd_test` with bursts cut
+//! at the window's edge as `tcp_mss_split_point` does, pacing check, TSO-sized bursts for paced flows, and with
+//! the host's `tso` for every flow, with TSO deferral, `tcp_tso_should_defer`), TCP Small Queues
 //! (`tcp_small_queue_check`: a flow keeps at most about 1 ms of its pacing rate in its host's queues),
-//! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`:
-//! the first 10 segments are not paced, half of any lateness is credited), congestion-window validation
+//! `tcp_xmit_retransmit_queue`, the earliest-departure-time pacing model (`tcp_update_skb_after_send`: the
+//! first 10 segments are not paced, half of any lateness is credited), congestion-window validation
 //! (`tcp_cwnd_validate`), the tail loss probe (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`), and the
 //! retransmission timer (`tcp_rearm_rto`, `tcp_retransmit_timer` with exponential backoff).
 //!
@@ -74,10 +75,10 @@ impl Sender {
         stack::tso_autosize(&self.tp, min)
     }
 
-    /// `tcp_tso_should_defer` (`tcp_tso_win_divisor` = 3, no receive-window limit): whether to hold back a
-    /// burst the window only partly allows, waiting for the ACKs due soon to allow more. The next skb of the
-    /// write queue holds `skb_segs` segments (the application writes in skbs of `max_segs`, the size goal
-    /// `tcp_tso_autosize` sets).
+    /// `tcp_tso_should_defer` (`tcp_tso_win_divisor` = 3): whether to hold back a burst the windows (the
+    /// congestion and the receive window) only partly allow, waiting for the ACKs due soon to allow more. The
+    /// next skb of the write queue holds `skb_segs` segments (the application writes in skbs of `max_segs`, the
+    /// size goal `tcp_tso_autosize` sets).
     fn tso_should_defer(&self, skb_segs: u32, max_segs: u32) -> TsoDefer {
         if self.tp.ca_state >= CaState::Recovery {
             return TsoDefer::Send;
@@ -87,7 +88,9 @@ impl Sender {
             return TsoDefer::Send;
         }
         let cwnd = self.tp.snd_cwnd;
-        let room = cwnd.saturating_sub(self.tp.in_flight());
+        let cwnd_room = cwnd.saturating_sub(self.tp.in_flight());
+        let wnd_room = self.snd_wnd_end().saturating_sub(self.tp.snd_nxt);
+        let room = cwnd_room.min(wnd_room);
         // A full-sized burst fits.
         if room >= max_segs {
             return TsoDefer::Send;
@@ -98,7 +101,8 @@ impl Sender {
         }
         // At least a third of the window is free.
         let mss = self.tp.mss as u64;
-        if room as u64 * mss >= cwnd as u64 * mss / 3 {
+        let chunk = (self.snd_wnd as u64).min(cwnd as u64 * mss) / 3;
+        if room as u64 * mss >= chunk {
             return TsoDefer::Send;
         }
         // The next ACK would come too late: the head was sent less than half an RTT ago.
@@ -110,7 +114,7 @@ impl Sender {
             return TsoDefer::SendForNow;
         }
         TsoDefer::Defer {
-            by_cwnd: room <= skb_segs,
+            by_cwnd: cwnd_room < wnd_room && cwnd_room <= skb_segs,
         }
     }
 
@@ -249,6 +253,11 @@ impl Sender {
                     break;
                 }
             }
+            // tcp_snd_wnd_test: the receive window must allow the burst's first segment.
+            let wnd_room = self.snd_wnd_end().saturating_sub(self.tp.snd_nxt);
+            if wnd_room == 0 {
+                break;
+            }
             let skb_segs = max_segs.min(self.app_end_seq - self.tp.snd_nxt);
             if self.tso
                 && push_one == 0
@@ -258,7 +267,8 @@ impl Sender {
                 deferred_by_cwnd = by_cwnd;
                 break;
             }
-            let segs = quota.min(skb_segs);
+            // tcp_mss_split_point: whole segments up to the receive window's edge.
+            let segs = quota.min(skb_segs).min(wnd_room);
             if self.small_queue_check(skb_segs, sent) {
                 break;
             }
@@ -490,7 +500,7 @@ impl Sender {
         if self.tlp_high_seq.is_none() {
             self.tlp_retrans = false;
             let mut probe_sent = false;
-            if self.has_unsent() {
+            if self.has_unsent() && self.snd_wnd_end() > self.tp.snd_nxt {
                 let before = self.tp.packets_out;
                 self.write_xmit(2, out);
                 probe_sent = self.tp.packets_out > before;
