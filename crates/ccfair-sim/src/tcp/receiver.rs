@@ -27,14 +27,17 @@
 //!   at least doubled (`tcp_cleanup_rbuf`); an out-of-order skb that does not fit the buffer is dropped.
 //!   Without a model the ACKs offer an unlimited window.
 //!
-//! Deviations: window-growth quick ACKs (`tcp_grow_window`'s `quick |= 1`) are not modelled. They matter: while receive-buffer autotuning
-//! (`tcp_rcv_space_adjust`) keeps raising the window, as through a slow start, Linux ACKs every segment,
-//! so at low rates its ACKs come one serialization apart where these come two apart; at 10 Mbps that is
-//! 1.2 against 2.4 ms, either side of Cubic's 2 ms HyStart ACK-train gap, and the kernel's first slow start
-//! ends on the ACK train (cwnd 63 at 50 ms) where this one runs on into losses. The quick-ACK budget is
-//! the maximum of 16 (Linux
-//! computes rcv_wnd / 2 MSS, which is larger than 16 once the window has grown). The delayed-ACK engine's RTT view
-//! is the path's base RTT (what its handshake measured); the window model keeps its own estimate.
+//! - With a window model, each skb that raises `rcv_ssthresh` (`tcp_grow_window`) sets the quick-ACK
+//!   count's low bit (`icsk_ack.quick |= 1`), so it is ACKed at once. While autotuning keeps raising the
+//!   window, as through a slow start, Linux therefore ACKs every segment, and at low rates its ACKs come one
+//!   serialization apart where delayed ACKs come two apart: at 10 Mbps 1.2 against 2.4 ms, either side of
+//!   Cubic's 2 ms HyStart ACK-train gap, so the kernel's first slow start ends on the ACK train (cwnd 63 at
+//!   50 ms) where one without these ACKs runs on into losses. Hosts without a window model do not do this.
+//!
+//! Deviations: the quick-ACK budget is the maximum of 16 (Linux computes rcv_wnd / 2 MSS, which is larger
+//! than 16 once the window has grown). The delayed-ACK engine's RTT view is the path's base RTT (what its
+//! handshake measured); the window model keeps its own estimate. The "more than one full frame" ACK does
+//! not also wait for the window's right edge to advance (`__tcp_select_window(sk) >= tp->rcv_wnd`).
 
 use ccfair_core::{Dur, Ecn, Time};
 
@@ -197,7 +200,9 @@ impl Receiver {
             self.rcv_nxt = end;
             self.event_data_recv(now, seg.ecn, segments, acks);
             if let Some(w) = self.win.as_deref_mut() {
-                w.on_in_order(now, delivery.first_seq, segments);
+                if w.on_in_order(now, delivery.first_seq, segments) {
+                    self.quick |= 1; // tcp_grow_window: ACK the growth at once
+                }
             }
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
@@ -357,7 +362,9 @@ impl Receiver {
             self.queue_ofo(seq, end, acks);
             let w = self.win.as_deref_mut().expect("checked");
             let ooo_end = self.ofo.last().map_or(self.rcv_nxt, |b| b.end);
-            w.on_ofo_queued(self.rcv_nxt, segments, (end - seq) - held, ooo_end);
+            if w.on_ofo_queued(self.rcv_nxt, segments, (end - seq) - held, ooo_end) {
+                self.quick |= 1; // tcp_grow_window
+            }
             return;
         }
         self.queue_ofo(seq, end, acks);

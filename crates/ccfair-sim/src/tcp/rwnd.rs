@@ -60,8 +60,8 @@
 //! queueing included, plus the ACK's, without the time the sender held the ACK before sending (which the
 //! minimum-seeking estimate mostly discards anyway). The window-based samples (`tcp_rcv_rtt_measure`,
 //! which 6.18 uses only to lower the estimate) are left out. The ACK that reports a larger window after a
-//! read (`tcp_cleanup_rbuf`) is modelled; the quick ACKs `tcp_grow_window` asks for are not (see the
-//! receiver). No memory pressure (`tcp_under_memory_pressure`), no `SO_RCVBUF` lock, no
+//! read (`tcp_cleanup_rbuf`) is modelled, and so is the quick ACK `tcp_grow_window` asks for whenever it
+//! raises `rcv_ssthresh` (the receiver sets its quick-ACK count's low bit, `icsk_ack.quick |= 1`). No memory pressure (`tcp_under_memory_pressure`), no `SO_RCVBUF` lock, no
 //! `net.core.rmem_max` in the window scale (it only counts when larger than `tcp_rmem[2]`).
 //!
 //! Units: the receiver counts segments; this model counts bytes, a segment carrying `mss` payload bytes.
@@ -296,15 +296,17 @@ impl RcvWindow {
         self.rcv_rtt_us8 >> 3
     }
 
-    /// `tcp_grow_window` for an skb of `segments` segments.
-    fn grow_window(&mut self, segments: u32) {
+    /// `tcp_grow_window` for an skb of `segments` segments; whether `rcv_ssthresh` grew (the kernel then
+    /// asks for a quick ACK, `icsk_ack.quick |= 1`).
+    fn grow_window(&mut self, segments: u32) -> bool {
         let room = self.window_clamp.min(self.free_space()) as i64 - self.rcv_ssthresh as i64;
         if room <= 0 {
-            return;
+            return false;
         }
         let len = segments as u64 * self.mss;
         let incr = (2 * self.mss).max(2 * len);
         self.rcv_ssthresh += incr.min(room as u64);
+        true
     }
 
     /// `tcp_rcvbuf_grow(newval)`; `ooo_span` = bytes from rcv_nxt to the end of the out-of-order queue.
@@ -330,11 +332,12 @@ impl RcvWindow {
 
     /// In-order data: an skb of `segments` segments arrived at `now` (`tcp_event_data_recv`); `rcv_nxt`
     /// is the next segment expected before it.
-    pub fn on_in_order(&mut self, now: Time, rcv_nxt: u32, segments: u32) {
+    /// Returns whether the window grew (a quick ACK is due).
+    pub fn on_in_order(&mut self, now: Time, rcv_nxt: u32, segments: u32) -> bool {
         if self.space_time.is_none() {
             self.first_data(now, rcv_nxt);
         }
-        self.grow_window(segments);
+        self.grow_window(segments)
     }
 
     /// Whether an out-of-order skb of `segments` segments fits in the buffer (`tcp_try_rmem_schedule`);
@@ -353,13 +356,16 @@ impl RcvWindow {
     /// An out-of-order skb of `segments` segments was queued, adding `new_segments` the queue did not
     /// hold; the queue now ends at `ooo_end` (`tcp_data_queue_ofo`'s end: grow the window, charge the
     /// memory, provision the span).
-    pub fn on_ofo_queued(&mut self, rcv_nxt: u32, segments: u32, new_segments: u32, ooo_end: u32) {
+    /// Returns whether the window grew (a quick ACK is due).
+    pub fn on_ofo_queued(&mut self, rcv_nxt: u32, segments: u32, new_segments: u32, ooo_end: u32) -> bool {
+        let mut grew = false;
         if new_segments > 0 {
-            self.grow_window(segments);
+            grew = self.grow_window(segments);
             self.rmem_alloc += self.truesize(new_segments);
         }
         let span = (ooo_end - rcv_nxt) as u64 * self.mss;
         self.rcvbuf_grow(self.space, span);
+        grew
     }
 
     /// `segments` out-of-order segments became in order and were read: their memory is freed.
