@@ -199,10 +199,10 @@ impl Receiver {
             delivery.first_seq = self.rcv_nxt;
             self.rcv_nxt = end;
             self.event_data_recv(now, seg.ecn, segments, acks);
-            if let Some(w) = self.win.as_deref_mut() {
-                if w.on_in_order(now, delivery.first_seq, segments) {
-                    self.quick |= 1; // tcp_grow_window: ACK the growth at once
-                }
+            if let Some(w) = self.win.as_deref_mut()
+                && w.on_in_order(now, delivery.first_seq, segments)
+            {
+                self.quick |= 1; // tcp_grow_window: ACK the growth at once
             }
             if !self.ofo.is_empty() {
                 // tcp_ofo_queue: pull now-contiguous data.
