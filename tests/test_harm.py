@@ -158,8 +158,29 @@ def test_plans_share_baselines_across_newcomers():
     assert a.solo == b.solo and a.self_ == b.self_ and a.vs.name != b.vs.name
 
 
+# The quick suite at 1 Gbit/s and 30 s: the same 30 runs, each long enough (about a second) that the study
+# is still running when the kill comes, however fast the machine (the 10 Mbit/s suite ends in seconds, and a
+# sweep's status file is written at most every half second).
+SLOW_QUICK = """\
+name = "slow-quick"
+duration = "30s"
+measure_start = "3s"
+rate = "1Gbps"
+buffers = ["1bdp", "4bdp"]
+rtts = ["20ms"]
+flow_counts = [1]
+aqms = ["fifo"]
+repetitions = 3
+stagger = "1s"
+start_jitter = "15ms"
+seed = 1
+"""
+
+
 def test_harm_resumes_after_sigkill(tmp_path):
     out = tmp_path / "results"
+    suite = tmp_path / "slow-quick.toml"
+    suite.write_text(SLOW_QUICK)
     args = [
         sys.executable,
         "-m",
@@ -169,7 +190,7 @@ def test_harm_resumes_after_sigkill(tmp_path):
         "--against",
         "reno",
         "--suite",
-        "quick",
+        str(suite),
         "--out",
         str(out),
         "--jobs",
