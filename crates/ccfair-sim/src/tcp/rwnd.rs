@@ -61,8 +61,12 @@
 //! minimum-seeking estimate mostly discards anyway). The window-based samples (`tcp_rcv_rtt_measure`,
 //! which 6.18 uses only to lower the estimate) are left out. The ACK that reports a larger window after a
 //! read (`tcp_cleanup_rbuf`) is modelled, and so is the quick ACK `tcp_grow_window` asks for whenever it
-//! raises `rcv_ssthresh` (the receiver sets its quick-ACK count's low bit, `icsk_ack.quick |= 1`). No memory pressure (`tcp_under_memory_pressure`), no `SO_RCVBUF` lock, no
-//! `net.core.rmem_max` in the window scale (it only counts when larger than `tcp_rmem[2]`).
+//! raises `rcv_ssthresh` (the receiver sets its quick-ACK count's low bit, `icsk_ack.quick |= 1`). No
+//! memory pressure (`tcp_under_memory_pressure`), no `SO_RCVBUF` lock, no `net.core.rmem_max` in the window
+//! scale (it only counts when larger than `tcp_rmem[2]`). Known difference from the kernel backend: its
+//! receiver route sets `initrwnd` to the group's initial window, which on 6.18 lowers the kernel's first
+//! window to that many segments (14,480 bytes at 10); this model, like a host with a default route, starts
+//! from the whole initial space. Which to keep is open: dropping `initrwnd` changes how the truth is measured.
 //!
 //! Units: the receiver counts segments; this model counts bytes, a segment carrying `mss` payload bytes.
 
