@@ -1,6 +1,7 @@
 //! The ccfair emulator: real kernel TCP through ccfair's own userspace bottleneck (see `main.rs` for the
 //! programs). The modules with I/O (`forward`, `send`, `recv`, `blast`, `ping`, `prepare`) sit on `sys`, the only
-//! module with `unsafe`; `frame`, `gso`, `pool`, `shaper` and `record` are pure and unit-tested.
+//! module with `unsafe`; `frame`, `gso`, `pool`, `shaper` and `record` are pure and unit-tested
+//! (`schedstat` reads the calling thread's scheduler statistics from procfs).
 
 pub mod blast;
 pub mod clock;
@@ -13,6 +14,7 @@ pub mod pool;
 pub mod prepare;
 pub mod record;
 pub mod recv;
+pub mod schedstat;
 pub mod send;
 pub mod shaper;
 pub mod sys;

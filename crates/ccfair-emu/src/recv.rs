@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::clock::{self, Clock, Command, Control};
 use crate::config::{Mark, RecvConfig};
+use crate::schedstat::SchedStat;
 use crate::sys;
 
 const READ_BYTES: usize = 256 << 10;
@@ -29,6 +30,9 @@ struct Output {
     connected: Vec<bool>,
     /// When each finite flow's last byte was read (ns after the epoch), if it was.
     completed_ns: Vec<Option<u64>>,
+    /// This program's CPU time and run-queue wait over the measurement window (None where the kernel keeps
+    /// no scheduler statistics).
+    window_cpu: Option<SchedStat>,
 }
 
 pub fn run(cfg: RecvConfig) -> Result<(), String> {
@@ -55,7 +59,9 @@ pub fn run(cfg: RecvConfig) -> Result<(), String> {
         total: vec![0; n],
         connected: vec![false; n],
         completed_ns: vec![None; n],
+        window_cpu: None,
     };
+    let mut cpu_at_window_start = None;
     let clock = Clock::new();
     let mut control = Control::new();
     clock::announce_ready();
@@ -75,8 +81,14 @@ pub fn run(cfg: RecvConfig) -> Result<(), String> {
                             d.push(b);
                         }
                     }
-                    Mark::WindowStart => out.window_start.copy_from_slice(&bytes),
-                    Mark::WindowEnd => out.window_end.copy_from_slice(&bytes),
+                    Mark::WindowStart => {
+                        out.window_start.copy_from_slice(&bytes);
+                        cpu_at_window_start = SchedStat::of_this_thread();
+                    }
+                    Mark::WindowEnd => {
+                        out.window_end.copy_from_slice(&bytes);
+                        out.window_cpu = SchedStat::since(SchedStat::of_this_thread(), cpu_at_window_start);
+                    }
                 }
                 next_mark += 1;
             }

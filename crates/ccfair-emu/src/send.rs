@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::clock::{self, Clock, Command, Control};
 use crate::config::{Mark, SendConfig};
+use crate::schedstat::SchedStat;
 use crate::sys;
 use crate::tcpinfo::{BbrInfo, TcpInfo};
 
@@ -183,6 +184,7 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
     let marks = cfg.schedule.marks();
     let mut next_mark = 0;
     let mut t_ns: Vec<u64> = Vec::new();
+    let (mut cpu_at_window_start, mut window_cpu) = (None, None);
     let data = vec![0x5au8; WRITE_BYTES];
     let mut pollfds: Vec<libc::pollfd> = Vec::with_capacity(flows.len() + 1);
     loop {
@@ -193,10 +195,16 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
                     t_ns.push(t);
                     flows.iter_mut().for_each(|f| f.sample(t));
                 }
-                Mark::WindowStart => flows
-                    .iter_mut()
-                    .for_each(|f| f.series.window_start = f.counters()),
-                Mark::WindowEnd => flows.iter_mut().for_each(|f| f.series.window_end = f.counters()),
+                Mark::WindowStart => {
+                    flows
+                        .iter_mut()
+                        .for_each(|f| f.series.window_start = f.counters());
+                    cpu_at_window_start = SchedStat::of_this_thread();
+                }
+                Mark::WindowEnd => {
+                    flows.iter_mut().for_each(|f| f.series.window_end = f.counters());
+                    window_cpu = SchedStat::since(SchedStat::of_this_thread(), cpu_at_window_start);
+                }
             }
             next_mark += 1;
         }
@@ -274,9 +282,12 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
     struct Output {
         t_ns: Vec<u64>,
         flows: Vec<FlowSeries>,
+        /// This program's CPU time and run-queue wait over the measurement window (see `recv`).
+        window_cpu: Option<SchedStat>,
     }
     let output = Output {
         t_ns,
+        window_cpu,
         flows: flows.into_iter().map(|f| f.series).collect(),
     };
     clock::write_json(&cfg.out, &output)
