@@ -359,6 +359,45 @@ def test_health_flags_lateness_beyond_two_percent_of_the_rtt_and_any_loss() -> N
     assert "2 frames it could not handle" in emu_run.health_summary(emu, spec)["emulator_note"]
 
 
+def test_health_flags_an_endpoint_program_that_waited_for_a_cpu_over_a_fifth_of_the_window() -> None:
+    # The window of the Cubic-vs-Cubic 200 Mbit/s cell (4-12 s) and its programs' run-queue waits as measured
+    # on a 2-CPU host: quiet (receiver waited 17.7 %, link 0.98 used) and under a two-job compile (27.1 %,
+    # link 0.81 used, queue p50 0.9 ms).
+    spec = {
+        **kernel_scenario(BBR_VS_CUBIC).resolve(),
+        "measure_start_ns": 4 * 10**9,
+        "measure_end_ns": 12 * 10**9,
+    }
+    emu, sender, receiver = fake_outputs(spec)
+    sender["window_cpu"] = {"run_ns": 48_000_000, "wait_ns": 150_500_000}
+    receiver["window_cpu"] = {"run_ns": 1_240_000_000, "wait_ns": 1_419_096_462}
+    quiet = emu_run.health_summary(emu, spec, sender, receiver)
+    assert quiet["receiver_cpu_wait_share"] == pytest.approx(0.1774, abs=1e-4)
+    assert quiet["sender_cpu_wait_share"] == pytest.approx(0.0188, abs=1e-4)
+    assert quiet["emulator_limited"] == 0, quiet["emulator_note"]
+    receiver["window_cpu"] = {"run_ns": 1_060_000_000, "wait_ns": 2_170_157_465}
+    busy = emu_run.health_summary(emu, spec, sender, receiver)
+    assert busy["emulator_limited"] == 1
+    assert "the receiving program waited for a CPU 27 % of the window (> 20 %)" in busy["emulator_note"]
+    assert "sending" not in busy["emulator_note"]
+    # Exactly a fifth is not over it; the sender is judged the same way.
+    receiver["window_cpu"] = {"run_ns": 1, "wait_ns": 1_600_000_000}
+    sender["window_cpu"] = {"run_ns": 1, "wait_ns": 1_600_000_001}
+    edge = emu_run.health_summary(emu, spec, sender, receiver)
+    assert edge["emulator_note"].startswith("the sending program waited for a CPU 20 %")
+    assert "receiving" not in edge["emulator_note"]
+
+
+def test_endpoint_cpu_wait_unknown_is_nan_and_never_flags() -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()
+    emu, sender, receiver = fake_outputs(spec)  # no window_cpu: a kernel without scheduler statistics
+    h = emu_run.health_summary(emu, spec, sender, receiver)
+    assert math.isnan(h["sender_cpu_wait_share"]) and math.isnan(h["receiver_cpu_wait_share"])
+    assert h["emulator_limited"] == 0
+    receiver["window_cpu"] = None
+    assert math.isnan(emu_run.health_summary(emu, spec)["receiver_cpu_wait_share"])
+
+
 def test_health_reports_segmented_bursts_and_acks_per_data_segment() -> None:
     spec = kernel_scenario(BBR_VS_CUBIC).resolve()
     emu, _, _ = fake_outputs(spec)

@@ -12,7 +12,8 @@
 4. Progress while the run lasts; a program that fails ends the run with its error.
 5. Their JSON outputs become the simulator's result format (:mod:`ccfair.emu.collect`); the summary gets
    the provenance (backend, kernel release, the sysctls set, each veth's offloads as read back, the host
-   preset) and the emulator's health (lateness, losses, the bursts it segmented, ACKs per data segment).
+   preset) and the testbed's health (the emulator's lateness, losses, the bursts it segmented, ACKs per data
+   segment; how long the sending and receiving programs waited for a CPU).
 
 Teardown runs on every exit: normal end, error, Ctrl-C, SIGTERM (turned into KeyboardInterrupt here).
 """
@@ -53,6 +54,12 @@ SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "20000"))
 # (p99), with a floor for very short RTTs, or when any frame was lost inside the emulator or its sockets.
 LATENESS_RTT_FRACTION = 0.02
 LATENESS_FLOOR_NS = 100_000
+# Endpoint health: a run is flagged when the sending or receiving program waited, runnable, for a CPU more
+# than this share of the measurement window. Such a host delays the endpoints' reads and ACK processing by
+# whole scheduler slices; the senders then release their windows in bursts that overflow the bottleneck
+# while its queue is mostly short. Measured on 2 CPUs (Cubic vs Cubic, 10-200 Mbit/s, 10 ms, 1 BDP, offloads
+# off): below 15 % wait the link was 0.998-1.000 used, at 15-23 % 0.96-1.00, at 24-30 % 0.81-0.96 (README).
+ENDPOINT_WAIT_SHARE = 0.2
 
 
 class EmulationError(RuntimeError):
@@ -244,8 +251,15 @@ def stop_programs(programs: list[Program]) -> None:
         p.stderr.close()
 
 
-def health_summary(emu: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The emulator's lateness and losses, and whether it (rather than the bottleneck) limited the run."""
+def health_summary(
+    emu: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    sender: Mapping[str, Any] | None = None,
+    receiver: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The emulator's lateness and losses, the endpoint programs' wait for a CPU (from the ``sender`` and
+    ``receiver`` outputs, when given), and whether the testbed (rather than the bottleneck) may have limited
+    the run."""
     late = emu["lateness_window"]
     h = emu["health"]
     min_rtt = min(g["rtt_ns"] for g in spec["groups"])
@@ -262,6 +276,14 @@ def health_summary(emu: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str,
     ):
         if h[key]:
             reasons.append(f"{h[key]} {what}")
+    window_ns = spec["measure_end_ns"] - spec["measure_start_ns"]
+    waits = {"sending": cpu_wait_share(sender, window_ns), "receiving": cpu_wait_share(receiver, window_ns)}
+    for who, share in waits.items():
+        if share > ENDPOINT_WAIT_SHARE:  # False for NaN (not measured)
+            reasons.append(
+                f"the {who} program waited for a CPU {share * 100:.0f} % of the window (> "
+                f"{ENDPOINT_WAIT_SHARE * 100:.0f} %): a busy host, not the network, set the endpoints' timing"
+            )
     return {
         "emulator_lateness_p50_ns": late["p50_ns"],
         "emulator_lateness_p99_ns": p99,
@@ -271,9 +293,20 @@ def health_summary(emu: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str,
         "emulator_gso_frames": int(h["gso_frames"]),
         "emulator_gso_segments": int(h["gso_segments"]),
         "emulator_acks_per_segment": acks_per_segment(emu),
+        "sender_cpu_wait_share": waits["sending"],
+        "receiver_cpu_wait_share": waits["receiving"],
         "emulator_limited": int(bool(reasons)),
         "emulator_note": "; ".join(reasons),
     }
+
+
+def cpu_wait_share(program: Mapping[str, Any] | None, window_ns: int) -> float:
+    """The share of the measurement window a sender or receiver program spent runnable but waiting for a CPU
+    (its ``window_cpu`` from ``/proc/thread-self/schedstat``); NaN where not measured."""
+    cpu = (program or {}).get("window_cpu")
+    if not cpu or window_ns <= 0:
+        return math.nan
+    return float(cpu["wait_ns"]) / window_ns
 
 
 def acks_per_segment(emu: Mapping[str, Any]) -> float:
@@ -440,7 +473,7 @@ def execute(
         "congestion_controls": " ".join(s["cc"] for s in outputs["snd"]["flows"]),
         "host": host_provenance(spec),
         "offloads": offload_provenance(readback),
-        **health_summary(outputs["rtr"], spec),
+        **health_summary(outputs["rtr"], spec, outputs["snd"], outputs["rcv"]),
     }
     return output, provenance
 

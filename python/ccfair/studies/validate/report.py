@@ -187,7 +187,7 @@ def full_text(document: Mapping[str, Any]) -> str:
     ]
     for cell in document["cells"]:
         excluded = len(cell.get("kernel_excluded", []))
-        left_out = f", {excluded} flagged by the emulator's health left out" if excluded else ""
+        left_out = f", {excluded} flagged by the testbed's health left out" if excluded else ""
         out.append(f"{cell['cell']}: {cell['what']} ({cell['kernel_runs']} kernel runs{left_out})")
         out.append(cell_table(cell))
         out.append("")

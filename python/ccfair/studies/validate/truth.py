@@ -11,11 +11,13 @@ Layout::
      "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
 
     RUN = {"run_id", "repetition", "started_at", "git_revision",
-           "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "rx_drops", "limited", "note"},
+           "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "rx_drops",
+                      "sender_cpu_wait_share", "receiver_cpu_wait_share", "limited", "note"},
            "excluded": null | WHY, "metrics": {KEY: value or null}}
 
-A run the emulator's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, or
-frames lost inside the emulator) stays in the file, excluded with the reason; the truth of a cell is its
+A run the testbed's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, frames
+lost inside the emulator, or a sending or receiving program that waited for a CPU more than 20 % of the
+window) stays in the file, excluded with the reason; the truth of a cell is its
 first ``repetitions`` healthy runs. A cell's stored scenario is the one it ran: a cell whose scenario has
 changed since is reported as stale rather than compared.
 """
@@ -38,8 +40,9 @@ GENERATOR = "ccfair validate truth"
 FORMAT = 1
 TRUTH_FILE = Path(__file__).with_name("truth.json")
 HEALTH_RULE = (
-    "a run is excluded when the emulator may have limited it: departure lateness p99 above 2 % of the "
-    "smallest base RTT (at least 100 us), or any frame lost inside the emulator or its sockets"
+    "a run is excluded when the testbed may have limited it: departure lateness p99 above 2 % of the "
+    "smallest base RTT (at least 100 us), any frame lost inside the emulator or its sockets, or the sending "
+    "or receiving program waiting for a CPU more than 20 % of the measurement window"
 )
 
 
@@ -164,10 +167,14 @@ def build_truth(
                         "lateness_p99_ns": summary.get("emulator_lateness_p99_ns"),
                         "lateness_max_ns": summary.get("emulator_lateness_max_ns"),
                         "rx_drops": summary.get("emulator_rx_drops"),
+                        "sender_cpu_wait_share": _json_number(summary.get("sender_cpu_wait_share", math.nan)),
+                        "receiver_cpu_wait_share": _json_number(
+                            summary.get("receiver_cpu_wait_share", math.nan)
+                        ),
                         "limited": limited,
                         "note": summary.get("emulator_note") or "",
                     },
-                    "excluded": f"emulator health: {summary.get('emulator_note')}" if limited else None,
+                    "excluded": f"testbed health: {summary.get('emulator_note')}" if limited else None,
                     "metrics": {k: _json_number(v) for k, v in metrics[run_id].items()},
                 }
             )
