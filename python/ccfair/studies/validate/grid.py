@@ -23,10 +23,15 @@ Durations are just long enough to converge (the measurement window starts after 
 later flow, after it joined): kernel time is wall time, and the whole kernel grid at 3 repetitions takes
 about 35 minutes.
 
-A cell may carry a host variant (``offloads``): ``"off"`` is the kernel backend as it runs today (every
-offload off on the veths) and the simulator's hosts without offloads; ``"on"`` adds ``[host] tso = true,
-gro = true`` on both sides. The ``on`` cells are defined here and run once both backends accept those keys;
-until then each backend refuses them with a clear error and ``ccfair validate`` lists them as pending.
+A cell may carry a host variant (``offloads``): ``"off"`` is the kernel backend with every offload off on
+the veths and the simulator's hosts without offloads (``tso = false, gro = false`` laid over the testbed
+preset, which has them on); ``"on"`` adds ``[host] tso = true, gro = true`` on both sides.
+
+The comparison is like for like: the simulator's testbed hosts get what the kernel side of the cell has.
+Besides the offloads, that is the start: the kernel backend starts every flow of a cell at one epoch (no
+``start_jitter`` asked for), so the testbed hosts' start jitter (one RTT, a harness that starts clients one
+after the other) is 0 here. What remains of the preset is what a real host adds on its own and the kernel
+side has too: processing noise, timer slack and granularity, the receive window.
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ DEFAULT_REPETITIONS = 3
 PLAN_SEED = 20261124
 # The host table of the "on" variant, on both backends (the keys the offload models add).
 OFFLOAD_HOST = {"tso": True, "gro": True}
+# What every simulated non-ideal host of the grid gets so it matches the kernel side of an "off" cell: its
+# flows start at one epoch, and its veths have every offload off ("on" cells then set OFFLOAD_HOST).
+KERNEL_SIDE_HOST = {"start_jitter": "0s", "tso": False, "gro": False}
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,7 @@ class Cell:
         host: dict[str, Any] = {}
         if preset is not None and preset != "ideal":
             host["preset"] = preset
+            host.update(KERNEL_SIDE_HOST)
         if self.offloads == "on":
             host.update(OFFLOAD_HOST)
         if host:
