@@ -7,7 +7,10 @@ of the first's (captured at the emulator: 100, 156 and 201 µs in three runs). T
 through slow start: every round, the second flow's burst queues behind the first's, so the first RTT samples
 of its round see the first flow's burst, and HyStart's delay test (the round's minimum over at least 8
 samples above delay_min + max(4 ms, delay_min/8)) ends its slow start at the first check of the round that
-starts at cwnd 160 (10 doubled four times) plus the 9 ACKs of that check: 169. The kernel's counters
+starts at cwnd 160 (10 doubled four times) plus the 9 ACKs of that check, one segment each: 169. (One
+segment each because the receive window is still growing: every segment that raises ``rcv_ssthresh`` is
+ACKed at once, ``tcp_grow_window``. The ideal host's unlimited window never grows, its ACKs cover two
+segments, and its exit is 176.) The kernel's counters
 (``nstat`` in the sender namespace) gave ``TcpExtTCPHystartDelayCwnd`` 169 in all five runs of Reno against
 Cubic at 100 Mbit/s, 50 ms, 1 BDP; with two Cubic flows at 20 ms, one ACK-train exit at 250 and one delay
 exit at 169 in all three.
