@@ -13,7 +13,8 @@ ACKed at once, ``tcp_grow_window``. The ideal host's unlimited window never grow
 segments, and its exit is 176.) The kernel's counters
 (``nstat`` in the sender namespace) gave ``TcpExtTCPHystartDelayCwnd`` 169 in all five runs of Reno against
 Cubic at 100 Mbit/s, 50 ms, 1 BDP; with two Cubic flows at 20 ms, one ACK-train exit at 250 and one delay
-exit at 169 in all three.
+exit at 169 in all three; with Cubic's flow first and Reno's second, Cubic's exit is the ACK train's, at
+530-535 (3 of 3 runs).
 
 The simulator's host noise (5 µs per packet at each end) must not move that exit once the flows start in
 the kernel's order: the per-packet delays are small against the 120 µs a segment takes at 100 Mbit/s. (With
@@ -84,6 +85,18 @@ def test_cubic_behind_reno_ends_slow_start_where_the_kernel_does_on_every_seed()
     # Reno has no HyStart: its slow start ends at its first loss, well above Cubic's exit (kernel: 649-682).
     reno = [r[0] for r in results]
     assert all(600 <= x <= 700 for x in reno), reno
+
+
+def test_cubic_ahead_of_reno_ends_slow_start_by_the_ack_train_as_on_the_kernel() -> None:
+    # The same pair in the other order: Cubic's bursts no longer queue behind Reno's, the delay test does not
+    # fire, and the ACK train (a round's ACKs back to back for more than half the minimum RTT) ends its slow
+    # start much later. Kernel, 3 of 3 runs: TCPHystartTrainCwnd 530, 533 and 535; Reno's first ssthresh
+    # 312-321.
+    results = exits(pair("cubic", "reno", "50ms"))
+    cubic = [r[0] for r in results]
+    assert all(530 - SLACK_SEGMENTS <= c <= 535 + SLACK_SEGMENTS for c in cubic), cubic
+    reno = [r[1] for r in results]
+    assert all(312 - SLACK_SEGMENTS <= x <= 321 + SLACK_SEGMENTS for x in reno), reno
 
 
 def test_two_cubic_flows_exit_by_train_and_by_delay_as_on_the_kernel() -> None:
