@@ -1,7 +1,7 @@
 """Running the grid's plans into a results directory through the sweep machinery (every finished run is
 committed at once, a store's runs are reused, Ctrl-C keeps what finished and the same command resumes).
 
-The kernel side runs one cell at a time and tops up a cell whose runs the emulator's health flagged: such
+The kernel side runs one cell at a time and tops up a cell whose runs the testbed's health flagged: such
 runs stay in the store (and in the stored truth, marked excluded with the reason), and further repetitions
 are run until the cell has its count of healthy runs or has run twice that count. A cell the kernel backend
 cannot run here (a link rate above the clean rate ``ccfair doctor`` measured, a variant it refuses) is

@@ -1,4 +1,4 @@
-"""The kernel ground truth: every kernel run of the grid with its metrics and the emulator's health, and the
+"""The kernel ground truth: every kernel run of the grid with its metrics and the testbed's health, and the
 provenance of the whole measurement, as one small JSON document committed with the sources
 (:data:`TRUTH_FILE`), so a machine without kernel access (not root, CI) compares the simulator with it.
 
