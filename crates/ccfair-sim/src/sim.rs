@@ -21,6 +21,7 @@
 //! caller's `Observer` `O`, which sees each event after the recorder.
 
 use ccfair_aqm::{BuildContext, PpvMarker, QdiscSink};
+use ccfair_cc::rate::RateScratch;
 use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
@@ -139,6 +140,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     seg_buf: Vec<Segment>,
     ack_buf: Vec<Ack>,
     qev: QdiscEvents,
+    /// The delivery-rate sample of the ACK being processed: one for every sender, so it stays in the caches.
+    rate_scratch: RateScratch,
     /// The edge marker a core-stateless AQM needs at the senders (PPV), stamping every segment's value.
     marker: Option<PpvMarker>,
     events_processed: u64,
@@ -266,6 +269,7 @@ impl<O: Observer> Simulation<O> {
             seg_buf: Vec::with_capacity(64),
             ack_buf: Vec::with_capacity(8),
             qev: QdiscEvents::default(),
+            rate_scratch: RateScratch::default(),
             marker,
             events_processed: 0,
         })
@@ -709,7 +713,7 @@ impl<O: Observer> Simulation<O> {
         }
         let mut buf = std::mem::take(&mut self.seg_buf);
         let reductions_before = fl.sender.stats.cwnd_reductions;
-        fl.sender.on_ack(now, &ack, &mut buf);
+        fl.sender.on_ack(now, &ack, &mut buf, &mut self.rate_scratch);
         let reductions = fl.sender.stats.cwnd_reductions - reductions_before;
         if reductions > 0 {
             self.report.0.cwnd_reductions(f, reductions);
