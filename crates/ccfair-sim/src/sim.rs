@@ -30,7 +30,7 @@ use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
-use crate::tcp::{Ack, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
+use crate::tcp::{Ack, Arrival, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
 use crate::traffic::flow_plans;
 use ccfair_core::QueueSeries;
 use ccfair_core::{FlowRecord, FlowSeries, Totals};
@@ -67,7 +67,8 @@ struct Flow {
     egress: Egress,
     sender: Sender,
     receiver: Receiver,
-    data_pipe: Pipe<Segment>,
+    /// Segments past the bottleneck on their way to the receiver, in their compact form.
+    data_pipe: Pipe<Arrival>,
     ack_pipe: Pipe<Ack>,
     host: HostTiming,
     /// Receive coalescing at the receiving host (off on an ideal host).
@@ -617,9 +618,9 @@ impl<O: Observer> Simulation<O> {
         let fl = &mut self.flows[pkt.flow as usize];
         let (exit, was_empty) = if fl.host.has_noise() {
             let delay = fl.host.recv_delay();
-            fl.data_pipe.push_delayed(now, delay, pkt)
+            fl.data_pipe.push_delayed(now, delay, Arrival::of(&pkt))
         } else {
-            fl.data_pipe.push(now, pkt)
+            fl.data_pipe.push(now, Arrival::of(&pkt))
         };
         if was_empty {
             self.events.push(exit, code(EV_DATA, pkt.flow));
@@ -630,9 +631,10 @@ impl<O: Observer> Simulation<O> {
         self.events_processed += 1;
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let Some((seg, next)) = fl.data_pipe.pop_due(now) else {
+        let Some((arrival, next)) = fl.data_pipe.pop_due(now) else {
             return;
         };
+        let seg = arrival.segment(f);
         if let Some(t) = next {
             self.events.push(t, code(EV_DATA, f));
         }
