@@ -15,7 +15,11 @@
 //!
 //! Layout: each event touches one flow, whose state has usually left the caches since its last event when
 //! there are thousands of flows; what one kind of event reads is kept together so that it costs few cache
-//! misses (a segment leaving its sending host: `Egress`, one 64-byte line, and the sender's TSQ state).
+//! misses (a segment leaving its sending host: `Egress`, one 64-byte line, and the sender's TSQ state). What
+//! waits for a one-way delay is stored small, as its entry is cold again when it leaves: a segment past the
+//! bottleneck crosses the forward pipe as an [`Arrival`] (16 bytes, what the receiving end reads). State that
+//! lives for one event is kept once for all flows, where it stays in the caches: the ACK's delivery-rate
+//! sample (`rate_scratch`), the segment and ACK buffers.
 //!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
