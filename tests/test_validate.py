@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 
 from ccfair.devtools.validate_docs import known_misses, readme_text
-from ccfair.studies.validate.compare import SPREAD_FLOOR, grid_summary, headline_key, spread_ratio
+from ccfair.studies.validate.compare import (
+    SPREAD_FLOOR,
+    Stat,
+    gap_noise,
+    grid_summary,
+    headline_key,
+    spread_ratio,
+)
 from ccfair.studies.validate.grid import CELLS, PRESETS, cell_plan, select
 from ccfair.studies.validate.metrics import JAIN, RETRANSMISSION, UTILIZATION, metric_keys, run_metrics
 from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table
@@ -39,92 +46,92 @@ README = REPO / "README.md"
 KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "reno-cubic-20ms", "share"): "share gap 0.086",
     ("ideal", "reno-cubic-20ms", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic-20ms", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-reno", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "reno-reno", "sojourn"): "sojourn p50 +20 %",
+    ("testbed", "reno-reno", "share"): "share gap 0.087",
+    ("testbed", "reno-reno", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic", "spread"): "spread ratio 2.77",
+    ("testbed", "cubic-cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-late", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic-late", "spread"): "spread ratio 2.59",
-    ("testbed", "bbr-cubic-0.25bdp", "sojourn"): "sojourn p50 -27 %",
+    ("testbed", "bbr-cubic-0.25bdp", "sojourn"): "sojourn p50 -32 %",
+    ("testbed", "bbr-cubic-0.25bdp", "spread"): "spread ratio 2.42",
     ("ideal", "bbr-cubic-0.5bdp", "spread"): "spread ratio 3.03",
     ("ideal", "bbr-cubic-2bdp", "spread"): "spread ratio 6.24",
+    ("testbed", "bbr-cubic-2bdp", "spread"): "spread ratio 4.16",
     ("ideal", "bbr-cubic-8bdp", "spread"): "spread ratio 0.24",
     ("ideal", "bbr-cubic-32bdp", "spread"): "spread ratio 0.28",
     ("ideal", "bbr-cubic-32bdp", "utilization"): "utilization gap +0.062",
-    ("testbed", "bbr-cubic-32bdp", "spread"): "spread ratio 0.06",
+    ("testbed", "bbr-cubic-32bdp", "spread"): "spread ratio 0.46",
     ("testbed", "bbr-cubic-32bdp", "utilization"): "utilization gap +0.062",
     ("ideal", "cubic-then-bbr-2bdp", "spread"): "spread ratio 0.28",
-    ("testbed", "cubic-then-bbr-2bdp", "share"): "share gap 0.107",
-    ("testbed", "cubic-then-bbr-2bdp", "jain"): "jain gap -0.065",
+    ("testbed", "cubic-then-bbr-2bdp", "spread"): "spread ratio 0.36",
     ("ideal", "bbr-then-cubic-2bdp", "spread"): "spread ratio 5.41",
     ("ideal", "reno-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "reno-rtt-10-100", "jain"): "jain gap -0.064",
     ("ideal", "cubic-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-rtt-10-100", "share"): "share gap 0.127",
-    ("testbed", "cubic-rtt-10-100", "jain"): "jain gap -0.120",
     ("ideal", "bbr-rtt-10-100", "spread"): "spread ratio 0.05",
-    ("testbed", "bbr-rtt-10-100", "spread"): "spread ratio 0.12",
     ("ideal", "bbr-vs-8cubic", "share"): "share gap 0.163",
     ("ideal", "bbr-vs-8cubic", "jain"): "jain gap +0.173",
     ("ideal", "bbr-vs-8cubic", "spread"): "spread ratio 2.55",
-    ("testbed", "bbr-vs-8cubic", "spread"): "spread ratio 2.15",
+    ("testbed", "bbr-vs-8cubic", "share"): "share gap 0.162",
+    ("testbed", "bbr-vs-8cubic", "jain"): "jain gap +0.167",
     ("ideal", "bbr-vs-16cubic", "spread"): "spread ratio 0.20",
-    ("testbed", "bbr-vs-16cubic", "share"): "share gap 0.089",
-    ("testbed", "bbr-vs-16cubic", "jain"): "jain gap -0.066",
-    ("testbed", "bbr-vs-16cubic", "spread"): "spread ratio 0.08",
+    ("testbed", "bbr-vs-16cubic", "spread"): "spread ratio 0.48",
     ("ideal", "5reno-5cubic", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "5reno-5cubic", "spread"): "spread ratio 0.24",
     ("ideal", "10cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "50cubic", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "50cubic", "spread"): "spread ratio 0.04",
+    ("testbed", "50cubic", "spread"): "spread ratio 0.23",
     ("ideal", "10bbr", "jain"): "jain gap -0.088",
     ("ideal", "10bbr", "spread"): "spread ratio 0.12",
     ("ideal", "cubic-staggered-4", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-staggered-4", "spread"): "spread ratio 0.39",
     ("ideal", "bbr-staggered-4", "share"): "share gap 0.092",
     ("ideal", "bbr-staggered-4", "jain"): "jain gap -0.156",
+    ("testbed", "bbr-staggered-4", "spread"): "spread ratio 0.28",
     ("ideal", "bbr-cubic-fifo", "spread"): "spread ratio 2.55",
-    ("testbed", "bbr-cubic-fifo", "spread"): "spread ratio 3.32",
+    ("testbed", "bbr-cubic-fifo", "spread"): "spread ratio 2.36",
     ("ideal", "bbr-cubic-codel", "spread"): "spread ratio 0.33",
+    ("testbed", "bbr-cubic-codel", "spread"): "spread ratio 0.49",
     ("ideal", "bbr-cubic-pie", "spread"): "spread ratio 0.31",
+    ("testbed", "bbr-cubic-red", "spread"): "spread ratio 0.33",
     ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic-codel", "share"): "share gap 0.101",
     ("ideal", "cubic-cubic-100M", "share"): "share gap 0.138",
     ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic-100M", "share"): "share gap 0.111",
+    ("testbed", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "reno-cubic-100M", "share"): "share gap 0.119",
-    ("testbed", "reno-cubic-100M", "sojourn"): "sojourn p50 +57 %",
-    ("testbed", "reno-cubic-100M", "spread"): "spread ratio 8.62",
+    ("testbed", "reno-cubic-100M", "spread"): "spread ratio 0.00",
     ("ideal", "cubic-cubic-200M", "sojourn"): "sojourn p50 +719 %",
     ("ideal", "cubic-cubic-200M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M", "utilization"): "utilization gap +0.239",
-    ("testbed", "cubic-cubic-200M", "sojourn"): "sojourn p50 +708 %",
-    ("testbed", "cubic-cubic-200M", "spread"): "spread ratio 3.65",
+    ("testbed", "cubic-cubic-200M", "share"): "share gap 0.098",
+    ("testbed", "cubic-cubic-200M", "sojourn"): "sojourn p50 +742 %",
+    ("testbed", "cubic-cubic-200M", "spread"): "spread ratio 2.56",
     ("testbed", "cubic-cubic-200M", "utilization"): "utilization gap +0.239",
     ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.02",
     ("ideal", "loss-bbr-1pct", "utilization"): "utilization gap +0.066",
-    ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.01",
+    ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.00",
     ("testbed", "loss-bbr-1pct", "utilization"): "utilization gap +0.067",
     ("ideal", "loss-bbr-10pct", "sojourn"): "sojourn p50 +33 %",
     ("ideal", "loss-bbr-10pct", "spread"): "spread ratio 0.03",
     ("ideal", "loss-bbr-10pct", "utilization"): "utilization gap +0.109",
-    ("testbed", "loss-bbr-10pct", "spread"): "spread ratio 0.44",
-    ("testbed", "loss-bbr-10pct", "utilization"): "utilization gap +0.062",
     ("ideal", "loss-bbr-15pct", "sojourn"): "sojourn p50 +137 %",
     ("ideal", "loss-bbr-15pct", "spread"): "spread ratio 0.08",
     ("ideal", "loss-bbr-15pct", "utilization"): "utilization gap +0.492",
-    ("testbed", "loss-bbr-15pct", "sojourn"): "sojourn p50 +198 %",
-    ("testbed", "loss-bbr-15pct", "spread"): "spread ratio 0.05",
-    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap +0.518",
+    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap +0.148",
     ("ideal", "loss-bbr-20pct", "spread"): "spread ratio 0.08",
     ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.303",
+    ("testbed", "loss-bbr-20pct", "utilization"): "utilization gap +0.088",
     ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic-200M-offloads", "spread"): "spread ratio 2.32",
+    ("testbed", "cubic-cubic-200M-offloads", "spread"): "spread ratio 0.23",
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
     "ideal": "mean |share gap| 0.035, max 0.163",
-    "testbed": "mean |share gap| 0.036, max 0.127",
+    "testbed": "mean |share gap| 0.034, max 0.162",
 }
 
 
@@ -242,7 +249,7 @@ def test_run_metrics_shares_and_ratios() -> None:
     cell = select(["bbr-vs-8cubic"])[0]
     flows = [
         {
-            "group": 0,
+            "label": "bbr",
             "active": True,
             "goodput_bps": 30e6,
             "window_sent_segments": 100,
@@ -250,7 +257,7 @@ def test_run_metrics_shares_and_ratios() -> None:
         }
     ] + [
         {
-            "group": 1,
+            "label": "cubic",
             "active": True,
             "goodput_bps": 2.5e6,
             "window_sent_segments": 50,
@@ -279,6 +286,27 @@ def test_spread_ratio_rule() -> None:
     assert spread_ratio(SPREAD_FLOOR / 2, SPREAD_FLOOR / 3) == 1.0  # both within a few repetitions' noise
     assert spread_ratio(0.02, 0.0) == math.inf
     assert math.isnan(spread_ratio(0.02, math.nan))
+
+
+def test_gap_noise_is_the_mean_gap_of_two_samples_of_one_distribution() -> None:
+    # Draw kernel and simulator repetitions from one normal distribution (a model with the kernel's means):
+    # the mean |difference of means| over many trials is what gap_noise predicts from the spreads.
+    import random
+
+    rng = random.Random(7)
+    sd, n_kernel, n_sim, trials = 0.06, 3, 5, 20000
+    gaps = []
+    for _ in range(trials):
+        k = [rng.gauss(0.5, sd) for _ in range(n_kernel)]
+        s = [rng.gauss(0.5, sd) for _ in range(n_sim)]
+        gaps.append(abs(sum(s) / n_sim - sum(k) / n_kernel))
+    predicted = gap_noise(Stat(0.5, sd, n_kernel), Stat(0.5, sd, n_sim))
+    assert sum(gaps) / trials == pytest.approx(predicted, rel=0.03)
+    # A deterministic simulator (spread 0) leaves the kernel's noise alone; one kernel run leaves it unknown.
+    assert gap_noise(Stat(0.5, sd, 3), Stat(0.5, 0.0, 3)) == pytest.approx(
+        math.sqrt(2 / math.pi) * sd / math.sqrt(3)
+    )
+    assert math.isnan(gap_noise(Stat(0.5, math.nan, 1), Stat(0.5, 0.0, 3)))
 
 
 def test_truth_excludes_flagged_runs_and_notices_stale_cells() -> None:

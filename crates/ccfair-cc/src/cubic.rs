@@ -35,8 +35,10 @@
 //!   would never end).
 //! - Parameters are floats here: `beta` ↦ round(beta·1024) clamped to 1..=1023, `c` ↦ `bic_scale` =
 //!   round(c·1024/10), at least 1.
-//! - `hystart_ack_delay` assumes Linux's default `sk_gso_max_size` of 65536 bytes, and the socket counts as
-//!   paced (`sk_pacing_status != SK_PACING_NONE`) exactly when the stack paces it (`tp.internal_pacing`).
+//! - `hystart_ack_delay` assumes Linux's default `sk_gso_max_size` of 65536 bytes (also what a socket gets
+//!   on a device with segmentation offload off: `sk_setup_caps` always gives TCP `NETIF_F_GSO`, software
+//!   GSO, and takes the device's `gso_max_size`), and the socket counts as paced (`sk_pacing_status !=
+//!   SK_PACING_NONE`) exactly when the stack paces it (`tp.internal_pacing`).
 //! - Sequence numbers (HyStart's round end) are in segments rather than bytes, as everywhere in the simulator.
 //!
 //! **Linux vs RFC 9438:**

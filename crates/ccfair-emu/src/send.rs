@@ -4,6 +4,11 @@
 //! with one handshake RTT sample over the empty path); from its start time it writes as fast as the socket takes data, until its stop time or, for a
 //! finite flow, until it has written its size, when it shuts down its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
 //! (and BBR's TCP_CC_INFO) of every flow.
+//!
+//! Flows with the same start time start in flow order: one wakeup writes to each in turn, and the kernel
+//! sends a flow's initial window inside its first write (`tcp_sendmsg` pushes what the window allows), so
+//! the next flow's first segment leaves after the previous flow's whole initial window, 100-200 µs later
+//! (Linux 6.18 here, captured at the router's veth in 100 Mbit/s runs).
 
 use std::io::Write;
 use std::net::{Shutdown, SocketAddrV4, TcpStream};

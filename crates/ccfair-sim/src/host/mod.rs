@@ -14,7 +14,11 @@
 //!   its own stream of the run's seed (`StreamId::HostStart`), so a flow's start does not depend on other
 //!   components' draws. Default: 0 for `ideal`; one base RTT of the group for the other presets, the spread
 //!   of connection set-up that a harness starting clients over a network sees (a handshake is one RTT, and
-//!   clients started one after the other are at least that far apart).
+//!   clients started one after the other are at least that far apart). With `start_jitter = 0` a group's
+//!   flows start at the same nanosecond, which no host does: the kernel backend's sender, one thread writing to
+//!   its flows in turn, puts each flow's initial window on the wire 100-200 µs after the previous one's, in
+//!   flow order, and that order decides which flow's slow-start bursts queue behind the other's (and so where
+//!   Cubic's HyStart ends its slow start; `tests/test_hystart_exit.py`).
 //!
 //! - `noise`, `noise_scale`: a per-packet processing delay at the sender (between TCP handing a segment down
 //!   and the segment reaching the wire: qdisc, driver, DMA) and at the receiver (between the wire and TCP:

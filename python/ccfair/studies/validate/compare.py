@@ -14,6 +14,11 @@ Targets (the issue's, plus utilization for the single-flow cells, which have no 
   below 0.01 (noise of a few repetitions) counts as agreement; a kernel spread of exactly zero leaves it
   unjudged;
 - ``utilization``: |utilization gap| at most 0.05.
+
+Beside each cell's share gap stands its noise: the |gap| a model with the kernel's true means would show on
+average, from the repetitions alone, sqrt(2/pi) x sqrt(sd_kernel^2 / n_kernel + sd_sim^2 / n_sim) for the
+class of the largest gap (the mean of |N(0, s)| is s x sqrt(2/pi)). Its mean over the grid is the floor the
+grid's mean |share gap| cannot be judged below with this many repetitions.
 """
 
 from __future__ import annotations
@@ -79,6 +84,14 @@ def spread_ratio(sim_sd: float, kernel_sd: float) -> float:
     return sim_sd / kernel_sd if kernel_sd > 0 else math.inf
 
 
+def gap_noise(kernel: Stat, sim: Stat) -> float:
+    """The mean |gap| of two means that differ by repetition noise only (NaN when a spread is unknown)."""
+    if kernel.n < 2 or sim.n < 1 or math.isnan(kernel.sd):
+        return math.nan
+    sim_var = 0.0 if sim.n < 2 or math.isnan(sim.sd) else sim.sd**2 / sim.n
+    return math.sqrt(2 / math.pi) * math.sqrt(kernel.sd**2 / kernel.n + sim_var)
+
+
 def sojourn_tolerance_ms(cell: Cell, kernel_ms: float) -> float:
     packet_ms = FULL_PACKET_BITS / parse_rate_bps(cell.rate, "link.rate") * 1e3
     return max(SOJOURN_RELATIVE * kernel_ms, packet_ms)
@@ -94,8 +107,10 @@ def side_gaps(
     gaps: dict[str, float] = {}
     ok: dict[str, bool | None] = {}
     if shares:
-        gaps["share"] = max(abs(sim[k].mean - kernel[k].mean) for k in shares)
+        worst = max(shares, key=lambda k: abs(sim[k].mean - kernel[k].mean))
+        gaps["share"] = abs(sim[worst].mean - kernel[worst].mean)
         ok["share"] = gaps["share"] < SHARE_CELL_MAX
+        gaps["share_noise"] = gap_noise(kernel[worst], sim[worst])
     if JAIN in keys:
         gaps["jain"] = sim[JAIN].mean - kernel[JAIN].mean
         ok["jain"] = abs(gaps["jain"]) <= JAIN_MAX
@@ -108,7 +123,7 @@ def side_gaps(
     ok["spread"] = None if math.isnan(ratio) else 1 / SPREAD_FACTOR <= ratio <= SPREAD_FACTOR
     gaps["utilization"] = sim[UTILIZATION].mean - kernel[UTILIZATION].mean
     ok["utilization"] = abs(gaps["utilization"]) <= UTILIZATION_MAX
-    for t in list(ok):
+    for t in list(ok):  # share_noise is not a target: it has no verdict
         if math.isnan(gaps[t]) and t != "sojourn":
             ok[t] = None
     return gaps, ok
@@ -156,6 +171,9 @@ def grid_summary(cells: Sequence[Mapping[str, Any]], preset: str) -> dict[str, A
         "share_gap_mean": statistics.fmean(share) if share else None,
         "share_gap_max": max(share) if share else None,
     }
+    noise = [c["presets"][preset]["gaps"].get("share_noise") for c in cells]
+    noise = [n for n in noise if n is not None]
+    out["share_noise_mean"] = statistics.fmean(noise) if noise else None
     out["share_grid_ok"] = (
         None
         if not share

@@ -23,10 +23,22 @@ Durations are just long enough to converge (the measurement window starts after 
 later flow, after it joined): kernel time is wall time, and the whole kernel grid at 3 repetitions takes
 about 35 minutes.
 
-A cell may carry a host variant (``offloads``): ``"off"`` is the kernel backend as it runs today (every
-offload off on the veths) and the simulator's hosts without offloads; ``"on"`` adds ``[host] tso = true,
-gro = true`` on both sides. The ``on`` cells are defined here and run once both backends accept those keys;
-until then each backend refuses them with a clear error and ``ccfair validate`` lists them as pending.
+A cell may carry a host variant (``offloads``): ``"off"`` is the kernel backend with every offload off on
+the veths and the simulator's hosts without offloads (``tso = false, gro = false`` laid over the testbed
+preset, which has them on); ``"on"`` adds ``[host] tso = true, gro = true`` on both sides.
+
+The comparison is like for like: the simulator's testbed hosts get what the kernel side of the cell has.
+Besides the offloads, that is the start. The kernel backend starts a cell's flows at one epoch (no
+``start_jitter`` asked for), from one sender thread that writes to its flows in turn; Linux sends a flow's
+initial window inside its first write, so flows due at the same time reach the bottleneck in flow order,
+each 100 to 200 us after the one before (captured at the emulator's veth at 100 Mbit/s: 100, 156 and
+201 us). That order decides whose slow-start bursts queue behind whose, and so where Cubic's HyStart ends
+a slow start (``tests/test_hystart_exit.py``). The testbed side therefore runs each flow as its own group
+of the same label, started in flow order: the k-th flow due at a time starts k x ``KERNEL_START_GAP_NS``
+after it plus the host's start jitter U[0, ``KERNEL_START_SPREAD_NS``), so consecutive flows start 100 to
+200 us apart, as measured. What remains of the preset
+is what a real host adds on its own and the kernel side has too: processing noise, timer slack and
+granularity, the receive window.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ from typing import Any
 from ccfair.errors import ScenarioError
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan, plan_from_dict
+from ccfair.units import parse_duration_ns
 
 PLAN_PREFIX = "validate-"
 PRESETS = ("ideal", "testbed")  # the simulator's host presets compared with the kernel
@@ -46,6 +59,12 @@ DEFAULT_REPETITIONS = 3
 PLAN_SEED = 20261124
 # The host table of the "on" variant, on both backends (the keys the offload models add).
 OFFLOAD_HOST = {"tso": True, "gro": True}
+# What every simulated non-ideal host of the grid gets so it matches the kernel side of an "off" cell: its
+# flows start at one epoch, and its veths have every offload off ("on" cells then set OFFLOAD_HOST).
+# The kernel backend's flows due at the same time start in flow order, 100 to 200 us apart (module docs).
+KERNEL_START_GAP_NS = 150_000
+KERNEL_START_SPREAD_NS = 50_000
+KERNEL_SIDE_HOST = {"tso": False, "gro": False, "start_jitter": f"{KERNEL_START_SPREAD_NS}ns"}
 
 
 @dataclass(frozen=True)
@@ -73,20 +92,39 @@ class Cell:
         link: dict[str, Any] = {"rate": self.rate, "buffer": self.buffer, "aqm": self.aqm}
         if self.base_rtt is not None:
             link["base_rtt"] = self.base_rtt
+        kernel_like = preset is not None and preset != "ideal"
         doc: dict[str, Any] = {
             "duration": self.duration,
             "measure": {"start": self.measure_start},
             "link": link,
-            "flows": [dict(g) for g in self.flows],
+            "flows": _in_kernel_start_order(self.flows) if kernel_like else [dict(g) for g in self.flows],
         }
         host: dict[str, Any] = {}
-        if preset is not None and preset != "ideal":
+        if kernel_like:
             host["preset"] = preset
+            host.update(KERNEL_SIDE_HOST)
         if self.offloads == "on":
             host.update(OFFLOAD_HOST)
         if host:
             doc["host"] = host
         return doc
+
+
+def _in_kernel_start_order(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each flow of ``groups`` as its own group (same label, so the same class), the k-th flow due at a time
+    starting k x ``KERNEL_START_GAP_NS`` after it, as the kernel backend's flows do (the host's start jitter
+    adds the spread)."""
+    out: list[dict[str, Any]] = []
+    earlier: dict[int, int] = {}  # start time (ns) -> flows already started at it
+    for group in groups:
+        start_ns = parse_duration_ns(group.get("start", "0s"), "start", allow_zero=True)
+        for _ in range(int(group.get("count", 1))):
+            k = earlier.get(start_ns, 0)
+            earlier[start_ns] = k + 1
+            one = {key: v for key, v in group.items() if key != "count"}
+            one["start"] = f"{start_ns + k * KERNEL_START_GAP_NS}ns"
+            out.append(one)
+    return out
 
 
 def flow(cc: str, label: str | None = None, *, rtt: str = "50ms", **more: Any) -> dict[str, Any]:

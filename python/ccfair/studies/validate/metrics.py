@@ -44,8 +44,7 @@ def _number(value: Any) -> float:
 
 def run_metrics(cell: Cell, run: dict[str, Any], flows: Sequence[dict[str, Any]]) -> dict[str, float]:
     """The metrics of one run: ``run`` its ``runs`` row (the run-summary columns), ``flows`` its flow rows
-    (``group``, ``active``, ``goodput_bps``, ``window_sent_segments``, ``window_retransmitted_segments``)."""
-    labels = [g["label"] for g in cell.flows]
+    (``label``, ``active``, ``goodput_bps``, ``window_sent_segments``, ``window_retransmitted_segments``)."""
     active = [f for f in flows if f["active"]]
     total = sum(float(f["goodput_bps"]) for f in active)
     out: dict[str, float] = {}
@@ -53,7 +52,7 @@ def run_metrics(cell: Cell, run: dict[str, Any], flows: Sequence[dict[str, Any]]
     for label in cell.classes():
         key = share_key(label)
         if key in keys:
-            mine = sum(float(f["goodput_bps"]) for f in active if labels[int(f["group"])] == label)
+            mine = sum(float(f["goodput_bps"]) for f in active if f["label"] == label)
             out[key] = mine / total if total > 0 else math.nan
     if JAIN in keys:
         out[JAIN] = _number(run["jain_index"])
@@ -68,7 +67,7 @@ def run_metrics(cell: Cell, run: dict[str, Any], flows: Sequence[dict[str, Any]]
 
 
 RUN_COLUMNS = ("jain_index", "utilization", "queue_sojourn_p50_ns", "fness")
-FLOW_COLUMNS = ("group", "active", "goodput_bps", "window_sent_segments", "window_retransmitted_segments")
+FLOW_COLUMNS = ("label", "active", "goodput_bps", "window_sent_segments", "window_retransmitted_segments")
 
 
 def store_metrics(root: Path, cell: Cell, run_ids: Sequence[str]) -> dict[str, dict[str, float]]:

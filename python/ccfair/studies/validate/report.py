@@ -132,6 +132,11 @@ def summary_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
             "value": both(lambda x: _plain(x["share_gap_mean"])),
         },
         {
+            "what": "mean |share gap| a model with the kernel's means would show (repetition noise)",
+            "target": "-",
+            "value": both(lambda x: _plain(x.get("share_noise_mean"))),
+        },
+        {
             "what": "max |share gap|",
             "target": f"< {SHARE_CELL_MAX}",
             "value": both(lambda x: _plain(x["share_gap_max"])),
