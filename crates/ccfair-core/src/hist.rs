@@ -109,6 +109,30 @@ impl LogHistogram {
         self.first = start;
     }
 
+    /// Adds `other`'s samples, as if each had been recorded here too: every count, the mean, minimum and
+    /// maximum then describe both. Allocates at most once (to widen the stored range).
+    pub fn merge(&mut self, other: &LogHistogram) {
+        if other.n == 0 {
+            return;
+        }
+        let other_end = other.first + other.counts.len();
+        if self.counts.is_empty() || other.first < self.first || other_end > self.first + self.counts.len() {
+            self.widen(other.first);
+            self.widen(other_end - 1);
+        }
+        let at = other.first - self.first;
+        for (c, &o) in self.counts[at..at + other.counts.len()]
+            .iter_mut()
+            .zip(&other.counts)
+        {
+            *c = c.saturating_add(o);
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
     pub fn clear(&mut self) {
         if self.n != 0 {
             self.counts.fill(0);
@@ -173,6 +197,41 @@ mod tests {
         assert_eq!(h.min(), Some(1000));
         assert_eq!(h.max(), Some(100_000_000));
         assert!((h.mean().unwrap() - 50_000_500.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn merging_equals_recording_both_sets_in_one() {
+        let a: Vec<u64> = (1..=2000u64).map(|v| v * v * 37).collect();
+        let b: Vec<u64> = (1..=300u64).map(|v| 5 + v * 1_000_003).collect();
+        let mut both = LogHistogram::new();
+        let (mut ha, mut hb) = (LogHistogram::new(), LogHistogram::new());
+        for &v in &a {
+            ha.record(v);
+            both.record(v);
+        }
+        for &v in &b {
+            hb.record(v);
+            both.record(v);
+        }
+        // Merged either way round, into an empty one, and with an empty one: the same as one histogram.
+        let mut ab = ha.clone();
+        ab.merge(&hb);
+        let mut ba = hb.clone();
+        ba.merge(&ha);
+        let mut empty_first = LogHistogram::new();
+        empty_first.merge(&ab);
+        empty_first.merge(&LogHistogram::new());
+        for m in [&ab, &ba, &empty_first] {
+            assert_eq!(m.count(), both.count());
+            assert_eq!(
+                (m.min(), m.max(), m.mean()),
+                (both.min(), both.max(), both.mean())
+            );
+            for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                assert_eq!(m.quantile(q), both.quantile(q), "q{q}");
+            }
+        }
+        assert_ne!(ab.quantile(0.5), ha.quantile(0.5), "the merge changed the median");
     }
 
     #[test]

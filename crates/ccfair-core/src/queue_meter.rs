@@ -16,10 +16,11 @@ pub fn quantile_or_nan(h: &LogHistogram, q: f64) -> f64 {
     h.quantile(q).map_or(f64::NAN, |x| x as f64)
 }
 
-/// What the queue did over a span of time (an interval or the measurement window).
+/// What the queue did over a span of time (an interval or the measurement window). The sojourns are recorded
+/// per class only (each departure costs two histogram updates, the interval's and the window's); the
+/// distribution of all departures is the two merged, when a row or the totals need it.
 #[derive(Clone, Debug, Default)]
 pub struct QueueTally {
-    pub sojourn: LogHistogram,
     pub sojourn_l4s: LogHistogram,
     pub sojourn_classic: LogHistogram,
     pub drops: u64,
@@ -30,7 +31,6 @@ pub struct QueueTally {
 
 impl QueueTally {
     fn clear(&mut self) {
-        self.sojourn.clear();
         self.sojourn_l4s.clear();
         self.sojourn_classic.clear();
         self.drops = 0;
@@ -41,7 +41,6 @@ impl QueueTally {
 
     #[inline]
     fn departed(&mut self, sojourn_ns: u64, l4s: bool) {
-        self.sojourn.record(sojourn_ns);
         if l4s {
             &mut self.sojourn_l4s
         } else {
@@ -51,14 +50,21 @@ impl QueueTally {
         self.departures += 1;
     }
 
+    /// The sojourns of all departures: the L4S and the classic ones together.
+    pub fn sojourn(&self) -> LogHistogram {
+        let mut all = self.sojourn_classic.clone();
+        all.merge(&self.sojourn_l4s);
+        all
+    }
+
     /// Sojourn quantile `q` of all departures (ns), NaN when none.
     pub fn sojourn_ns(&self, q: f64) -> f64 {
-        quantile_or_nan(&self.sojourn, q)
+        quantile_or_nan(&self.sojourn(), q)
     }
 
     /// Mean sojourn (ns), NaN when none.
     pub fn sojourn_mean_ns(&self) -> f64 {
-        self.sojourn.mean().unwrap_or(f64::NAN)
+        self.sojourn().mean().unwrap_or(f64::NAN)
     }
 }
 
@@ -121,13 +127,14 @@ impl QueueMeter {
     /// Appends the row of the interval ending at `t_ns` with the backlog at that moment, and starts the next.
     pub fn sample(&mut self, t_ns: u64, backlog_bytes: u64, backlog_packets: u32) {
         let iv = &self.interval;
+        let sojourn = iv.sojourn();
         self.series.push(QueueRow {
             t_ns,
             backlog_bytes,
             backlog_packets,
-            sojourn_p50_ns: iv.sojourn_ns(0.5),
-            sojourn_p99_ns: iv.sojourn_ns(0.99),
-            sojourn_max_ns: iv.sojourn.max().map_or(f64::NAN, |x| x as f64),
+            sojourn_p50_ns: quantile_or_nan(&sojourn, 0.5),
+            sojourn_p99_ns: quantile_or_nan(&sojourn, 0.99),
+            sojourn_max_ns: sojourn.max().map_or(f64::NAN, |x| x as f64),
             drops: iv.drops,
             marks: iv.marks,
             departures: iv.departures,

@@ -39,7 +39,7 @@ use serde::Serialize;
 use crate::recorder::FlowView;
 use crate::scenario::ScenarioSpec;
 use crate::tcp::rtx_queue::SegState;
-use crate::tcp::{Ack, SackBlock, Segment};
+use crate::tcp::{Ack, Arrival, SackBlock, Segment};
 use ccfair_core::{FlowCounters, FlowRecord};
 
 /// One part of an estimate: what it counts, the scenario field that drives it, and the amount.
@@ -296,7 +296,7 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
     let buffer_packets = spec.link.aqm.limit.bytes(spec.link.mtu_bytes) as f64 / mtu;
     let ramp_in_flight = ramp_segments_per_second(spec, spec.duration_ns as f64) * max_rtt_ns * 1e-9;
     let in_flight = (2.0 * (bdp_packets + buffer_packets)).min(ramp_in_flight.max(1.0));
-    let pipe_entry = (std::mem::size_of::<(u64, Segment)>() + std::mem::size_of::<(u64, Ack)>()) as f64;
+    let pipe_entry = (std::mem::size_of::<(u64, Arrival)>() + std::mem::size_of::<(u64, Ack)>()) as f64;
     let on_path = in_flight.min(bdp_packets);
     memory.push(Part {
         what: "segments in flight",

@@ -15,12 +15,17 @@
 //!
 //! Layout: each event touches one flow, whose state has usually left the caches since its last event when
 //! there are thousands of flows; what one kind of event reads is kept together so that it costs few cache
-//! misses (a segment leaving its sending host: `Egress`, one 64-byte line, and the sender's TSQ state).
+//! misses (a segment leaving its sending host: `Egress`, one 64-byte line, and the sender's TSQ state). What
+//! waits for a one-way delay is stored small, as its entry is cold again when it leaves: a segment past the
+//! bottleneck crosses the forward pipe as an [`Arrival`] (16 bytes, what the receiving end reads). State that
+//! lives for one event is kept once for all flows, where it stays in the caches: the ACK's delivery-rate
+//! sample (`rate_scratch`), the segment and ACK buffers.
 //!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
 
 use ccfair_aqm::{BuildContext, PpvMarker, QdiscSink};
+use ccfair_cc::rate::RateScratch;
 use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
@@ -29,7 +34,7 @@ use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
-use crate::tcp::{Ack, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
+use crate::tcp::{Ack, Arrival, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
 use crate::traffic::flow_plans;
 use ccfair_core::QueueSeries;
 use ccfair_core::{FlowRecord, FlowSeries, Totals};
@@ -66,7 +71,8 @@ struct Flow {
     egress: Egress,
     sender: Sender,
     receiver: Receiver,
-    data_pipe: Pipe<Segment>,
+    /// Segments past the bottleneck on their way to the receiver, in their compact form.
+    data_pipe: Pipe<Arrival>,
     ack_pipe: Pipe<Ack>,
     host: HostTiming,
     /// Receive coalescing at the receiving host (off on an ideal host).
@@ -139,6 +145,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     seg_buf: Vec<Segment>,
     ack_buf: Vec<Ack>,
     qev: QdiscEvents,
+    /// The delivery-rate sample of the ACK being processed: one for every sender, so it stays in the caches.
+    rate_scratch: RateScratch,
     /// The edge marker a core-stateless AQM needs at the senders (PPV), stamping every segment's value.
     marker: Option<PpvMarker>,
     events_processed: u64,
@@ -266,6 +274,7 @@ impl<O: Observer> Simulation<O> {
             seg_buf: Vec::with_capacity(64),
             ack_buf: Vec::with_capacity(8),
             qev: QdiscEvents::default(),
+            rate_scratch: RateScratch::default(),
             marker,
             events_processed: 0,
         })
@@ -613,9 +622,9 @@ impl<O: Observer> Simulation<O> {
         let fl = &mut self.flows[pkt.flow as usize];
         let (exit, was_empty) = if fl.host.has_noise() {
             let delay = fl.host.recv_delay();
-            fl.data_pipe.push_delayed(now, delay, pkt)
+            fl.data_pipe.push_delayed(now, delay, Arrival::of(&pkt))
         } else {
-            fl.data_pipe.push(now, pkt)
+            fl.data_pipe.push(now, Arrival::of(&pkt))
         };
         if was_empty {
             self.events.push(exit, code(EV_DATA, pkt.flow));
@@ -626,9 +635,10 @@ impl<O: Observer> Simulation<O> {
         self.events_processed += 1;
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let Some((seg, next)) = fl.data_pipe.pop_due(now) else {
+        let Some((arrival, next)) = fl.data_pipe.pop_due(now) else {
             return;
         };
+        let seg = arrival.segment(f);
         if let Some(t) = next {
             self.events.push(t, code(EV_DATA, f));
         }
@@ -709,7 +719,7 @@ impl<O: Observer> Simulation<O> {
         }
         let mut buf = std::mem::take(&mut self.seg_buf);
         let reductions_before = fl.sender.stats.cwnd_reductions;
-        fl.sender.on_ack(now, &ack, &mut buf);
+        fl.sender.on_ack(now, &ack, &mut buf, &mut self.rate_scratch);
         let reductions = fl.sender.stats.cwnd_reductions - reductions_before;
         if reductions > 0 {
             self.report.0.cwnd_reductions(f, reductions);

@@ -23,6 +23,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use ccfair_cc::rate::RateScratch;
 use ccfair_cc::testing::{Ack as DriverAck, Driver};
 use ccfair_cc::{CaState, CcConfig, TcpSock, algorithms};
 use ccfair_core::rng::StreamId;
@@ -82,6 +83,8 @@ struct Seen {
 struct Harness {
     name: &'static str,
     sim: Sender,
+    /// The simulator's delivery-rate sample of the last ACK.
+    rate: RateScratch,
     drv: Driver,
     net: Net,
     now: Time,
@@ -127,6 +130,7 @@ impl Harness {
                 s.connect(Time::ZERO, Dur::from_ms(net.rtt_ms));
                 s
             },
+            rate: RateScratch::default(),
             drv: Driver::with_handshake(cfg.build(rng()), TcpSock::new(MSS, 10), net.rtt_ms * 1000),
             net,
             now: Time::ZERO,
@@ -226,7 +230,7 @@ impl Harness {
         let una = self.sim.tp.snd_una;
         let lost = self.sim.tp.lost;
         let mut out = Vec::new();
-        self.sim.on_ack(self.now, ack, &mut out);
+        self.sim.on_ack(self.now, ack, &mut out, &mut self.rate);
         // The block that holds the arriving segment is the one with news.
         let sack = ack
             .sack_blocks()
@@ -246,7 +250,7 @@ impl Harness {
         });
         assert_eq!(
             &rs,
-            self.sim.rate_sample(),
+            &self.rate.rs,
             "{}: rate samples differ at {} ns (driver, simulator)",
             self.name,
             self.now.ns()

@@ -4,6 +4,7 @@
 
 use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
+use ccfair_cc::rate::RateScratch;
 use ccfair_core::{DropReason, Dur, Observer, Time};
 use ccfair_sim::{GroupSpec, LinkSpec, ScenarioSpec, Simulation};
 use proptest::prelude::*;
@@ -684,7 +685,7 @@ mod stack {
         let mut held = sent_at_start;
         s.set_host_queued(held);
         out.clear();
-        s.on_ack(ms(50), &ack(1, &[]), &mut out);
+        s.on_ack(ms(50), &ack(1, &[]), &mut out, &mut RateScratch::default());
         held -= 1;
         s.set_host_queued(held);
         assert!(s.tsq_throttled() && out.is_empty(), "{} sent", out.len());
@@ -723,7 +724,7 @@ mod stack {
         assert_eq!(out.len(), 10, "initial window");
         out.clear();
         for i in 1..=10 {
-            s.on_ack(ms(50), &ack(i, &[]), &mut out);
+            s.on_ack(ms(50), &ack(i, &[]), &mut out, &mut RateScratch::default());
         }
         assert_eq!(s.tp.snd_cwnd, 20);
         assert_eq!(s.tp.packets_out, 20);
@@ -735,13 +736,28 @@ mod stack {
     fn three_sacks_trigger_fast_retransmit_and_prr_reduction() {
         let (mut s, mut out) = warmed_up();
         // Segment 10 is lost; 11, 12 arrive: RACK waits (reordering window min_rtt/4)...
-        s.on_ack(ms(100), &ack(10, &[(11, 12)]), &mut out);
-        s.on_ack(ms(100), &ack(10, &[(11, 13)]), &mut out);
+        s.on_ack(
+            ms(100),
+            &ack(10, &[(11, 12)]),
+            &mut out,
+            &mut RateScratch::default(),
+        );
+        s.on_ack(
+            ms(100),
+            &ack(10, &[(11, 13)]),
+            &mut out,
+            &mut RateScratch::default(),
+        );
         assert_eq!(s.tp.lost_out, 0);
         assert!(out.iter().all(|x| !x.retransmit));
         // ...until the third SACKed segment (dupthresh): 10 is marked lost and retransmitted first.
         out.clear();
-        s.on_ack(ms(100), &ack(10, &[(11, 14)]), &mut out);
+        s.on_ack(
+            ms(100),
+            &ack(10, &[(11, 14)]),
+            &mut out,
+            &mut RateScratch::default(),
+        );
         assert_eq!(s.tp.ca_state, CaState::Recovery);
         assert_eq!(s.tp.snd_ssthresh, 10, "Reno halves cwnd 20");
         assert_eq!(s.tp.prior_cwnd, 20);
@@ -754,7 +770,12 @@ mod stack {
         let mut sent_on = Vec::new();
         for k in 14..30 {
             out.clear();
-            s.on_ack(ms(101), &ack(10, &[(11, k + 1)]), &mut out);
+            s.on_ack(
+                ms(101),
+                &ack(10, &[(11, k + 1)]),
+                &mut out,
+                &mut RateScratch::default(),
+            );
             sent_in_recovery += out.len() as u32;
             if !out.is_empty() {
                 sent_on.push(k);
@@ -769,7 +790,7 @@ mod stack {
         // The retransmission arrives: recovery ends at high_seq and cwnd = ssthresh.
         out.clear();
         let high = s.tp.high_seq;
-        s.on_ack(ms(150), &ack(high, &[]), &mut out);
+        s.on_ack(ms(150), &ack(high, &[]), &mut out, &mut RateScratch::default());
         assert_eq!(s.tp.ca_state, CaState::Open);
         assert_eq!(s.tp.snd_cwnd, 10);
         s.check_invariants().unwrap();
@@ -810,7 +831,12 @@ mod stack {
         // The retransmission is ACKed: slow start from 1 resumes, F-RTO first sends... nothing new (app
         // stopped), so it falls back to retransmitting the lost segments.
         out.clear();
-        s.on_ack(next - Dur::from_ms(100), &ack(11, &[]), &mut out);
+        s.on_ack(
+            next - Dur::from_ms(100),
+            &ack(11, &[]),
+            &mut out,
+            &mut RateScratch::default(),
+        );
         assert_eq!(s.tp.snd_cwnd, 2);
         assert_eq!(seqs(&out), vec![(11, true), (12, true)]);
         s.check_invariants().unwrap();
@@ -852,7 +878,7 @@ mod stack {
         // ACKs 100 ms after the start, one per segment, open the window well beyond what pacing allows.
         let mut sent_at = Vec::new();
         for i in 1..=10 {
-            s.on_ack(ms(100), &ack(i, &[]), &mut out);
+            s.on_ack(ms(100), &ack(i, &[]), &mut out, &mut RateScratch::default());
         }
         let rate = s.tp.pacing_rate as f64; // bytes/s
         // In slow start (cwnd < ssthresh/2) the rate is 200 % of cwnd·mss/srtt.

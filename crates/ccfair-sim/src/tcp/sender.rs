@@ -48,7 +48,8 @@
 use ccfair_cc::rate::{self, RateScratch, RateState};
 use ccfair_cc::stack::TcpCore;
 use ccfair_cc::{
-    AckEventFlags, AckSample, CaState, CcVars, CongestionControl, TcpSock, sock::TCP_INFINITE_SSTHRESH,
+    AckEventFlags, AckSample, CaState, CcVars, CongestionControl, RateSample, TcpSock,
+    sock::TCP_INFINITE_SSTHRESH,
 };
 use ccfair_core::{Dur, Time};
 
@@ -166,7 +167,6 @@ pub struct Sender {
     pub rtt: RttEstimator,
     pub(super) rack: Rack,
     pub(super) rate: RateState,
-    pub(super) scratch: RateScratch,
     pub(super) reordering: u32,
     // Loss recovery.
     pub(super) frto: bool,
@@ -234,7 +234,6 @@ impl Sender {
             rtt: RttEstimator::new(),
             rack: Rack::default(),
             rate: RateState::default(),
-            scratch: RateScratch::default(),
             reordering: REORDERING,
             frto: false,
             tlp_high_seq: None,
@@ -361,11 +360,6 @@ impl Sender {
         &self.q
     }
 
-    /// The delivery-rate sample the last ACK produced (what `cong_control` got), for tests.
-    pub fn rate_sample(&self) -> &ccfair_cc::RateSample {
-        &self.scratch.rs
-    }
-
     #[inline]
     pub(super) fn min_rtt(&self) -> Dur {
         let us = self.rtt.min_rtt_us();
@@ -403,8 +397,11 @@ impl Sender {
         }
     }
 
-    /// Processes one ACK (`tcp_ack`), then sends what the new state allows.
-    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Segment>) {
+    /// Processes one ACK (`tcp_ack`), then sends what the new state allows. The ACK's delivery-rate sample is
+    /// built in `rate` (Linux keeps it on `tcp_ack`'s stack): it lives for one ACK, so the caller keeps one
+    /// for all its senders, in memory that stays in the caches, and finds this ACK's sample (what
+    /// `cong_control` got) in `rate.rs` afterwards.
+    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Segment>, rate: &mut RateScratch) {
         self.tsq.hold_segments = None;
         self.tp.now = now;
         self.last_rtt_us = -1;
@@ -419,8 +416,8 @@ impl Sender {
             self.retransmits = 0;
         }
         let prior_fack = self.highest_sack_seq();
-        self.scratch = RateScratch::default();
-        self.scratch.rs.prior_in_flight = self.tp.in_flight();
+        *rate = RateScratch::default();
+        rate.rs.prior_in_flight = self.tp.in_flight();
         // google/bbr's `tcp_ack` marks an application-limited bubble here (see `rate::check_app_limited`).
         let has_unsent = self.has_unsent();
         rate::check_app_limited(&mut self.tp, has_unsent);
@@ -459,7 +456,7 @@ impl Sender {
         } else {
             self.tp.snd_una = ack.ack;
             if ack.num_sacks > 0 {
-                flag |= self.sacktag(ack, prior_snd_una, &mut sack);
+                flag |= self.sacktag(ack, prior_snd_una, &mut sack, rate);
             }
             if ece {
                 flag |= FLAG_ECE;
@@ -484,10 +481,10 @@ impl Sender {
             return;
         }
 
-        flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut sack, classic_ece);
+        flag |= self.clean_rtx_queue(ack, prior_fack, prior_snd_una, &mut sack, classic_ece, rate);
         // tcp_accecn_process: the marks this ACK reports.
         self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(ce_delta);
-        self.scratch.rs.ece_delta = ce_delta;
+        rate.rs.ece_delta = ce_delta;
         self.core.cc().in_ack_event(&mut self.tp, ev);
 
         if let Some(high) = self.tlp_high_seq {
@@ -505,12 +502,12 @@ impl Sender {
 
         let delivered = self.tp.delivered - prior_delivered;
         let lost = self.tp.lost - prior_lost;
-        self.scratch.rs.is_ack_delayed = flag & FLAG_ACK_MAYBE_DELAYED != 0;
-        self.scratch.rs.ece = flag & FLAG_ECE != 0;
+        rate.rs.is_ack_delayed = flag & FLAG_ACK_MAYBE_DELAYED != 0;
+        rate.rs.ece = flag & FLAG_ECE != 0;
         let min_rtt_us = self.rtt.min_rtt_us();
         self.rate
-            .generate(&mut self.tp, now, delivered, lost, min_rtt_us, &mut self.scratch);
-        self.cong_control(delivered, flag);
+            .generate(&mut self.tp, now, delivered, lost, min_rtt_us, rate);
+        self.cong_control(delivered, flag, &rate.rs);
         self.xmit_recovery(rexmit, out);
         self.write_xmit(0, out);
     }
@@ -529,12 +526,12 @@ impl Sender {
     }
 
     /// `tcp_cong_control` (in the shared core).
-    fn cong_control(&mut self, delivered: u32, flag: u32) {
+    fn cong_control(&mut self, delivered: u32, flag: u32, rs: &RateSample) {
         let may_raise = self.may_raise_cwnd(flag);
         let una_advanced = flag & FLAG_SND_UNA_ADVANCED != 0;
         self.core.cong_control(
             &mut self.tp,
-            &self.scratch.rs,
+            rs,
             delivered,
             may_raise,
             una_advanced,
@@ -546,7 +543,7 @@ impl Sender {
     // SACK processing (tcp_sacktag_write_queue and friends)
     // ------------------------------------------------------------------------------------------------
 
-    fn sacktag(&mut self, ack: &Ack, prior_snd_una: u32, st: &mut SackState) -> u32 {
+    fn sacktag(&mut self, ack: &Ack, prior_snd_una: u32, st: &mut SackState, rate: &mut RateScratch) -> u32 {
         st.flag = 0;
         st.reord = self.tp.snd_nxt;
         if self.tp.sacked_out == 0 {
@@ -582,7 +579,7 @@ impl Sender {
                     seq = c.end;
                     continue;
                 }
-                self.sacktag_one(seq, st);
+                self.sacktag_one(seq, st, rate);
                 seq += 1;
             }
         }
@@ -596,7 +593,7 @@ impl Sender {
     }
 
     /// `tcp_sacktag_one` + the per-segment part of `tcp_sacktag_walk`.
-    fn sacktag_one(&mut self, seq: u32, st: &mut SackState) {
+    fn sacktag_one(&mut self, seq: u32, st: &mut SackState, rate: &mut RateScratch) {
         let now = self.tp.now;
         let min_rtt = self.min_rtt();
         let highest = self.highest_sack_seq();
@@ -642,7 +639,7 @@ impl Sender {
             seq + 1,
             flags & RETRANS != 0,
             flags & SACKED_ACKED != 0,
-            &mut self.scratch,
+            rate,
         );
         if flags & SACKED_ACKED != 0 {
             self.q.unlink(seq);
@@ -676,6 +673,7 @@ impl Sender {
         prior_snd_una: u32,
         st: &mut SackState,
         ece: bool,
+        rate: &mut RateScratch,
     ) -> u32 {
         let now = self.tp.now;
         let min_rtt = self.min_rtt();
@@ -721,7 +719,7 @@ impl Sender {
                 seq + 1,
                 sacked & RETRANS != 0,
                 sacked & SACKED_ACKED != 0,
-                &mut self.scratch,
+                rate,
             );
             flag |= FLAG_DATA_ACKED;
             self.q.pop_front();
@@ -745,7 +743,14 @@ impl Sender {
             sack_rtt_us = (now.saturating_since(first).ns() / 1000) as i64;
             ca_rtt_us = (now.saturating_since(last).ns() / 1000) as i64;
         }
-        let rtt_update = self.ack_update_rtt(flag, seq_rtt_us, sack_rtt_us, ca_rtt_us, ack.tsecr_ms);
+        let rtt_update = self.ack_update_rtt(
+            flag,
+            seq_rtt_us,
+            sack_rtt_us,
+            ca_rtt_us,
+            ack.tsecr_ms,
+            &mut rate.rs,
+        );
 
         if flag & FLAG_ACKED != 0 {
             flag |= FLAG_SET_XMIT_TIMER;
@@ -760,10 +765,10 @@ impl Sender {
             }
         }
 
-        let in_flight_bytes = self.tp.mss * self.tp.delivered.wrapping_sub(self.scratch.rs.prior_delivered);
+        let in_flight_bytes = self.tp.mss * self.tp.delivered.wrapping_sub(rate.rs.prior_delivered);
         let sample = AckSample {
             pkts_acked,
-            rtt_us: self.scratch.rs.rtt_us,
+            rtt_us: rate.rs.rtt_us,
             in_flight: in_flight_bytes,
         };
         self.core.cc().pkts_acked(&mut self.tp, &sample);
@@ -779,6 +784,7 @@ impl Sender {
         sack_rtt_us: i64,
         mut ca_rtt_us: i64,
         tsecr_ms: u32,
+        rs: &mut RateSample,
     ) -> bool {
         if seq_rtt_us < 0 {
             seq_rtt_us = sack_rtt_us;
@@ -789,7 +795,7 @@ impl Sender {
             seq_rtt_us = delta_ms as i64 * 1000;
             ca_rtt_us = seq_rtt_us;
         }
-        self.scratch.rs.rtt_us = ca_rtt_us;
+        rs.rtt_us = ca_rtt_us;
         if seq_rtt_us < 0 {
             return false;
         }
