@@ -701,3 +701,17 @@ def test_offloads_go_to_the_senders_and_the_receivers_veth_and_are_read_back() -
         "preset testbed; offloads tso gro gro_flush=1000000ns; start jitter as drawn, timers and noise this "
         "machine's own"
     )
+
+
+def test_kernel_hz_is_read_from_the_kernels_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    boot = tmp_path / "config"
+    boot.write_text("# CONFIG_HZ_1000 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+    real_path = emu_run.Path
+
+    def fake_path(name: str) -> Path:
+        return boot if name.startswith("/boot/config-") else real_path(tmp_path / "absent")
+
+    monkeypatch.setattr(emu_run, "Path", fake_path)
+    assert emu_run.kernel_hz("6.18.0") == 250
+    boot.write_text("CONFIG_HZ_PERIODIC=y\n")
+    assert emu_run.kernel_hz("6.18.0") is None

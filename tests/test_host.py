@@ -83,6 +83,17 @@ def test_preset_timing_values(preset, values, tick_ns):
     h = hosts(with_host({"preset": preset}))[0]
     assert {k: h[k] for k in values} == values
     assert h["delack_granularity_ns"] == tick_ns
+    assert (h["hz"], h["tick_phase"]) == (1_000_000_000 // tick_ns, "random")
+
+
+def test_hz_sets_the_tick_of_the_delayed_ack_timer_unless_it_is_written():
+    h = hosts(with_host({"preset": "testbed", "hz": 250, "tick_phase": "zero"}))[0]
+    assert (h["hz"], h["delack_granularity_ns"], h["tick_phase"]) == (250, 4_000_000, "zero")
+    h = hosts(with_host({"preset": "home", "hz": 1000, "delack_granularity": "2ms"}))[0]
+    assert (h["hz"], h["delack_granularity_ns"]) == (1000, 2_000_000)
+    # The ideal host's timers stay exact; its clock is the one written.
+    h = hosts(with_host({"hz": 100}))[0]
+    assert (h["preset"], h["hz"], h["delack_granularity_ns"], h["tick_phase"]) == ("ideal", 100, 0, "zero")
 
 
 def test_timing_parameters_override_the_preset():
@@ -132,7 +143,7 @@ def test_round_trip_with_host_tables():
                 "tso": False,
             },
             g0={"preset": "testbed", "noise_scale": "1us", "delack_granularity": "4ms", "nic_rate": "25Gbps"},
-            g1={"gro": True, "gro_flush": "12us", "nic_rate": 0},
+            g1={"gro": True, "gro_flush": "12us", "nic_rate": 0, "hz": 250, "tick_phase": "zero"},
         )
     )
     assert s.host == Host(
@@ -141,7 +152,7 @@ def test_round_trip_with_host_tables():
     assert s.flows[0].host == Host(
         preset="testbed", noise_scale_ns=1_000, delack_granularity_ns=4_000_000, nic_rate_bps=25_000_000_000
     )
-    assert s.flows[1].host == Host(gro=True, gro_flush_ns=12_000, nic_rate_bps=0)
+    assert s.flows[1].host == Host(gro=True, gro_flush_ns=12_000, nic_rate_bps=0, hz=250, tick_phase="zero")
     assert Scenario.from_dict(tomllib.loads(s.to_toml())) == s
     explicit = Scenario.from_dict(tomllib.loads(s.to_toml(explicit=True)))
     assert explicit.resolve() == s.resolve()
@@ -159,8 +170,8 @@ ERRORS = [
     (
         with_host({"colour": "red"}),
         "host.colour",
-        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity, tso, "
-        "nic_rate, gro, gro_flush",
+        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity, hz, "
+        "tick_phase, tso, nic_rate, gro, gro_flush",
     ),
     (with_host({"nic_rate": "-1Gbps"}), "host.nic_rate", "must not be negative"),
     (with_host(None, g1={"nic_rate": 10}), "flows[1].host.nic_rate", "missing unit"),
@@ -173,6 +184,9 @@ ERRORS = [
     (with_host({"noise_scale": "-1us"}), "host.noise_scale", ""),
     (with_host({"pacing_slack": 5}), "host.pacing_slack", ""),
     (with_host({"start_jitter": "-1ms"}), "host.start_jitter", ""),
+    (with_host({"hz": 200}), "host.hz", "[100, 250, 300, 1000] (Linux's CONFIG_HZ), got 200"),
+    (with_host(None, g1={"hz": "250"}), "flows[1].host.hz", "expected an integer"),
+    (with_host({"tick_phase": "boot"}), "host.tick_phase", "'zero', 'random'"),
     (with_host("testbed"), "host", "expected a table"),
     (with_host(None, g0={"start_jitter": "20s"}), "flows[0].host.start_jitter", "end of the run"),
     (stopping_before_latest_start(), "flows[0].stop", "latest start"),
@@ -217,6 +231,17 @@ def test_other_seeds_other_results_with_a_real_host(preset):
     a, b = ccfair.run(d, seed=1), ccfair.run(d, seed=2)
     assert list(a.flows["start_ns"]) != list(b.flows["start_ns"])
     assert not a.timeseries.equals(b.timeseries)
+
+
+def test_the_tick_phase_alone_makes_repetitions_differ():
+    # Every other host effect off: no jitter, noise, slack, offloads or window; only where the kernel's 4 ms
+    # ticks fall differs between seeds, and with it when Cubic's curve and the delayed ACKs move.
+    host = {"preset": "ideal", "hz": 250, "delack_granularity": "4ms"}
+    d = {**cubic_vs_reno("ideal"), "host": {**host, "tick_phase": "random"}}
+    assert run_bytes(d, 1) == run_bytes(d, 1)
+    assert run_bytes(d, 1) != run_bytes(d, 2)
+    fixed = {**d, "host": {**host, "tick_phase": "zero"}}
+    assert run_bytes(fixed, 1) == run_bytes(fixed, 2)
 
 
 def test_the_ideal_host_gives_one_run_whatever_the_seed():

@@ -41,6 +41,8 @@ A scenario file::
     noise_scale = "5us"         # its mean
     pacing_slack = "10us"       # the pacing timer fires within [deadline, deadline + pacing_slack)
     delack_granularity = "1ms"  # the delayed-ACK timer fires on the next tick of this
+    hz = 1000                   # the host kernel's CONFIG_HZ (100, 250, 300, 1000): Cubic's and BBR's clock
+    tick_phase = "random"       # where its ticks fall: "zero" (at the run's start) | "random" (per seed)
     tso = true                  # unpaced flows send TSO bursts too (paced flows always do)
     nic_rate = "10Gbps"         # the sending host's NIC serializes a burst at this rate (0: infinitely fast)
     gro = true                  # the receiving host coalesces segments into aggregates (stretch ACKs)
@@ -133,6 +135,8 @@ _HOST_KEYS = (
     "noise_scale",
     "pacing_slack",
     "delack_granularity",
+    "hz",
+    "tick_phase",
     "tso",
     "nic_rate",
     "gro",
@@ -178,6 +182,8 @@ class Host:
     noise_scale_ns: int | None = None
     pacing_slack_ns: int | None = None
     delack_granularity_ns: int | None = None
+    hz: int | None = None
+    tick_phase: str | None = None
     tso: bool | None = None
     nic_rate_bps: int | None = None
     gro: bool | None = None
@@ -661,13 +667,14 @@ def _arrivals_from_dict(value: object, f: str) -> Arrivals:
 def _host_input(h: Host, f: str) -> dict[str, Any]:
     native: dict[str, Any] = {
         name: None if getattr(h, name) is None else _str(getattr(h, name), f"{f}.{name}")
-        for name in ("preset", "noise")
+        for name in ("preset", "noise", "tick_phase")
     }
     for key in _HOST_DURATIONS:
         native[f"{key}_ns"] = _optional_int(f"{f}.{key}", getattr(h, f"{key}_ns"))
     for key in _HOST_SWITCHES:
         native[key] = None if getattr(h, key) is None else _bool(getattr(h, key), f"{f}.{key}")
     native["nic_rate_bps"] = _optional_int(f"{f}.nic_rate", h.nic_rate_bps)
+    native["hz"] = _optional_int(f"{f}.hz", h.hz)
     native["rmem_bytes"] = None if h.rmem_bytes is None else [_wire_int(f"{f}.rmem", v) for v in h.rmem_bytes]
     native["rcv_scaling_ratio"] = _optional_int(f"{f}.rcv_scaling_ratio", h.rcv_scaling_ratio)
     return native
@@ -739,6 +746,8 @@ def _host_from_dict(value: object, f: str) -> Host:
         noise_scale_ns=duration_ns("noise_scale"),
         pacing_slack_ns=duration_ns("pacing_slack"),
         delack_granularity_ns=duration_ns("delack_granularity"),
+        hz=_wire_int(f"{f}.hz", t["hz"]) if "hz" in t else None,
+        tick_phase=name("tick_phase"),
         tso=switch("tso"),
         nic_rate_bps=nic_rate_bps(),
         gro=switch("gro"),

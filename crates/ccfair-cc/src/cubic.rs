@@ -55,12 +55,12 @@
 //! | Slow start | HyStart++ (RFC 9406) recommended | original HyStart (ACK train and delay increase) |
 //! | First epoch without loss | — | cnt ≤ 20 (≥ 5 % per RTT) |
 //! | Application-limited | no growth when not cwnd-limited | cwnd-limited gate; epoch shifted by idle time |
-//! | Clock | continuous | jiffies (1 ms); cnt recomputed at most once per jiffy, and at most every 32 ms while cwnd is unchanged |
+//! | Clock | continuous | the host's jiffies (1 ms at HZ=1000, 4 ms at HZ=250); cnt recomputed at most once per jiffy, and at most every HZ/32 jiffies (31 ms at 1000, 28 ms at 250) while cwnd is unchanged |
 
 use serde::{Deserialize, Serialize};
 
 use ccfair_core::seq::after;
-use ccfair_core::{FieldError, ParamDoc};
+use ccfair_core::{FieldError, Jiffies, ParamDoc};
 
 use crate::reno;
 use crate::sock::{AckSample, CaEvent, CaState};
@@ -70,8 +70,6 @@ use crate::{CcVars, CongestionControl, TcpSock};
 const BICTCP_BETA_SCALE: u32 = 1024;
 /// Time inside the cubic is in 2^-10 s.
 const BICTCP_HZ: u32 = 10;
-/// The jiffies rate the clock is read at (`tp.now.jiffies()` is HZ=1000).
-const HZ: u32 = 1000;
 /// `hystart_detect` bit: ACK-train detection.
 const HYSTART_ACK_TRAIN: u8 = 0x1;
 /// `hystart_detect` bit: delay-increase detection.
@@ -191,22 +189,10 @@ impl CubicParams {
     }
 }
 
-/// `tcp_jiffies32`: the kernel's 32-bit jiffies clock (wrapping arithmetic throughout, as in the kernel).
-#[inline]
-fn jiffies32(tp: &TcpSock) -> u32 {
-    tp.now.jiffies() as u32
-}
-
 /// `bictcp_clock_us`: the low 32 bits of `tcp_mstamp`.
 #[inline]
 fn clock_us(tp: &TcpSock) -> u32 {
     tp.now.us() as u32
-}
-
-/// `usecs_to_jiffies` at HZ=1000: rounds up.
-#[inline]
-fn usecs_to_jiffies(us: u32) -> u64 {
-    (us as u64).div_ceil(1_000_000 / HZ as u64)
 }
 
 /// ⌊∛a⌋, exact (the kernel's `cubic_root` approximates this to 0.2 % with a table and one Newton step).
@@ -339,17 +325,17 @@ impl Cubic {
     }
 
     /// `bictcp_update`: recompute `cnt` for the current cwnd.
-    fn update(&mut self, now: u32, cwnd: u32, acked: u32) {
+    fn update(&mut self, clock: Jiffies, now: u32, cwnd: u32, acked: u32) {
         self.ack_cnt = self.ack_cnt.saturating_add(acked);
 
         // Nothing changed recently: keep cnt (the Reno estimate is not advanced either).
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (clock.hz() / 32) as i32 {
             return;
         }
 
         // The cubic part runs at most once per jiffy; a reduction clears the epoch, which forces it.
         if self.epoch_start.is_none() || now != self.last_time {
-            self.update_cubic(now, cwnd, acked);
+            self.update_cubic(clock, now, cwnd, acked);
         }
 
         if self.params.tcp_friendliness {
@@ -360,7 +346,7 @@ impl Cubic {
     }
 
     /// The cubic half of `bictcp_update`: epoch start, K, target and the resulting `cnt`.
-    fn update_cubic(&mut self, now: u32, cwnd: u32, acked: u32) {
+    fn update_cubic(&mut self, clock: Jiffies, now: u32, cwnd: u32, acked: u32) {
         self.last_cwnd = cwnd;
         self.last_time = now;
 
@@ -385,7 +371,7 @@ impl Cubic {
 
         // Evaluate the curve one minimum RTT ahead, in 2^-10 s.
         let elapsed = (now.wrapping_sub(epoch_start) as i32).max(0) as u64;
-        let t = ((elapsed + usecs_to_jiffies(self.delay_min)) << BICTCP_HZ) / HZ as u64;
+        let t = ((elapsed + clock.from_us(self.delay_min as u64)) << BICTCP_HZ) / clock.hz() as u64;
         let k = self.bic_k as u64;
         let offs = t.abs_diff(k) as u128;
         let delta = (self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ);
@@ -508,7 +494,7 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        self.update(jiffies32(tp), tp.snd_cwnd, acked);
+        self.update(tp.jiffies, tp.jiffies32(), tp.snd_cwnd, acked);
         reno::cong_avoid_ai(tp, self.cnt, acked);
     }
 
@@ -526,8 +512,8 @@ impl CongestionControl for Cubic {
         if ev != CaEvent::TxStart {
             return;
         }
-        let now = jiffies32(tp);
-        let idle = now.wrapping_sub(tp.lsndtime.jiffies() as u32) as i32;
+        let now = tp.jiffies32();
+        let idle = now.wrapping_sub(tp.jiffies.at(tp.lsndtime)) as i32;
         let Some(start) = self.epoch_start else {
             return;
         };
@@ -546,10 +532,10 @@ impl CongestionControl for Cubic {
             return;
         }
         // Samples in the first second of an epoch (right after a recovery) may be inflated: skip them.
-        let now = jiffies32(tp);
+        let now = tp.jiffies32();
         if self
             .epoch_start
-            .is_some_and(|start| (now.wrapping_sub(start) as i32) < HZ as i32)
+            .is_some_and(|start| (now.wrapping_sub(start) as i32) < tp.jiffies.hz() as i32)
         {
             return;
         }

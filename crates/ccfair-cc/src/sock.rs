@@ -7,7 +7,7 @@
 //! `sk_pacing_rate`. The stack owns the loss detection, the RTT estimator and the pacer; a congestion control
 //! only sees their results here.
 
-use ccfair_core::Time;
+use ccfair_core::{Jiffies, Time};
 
 /// Linux `TCP_INFINITE_SSTHRESH`.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -155,8 +155,10 @@ impl Default for RateSample {
 /// maintained by the stack and is read-only by convention.
 #[derive(Clone, Debug)]
 pub struct TcpSock {
-    /// Now (`tcp_clock_ns`); `now.us()` is `tcp_mstamp`, `now.jiffies()` is `tcp_jiffies32` at HZ=1000.
+    /// Now (`tcp_clock_ns`); `now.us()` is `tcp_mstamp`; [`TcpSock::jiffies32`] reads the host's tick.
     pub now: Time,
+    /// The host kernel's jiffies clock (its `HZ` and where its ticks fall).
+    pub jiffies: Jiffies,
     /// Payload bytes per segment (`mss_cache`).
     pub mss: u32,
     pub snd_cwnd: u32,
@@ -216,6 +218,7 @@ impl TcpSock {
     pub fn new(mss: u32, initial_cwnd: u32) -> TcpSock {
         TcpSock {
             now: Time::ZERO,
+            jiffies: Jiffies::HZ1000,
             mss,
             snd_cwnd: initial_cwnd,
             snd_ssthresh: TCP_INFINITE_SSTHRESH,
@@ -247,6 +250,12 @@ impl TcpSock {
             lsndtime: Time::ZERO,
             wstamp: Time::ZERO,
         }
+    }
+
+    /// `tcp_jiffies32`: now on the host's jiffies clock.
+    #[inline]
+    pub fn jiffies32(&self) -> u32 {
+        self.jiffies.at(self.now)
     }
 
     /// `tcp_packets_in_flight`: packets_out − (sacked_out + lost_out) + retrans_out.

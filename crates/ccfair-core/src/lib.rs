@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod hist;
+pub mod jiffies;
 pub mod observer;
 pub mod output;
 pub mod packet;
@@ -21,6 +22,7 @@ pub mod units;
 
 pub use error::FieldError;
 pub use hist::LogHistogram;
+pub use jiffies::Jiffies;
 pub use observer::{DropReason, NullObserver, Observer, Tee};
 pub use output::{FlowCounters, FlowRecord, FlowRow, FlowSeries, QueueRow, QueueSeries, Totals};
 pub use packet::{Ecn, PacketMeta};

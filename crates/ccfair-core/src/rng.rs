@@ -51,6 +51,8 @@ pub enum StreamId {
     FlowSize(u32),
     /// A flow group's arrival times (one stream per group).
     Arrivals(u32),
+    /// Where the hosts' kernel ticks fall on the run's clock (one stream per run).
+    HostClock,
 }
 
 impl StreamId {
@@ -66,6 +68,7 @@ impl StreamId {
             StreamId::HostTimer(i) => (8 << 32) | i as u64,
             StreamId::FlowSize(i) => (9 << 32) | i as u64,
             StreamId::Arrivals(i) => (10 << 32) | i as u64,
+            StreamId::HostClock => 11 << 32,
         }
     }
 }

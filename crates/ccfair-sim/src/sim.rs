@@ -187,6 +187,7 @@ impl<O: Observer> Simulation<O> {
                 // Every connection is made before the run, over the empty path (the receiver's view of the
                 // handshake is the same base RTT); the flow writes from its start time.
                 let mut sender = Sender::new(&cfg, cc);
+                sender.set_jiffies(g.host.jiffies(seed));
                 sender.connect(Time::ZERO, rtt);
                 let mut receiver = Receiver::new(rtt, ecn.echo);
                 if let Some(rwnd) = g.host.rwnd() {

@@ -21,6 +21,7 @@ Teardown runs on every exit: normal end, error, Ctrl-C, SIGTERM (turned into Key
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import math
 import os
@@ -333,6 +334,24 @@ def offload_provenance(readback: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def kernel_hz(release: str | None = None) -> int | None:
+    """This kernel's ``CONFIG_HZ`` (its jiffies rate, which Cubic's clock and the timer wheel run at), from
+    ``/boot/config-<release>`` or ``/proc/config.gz``; None if neither says."""
+    release = release or os.uname().release
+    texts: list[str] = []
+    with contextlib.suppress(OSError):
+        texts.append(Path(f"/boot/config-{release}").read_text(errors="replace"))
+    if not texts:
+        with contextlib.suppress(OSError, EOFError, gzip.BadGzipFile):
+            texts.append(gzip.decompress(Path("/proc/config.gz").read_bytes()).decode(errors="replace"))
+    for text in texts:
+        for line in text.splitlines():
+            if line.startswith("CONFIG_HZ="):
+                value = line.removeprefix("CONFIG_HZ=").strip()
+                return int(value) if value.isdigit() else None
+    return None
+
+
 def host_provenance(spec: Mapping[str, Any]) -> str:
     """The hosts' preset and what of it the run applied: the offloads and the start jitter; the preset's
     timers and noise are this machine's own."""
@@ -466,6 +485,7 @@ def execute(
     provenance: dict[str, Any] = {
         "backend": "kernel",
         "kernel_release": os.uname().release,
+        "kernel_hz": kernel_hz(),
         "sysctls": "; ".join(
             f"{role}: {k}={v}"
             for role, values in readback.items()

@@ -44,7 +44,7 @@ use ccfair_core::seq::{after, before};
 use super::Mode;
 use super::shared::{
     self, AckAggregation, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH,
-    GSO_LEGACY_MAX_SIZE, HZ, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, jiffies, now_us,
+    GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, now_us,
 };
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH};
 use crate::stack::{MIN_TSO_SEGS, PACING_SHIFT};
@@ -582,10 +582,10 @@ impl BbrFamily {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tp: &mut TcpSock) {
-        if !(self.probe_rtt_done_stamp != 0 && after(jiffies(tp), self.probe_rtt_done_stamp)) {
+        if !(self.probe_rtt_done_stamp != 0 && after(tp.jiffies32(), self.probe_rtt_done_stamp)) {
             return;
         }
-        self.probe_rtt_min_stamp = jiffies(tp);
+        self.probe_rtt_min_stamp = tp.jiffies32();
         tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
         self.exit_probe_rtt(tp);
     }
@@ -605,8 +605,12 @@ impl BbrFamily {
 
     /// `bbr_update_min_rtt`: a 5 s filter times PROBE_RTT, the 10 s filter is the model's min_rtt.
     fn update_min_rtt(&mut self, tp: &mut TcpSock, rs: &RateSample) {
-        let now = jiffies(tp);
-        let probe_rtt_expired = after(now, self.probe_rtt_min_stamp.wrapping_add(PROBE_RTT_WIN_MS));
+        let now = tp.jiffies32();
+        let probe_rtt_expired = after(
+            now,
+            self.probe_rtt_min_stamp
+                .wrapping_add(tp.jiffies.from_ms(PROBE_RTT_WIN_MS as u64) as u32),
+        );
         let lower = if self.v3() {
             rs.rtt_us < self.probe_rtt_min_us as i64
         } else {
@@ -616,7 +620,10 @@ impl BbrFamily {
             self.probe_rtt_min_us = rs.rtt_us.min(u32::MAX as i64) as u32;
             self.probe_rtt_min_stamp = now;
         }
-        let min_rtt_expired = after(now, self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * HZ));
+        let min_rtt_expired = after(
+            now,
+            self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * tp.jiffies.hz()),
+        );
         if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
             self.min_rtt_us = self.probe_rtt_min_us;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
@@ -632,7 +639,8 @@ impl BbrFamily {
             // Ignore the low-rate samples of this mode.
             tp.app_limited = tp.delivered.wrapping_add(tp.in_flight()).max(1);
             if self.probe_rtt_done_stamp == 0 && tp.in_flight() <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = now.wrapping_add(PROBE_RTT_MODE_MS);
+                self.probe_rtt_done_stamp =
+                    now.wrapping_add(tp.jiffies.from_ms(PROBE_RTT_MODE_MS as u64) as u32);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -762,9 +770,9 @@ impl CongestionControl for BbrFamily {
         self.probe_rtt_done_stamp = 0;
         self.probe_rtt_round_done = false;
         self.probe_rtt_min_us = tp.min_rtt_us;
-        self.probe_rtt_min_stamp = jiffies(tp);
+        self.probe_rtt_min_stamp = tp.jiffies32();
         self.min_rtt_us = tp.min_rtt_us;
-        self.min_rtt_stamp = jiffies(tp);
+        self.min_rtt_stamp = tp.jiffies32();
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tp);
         self.round_start = false;

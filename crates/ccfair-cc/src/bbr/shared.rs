@@ -47,15 +47,6 @@ pub const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// `GSO_LEGACY_MAX_SIZE` and `MAX_TCP_HEADER`, bytes.
 pub const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
 pub const MAX_TCP_HEADER: u64 = 320;
-/// `HZ`: the jiffies clock runs at 1000 Hz.
-pub const HZ: u32 = 1000;
-
-/// `tcp_jiffies32`.
-#[inline]
-pub fn jiffies(tp: &TcpSock) -> u32 {
-    tp.now.jiffies() as u32
-}
-
 /// `tcp_mstamp` / `tcp_clock_us()`, µs.
 #[inline]
 pub fn now_us(tp: &TcpSock) -> u64 {

@@ -43,8 +43,8 @@ use ccfair_core::{FieldError, ParamDoc, Rng};
 use super::Mode;
 use super::lt_bw::LtBw;
 use super::shared::{
-    self, AckAggregation, BBR_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH, GSO_LEGACY_MAX_SIZE, HZ,
-    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, jiffies, now_us, us_delta,
+    self, AckAggregation, BBR_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH, GSO_LEGACY_MAX_SIZE,
+    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, now_us, us_delta,
 };
 use crate::minmax::MinMax;
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH, TCP_INIT_CWND};
@@ -437,18 +437,21 @@ impl Bbr1 {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tp: &mut TcpSock) {
-        if !(self.probe_rtt_done_stamp != 0 && after(jiffies(tp), self.probe_rtt_done_stamp)) {
+        if !(self.probe_rtt_done_stamp != 0 && after(tp.jiffies32(), self.probe_rtt_done_stamp)) {
             return;
         }
-        self.min_rtt_stamp = jiffies(tp);
+        self.min_rtt_stamp = tp.jiffies32();
         tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
         self.reset_mode(tp);
     }
 
     /// `bbr_update_min_rtt`: the 10 s min filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut TcpSock, rs: &RateSample) {
-        let now = jiffies(tp);
-        let filter_expired = after(now, self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * HZ));
+        let now = tp.jiffies32();
+        let filter_expired = after(
+            now,
+            self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * tp.jiffies.hz()),
+        );
         if rs.rtt_us >= 0 && (rs.rtt_us < self.min_rtt_us as i64 || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64) as u32;
             self.min_rtt_stamp = now;
@@ -462,7 +465,8 @@ impl Bbr1 {
             // Samples taken while the window is cut say nothing about the bottleneck: mark them app-limited.
             tp.app_limited = tp.delivered.wrapping_add(tp.in_flight()).max(1);
             if self.probe_rtt_done_stamp == 0 && tp.in_flight() <= CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp = now.wrapping_add(PROBE_RTT_MODE_MS);
+                self.probe_rtt_done_stamp =
+                    now.wrapping_add(tp.jiffies.from_ms(PROBE_RTT_MODE_MS as u64) as u32);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -535,7 +539,7 @@ impl CongestionControl for Bbr1 {
         self.probe_rtt_done_stamp = 0;
         self.probe_rtt_round_done = false;
         self.min_rtt_us = tp.min_rtt_us;
-        self.min_rtt_stamp = jiffies(tp);
+        self.min_rtt_stamp = tp.jiffies32();
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tp);

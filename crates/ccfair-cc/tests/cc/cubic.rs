@@ -4,6 +4,7 @@
 use ccfair_cc::cubic::{Cubic, CubicParams};
 use ccfair_cc::testing::Driver;
 use ccfair_cc::{CaState, CongestionControl, TcpSock};
+use ccfair_core::Jiffies;
 use serde_json::json;
 
 use super::{MSS, driver, lose_and_recover};
@@ -147,6 +148,37 @@ fn window_follows_the_cubic_curve_around_w_max() {
     assert!(
         growth[5] < growth[6] && growth[6] < growth[7] && growth[7] < growth[8],
         "{growth:?}"
+    );
+}
+
+#[test]
+fn the_curve_keeps_its_time_axis_on_a_hz_250_kernel() {
+    // Cubic reads its time in jiffies (`bictcp_update`); on an HZ=250 kernel a jiffy is 4 ms, and t, K and
+    // the target one delay_min ahead are converted with that HZ, so the window follows the same W(t) in
+    // seconds, only sampled in 4 ms steps.
+    let rtt = 100_000;
+    let w_max = 1000.0;
+    let mut d = in_avoidance(json!({}), 1000);
+    d.tp.jiffies = Jiffies::new(250, 1_234_567);
+    d.run_round(rtt);
+    d.tp.snd_cwnd = 1000;
+    d.fill();
+    lose_and_recover(&mut d, rtt);
+    let t0 = d.now().secs_f64();
+    let k = (w_max * (1.0 - BETA) / C).cbrt();
+    let mut worst: f64 = 0.0;
+    while d.now().secs_f64() - t0 < 2.0 * k {
+        let r = d.run_round(rtt);
+        let t = d.now().secs_f64() - t0;
+        if t >= 0.5 {
+            let w = w_cubic(C, BETA, w_max, t);
+            worst = worst.max((r.cwnd_end as f64 - w).abs() / w);
+        }
+    }
+    assert!(
+        worst <= 0.05,
+        "largest deviation from W(t): {:.1} %",
+        worst * 100.0
     );
 }
 

@@ -34,7 +34,16 @@
 //!   the deadline is rounded up to a multiple of one jiffy (1 ms at HZ=1000, 4 ms at HZ=250). The timer
 //!   wheel's first level has 64 buckets of one jiffy (`LVL_BITS = 6` in `kernel/time/timer.c`), which holds
 //!   every delayed-ACK timeout (at most 200 ms = 50 jiffies at HZ=250; at HZ=1000 a timeout above 63 ms
-//!   falls into level 1, 8 jiffies per bucket, which is not modelled).
+//!   falls into level 1, 8 jiffies per bucket, which is not modelled). The ticks are the host's (`hz`,
+//!   `tick_phase`); a written `hz` sets this to one of its ticks unless it is written too.
+//! - `hz`, `tick_phase`: the host kernel's jiffies clock (`ccfair_core::jiffies`). `hz` is `CONFIG_HZ`;
+//!   Cubic reads its curve's time in jiffies (`bictcp_update`: at HZ=250 the curve moves in 4 ms steps and
+//!   `cnt` is recomputed at most once per 4 ms), BBR its min-RTT window and PROBE_RTT deadline. With
+//!   `tick_phase = "random"` the ticks fall at a phase drawn per run from its seed (`StreamId::HostClock`),
+//!   as a machine's jiffies count from its boot, not from the experiment's start; `"zero"` puts a tick at
+//!   the run's start, as the simulator always did. Which ACKs of a round land in one tick, and so when Cubic
+//!   grows, then differs from run to run by up to one tick: a source of run-to-run variation of every
+//!   loss-based run that the ideal host, with its ticks fixed, lacks.
 //! - `tso`: the sender's TCP builds skbs of many segments for every flow, as Linux does whenever the device
 //!   offloads segmentation (TSO, or GSO in software). Paced flows already send bursts of `tcp_tso_autosize`
 //!   segments; with `tso` unpaced flows do too (`tcp_tso_segs` sizes them from `sk_pacing_rate`, which
@@ -64,7 +73,9 @@
 //! | `noise`              | none  | exponential      | exponential       |
 //! | `noise_scale`        | 0     | 5 µs             | 50 µs             |
 //! | `pacing_slack`       | 0     | 10 µs (sch_fq)   | 50 µs             |
-//! | `delack_granularity` | 0     | 1 ms (HZ=1000)   | 4 ms (HZ=250)     |
+//! | `delack_granularity` | 0     | one tick (1 ms)  | one tick (4 ms)   |
+//! | `hz`                 | 1000  | 1000             | 250               |
+//! | `tick_phase`         | zero  | random           | random            |
 //! | `tso`                | false | true             | true              |
 //! | `nic_rate`           | 0 (∞) | 10 Gbit/s        | 1 Gbit/s          |
 //! | `gro`                | false | true             | true              |
@@ -103,7 +114,11 @@
 //! netdev discussion of "tcp: fix too slow tcp_rcvbuf_grow() action").
 //!
 //! Deviations: connection set-up is not simulated packet by packet (every connection is established at time 0
-//! with the handshake's RTT sample, see `tcp::sender`); the jitter only moves the first segment. The noise is
+//! with the handshake's RTT sample, see `tcp::sender`); the jitter only moves the first segment. All hosts
+//! of a run share one tick phase (the kernel backend's endpoints share one kernel; separate machines would
+//! each have their own). The stack's own timers (RTO, TLP, RACK's reordering timer) and the receiver's
+//! ACK-timeout estimate count whole milliseconds, HZ=1000's jiffies, whatever `hz` is: at HZ=250 the kernel
+//! rounds them up to 4 ms. The noise is
 //! independent per packet (no bursts of host stalls). The SACK-compression hrtimer's own slack
 //! (`tcp_comp_sack_slack_ns`) and the RTO timer's granularity are not modelled. TCP Small Queues (TSQ)
 //! keeps a flow's segments waiting in its host (processing delay, NIC queue) to about 1 ms of its pacing
@@ -116,7 +131,9 @@
 //! multi-segment skbs. GRO's table of held flows (8 per bucket) and the PSH flag that ends an aggregate at
 //! each application write are not modelled, nor LRO apart from GRO (see [`gro`]).
 
-use ccfair_core::FieldError;
+use ccfair_core::jiffies::HZ_VALUES;
+use ccfair_core::rng::StreamId;
+use ccfair_core::{FieldError, Jiffies, Rng};
 use serde::{Deserialize, Serialize};
 
 use FieldError as E;
@@ -176,6 +193,10 @@ pub struct HostInput {
     #[serde(default)]
     pub delack_granularity_ns: Option<i128>,
     #[serde(default)]
+    pub hz: Option<i128>,
+    #[serde(default)]
+    pub tick_phase: Option<String>,
+    #[serde(default)]
     pub tso: Option<bool>,
     #[serde(default)]
     pub nic_rate_bps: Option<i128>,
@@ -207,6 +228,20 @@ pub enum Noise {
 /// The noise names, in the order error messages list them.
 pub const NOISES: [&str; 3] = ["none", "exponential", "uniform"];
 
+/// Where the hosts' kernel ticks fall on the run's clock.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TickPhase {
+    /// A tick at the run's start (the simulator's clock before host models; no draw).
+    #[default]
+    Zero,
+    /// Uniform over one tick, drawn per run from its seed: a machine's jiffies count from its boot.
+    Random,
+}
+
+/// The tick-phase names, in the order error messages list them.
+pub const TICK_PHASES: [&str; 2] = ["zero", "random"];
+
 /// A group's host, resolved: every parameter in base units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -219,8 +254,15 @@ pub struct HostSpec {
     pub noise_scale_ns: u64,
     /// The pacing timer fires within `[deadline, deadline + pacing_slack_ns)`.
     pub pacing_slack_ns: u64,
-    /// The delayed-ACK timer fires at the first multiple of this at or after its deadline (0: exactly).
+    /// The delayed-ACK timer fires at the first multiple of this (on the tick grid) at or after its
+    /// deadline (0: exactly).
     pub delack_granularity_ns: u64,
+    /// The host kernel's `HZ`: the jiffies clock of its congestion control (Cubic, BBR).
+    #[serde(default = "default_hz")]
+    pub hz: u32,
+    /// Where its ticks fall on the run's clock.
+    #[serde(default)]
+    pub tick_phase: TickPhase,
     /// Unpaced flows send TSO bursts too (paced flows always do).
     #[serde(default)]
     pub tso: bool,
@@ -255,6 +297,10 @@ fn default_true() -> bool {
     true
 }
 
+fn default_hz() -> u32 {
+    1000
+}
+
 fn default_rmem() -> [u32; 3] {
     LINUX_RMEM
 }
@@ -272,6 +318,8 @@ impl Default for HostSpec {
             noise_scale_ns: 0,
             pacing_slack_ns: 0,
             delack_granularity_ns: 0,
+            hz: default_hz(),
+            tick_phase: TickPhase::Zero,
             tso: false,
             nic_rate_bps: 0,
             gro: false,
@@ -299,6 +347,8 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             noise_scale_ns: 5 * US,
             pacing_slack_ns: 10 * US,
             delack_granularity_ns: MS,
+            hz: 1000,
+            tick_phase: TickPhase::Random,
             tso: true,
             nic_rate_bps: 10 * GBPS,
             gro: true,
@@ -314,6 +364,8 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             noise_scale_ns: 50 * US,
             pacing_slack_ns: 50 * US,
             delack_granularity_ns: 4 * MS,
+            hz: 250,
+            tick_phase: TickPhase::Random,
             tso: true,
             nic_rate_bps: GBPS,
             gro: true,
@@ -378,6 +430,17 @@ impl HostSpec {
         })
     }
 
+    /// The hosts' jiffies clock in a run of seed `seed`: this host's `HZ`, its ticks where `tick_phase`
+    /// puts them. The phase is one draw per run, shared by every host of the run (as the kernel backend's
+    /// endpoints share one kernel).
+    pub fn jiffies(&self, seed: u64) -> Jiffies {
+        let phase_ns = match self.tick_phase {
+            TickPhase::Zero => 0,
+            TickPhase::Random => Rng::stream(seed, StreamId::HostClock).next_u64(),
+        };
+        Jiffies::new(self.hz, phase_ns)
+    }
+
     /// The GRO flush window, zero if the receiving host does not coalesce.
     pub fn gro_window_ns(&self) -> u64 {
         if self.gro { self.gro_flush_ns } else { 0 }
@@ -439,6 +502,29 @@ impl HostSpec {
             if let Some((field, &v)) = pick(scenario, group, group_field, key, get) {
                 *value = duration(field, v)?;
             }
+        }
+        if let Some((field, &v)) = pick(scenario, group, group_field, "hz", |h| h.hz.as_ref()) {
+            if !HZ_VALUES.iter().any(|&hz| hz as i128 == v) {
+                return E::err(
+                    field,
+                    format!("expected one of {HZ_VALUES:?} (Linux's CONFIG_HZ), got {v}"),
+                );
+            }
+            spec.hz = v as u32;
+            // A written HZ sets the delayed-ACK timer's tick too, unless that is written (or the host is
+            // the ideal one, whose timers fire exactly).
+            let delack_written = pick(scenario, group, group_field, "delack_granularity", |h| {
+                h.delack_granularity_ns.as_ref()
+            })
+            .is_some();
+            if !delack_written && spec.delack_granularity_ns != 0 {
+                spec.delack_granularity_ns = 1_000_000_000 / spec.hz as u64;
+            }
+        }
+        if let Some((field, name)) = pick(scenario, group, group_field, "tick_phase", |h| {
+            h.tick_phase.as_ref()
+        }) {
+            spec.tick_phase = named(&field, name, &TICK_PHASES)?;
         }
         if let Some((field, name)) = pick(scenario, group, group_field, "noise", |h| h.noise.as_ref()) {
             spec.noise = named(&field, name, &NOISES)?;
@@ -526,6 +612,55 @@ mod tests {
         )
         .unwrap();
         assert!(h.is_ideal());
+    }
+
+    #[test]
+    fn hz_sets_the_clock_and_the_delayed_ack_tick() {
+        let with = |hz: Option<i128>, delack: Option<i128>, preset: &str| HostInput {
+            preset: Some(preset.to_owned()),
+            hz,
+            delack_granularity_ns: delack,
+            ..Default::default()
+        };
+        let h = HostSpec::resolve(Some(&with(Some(250), None, "testbed")), None, "g", MS).unwrap();
+        assert_eq!(
+            (h.hz, h.delack_granularity_ns, h.tick_phase),
+            (250, 4 * MS, TickPhase::Random)
+        );
+        // A written granularity wins over the tick.
+        let h = HostSpec::resolve(
+            Some(&with(Some(250), Some(2 * MS as i128), "testbed")),
+            None,
+            "g",
+            MS,
+        )
+        .unwrap();
+        assert_eq!((h.hz, h.delack_granularity_ns), (250, 2 * MS));
+        // The ideal host's delayed-ACK timer stays exact.
+        let h = HostSpec::resolve(Some(&with(Some(250), None, "ideal")), None, "g", MS).unwrap();
+        assert_eq!((h.hz, h.delack_granularity_ns), (250, 0));
+        assert!(!h.is_ideal());
+        let e = HostSpec::resolve(Some(&with(Some(200), None, "testbed")), None, "g", MS).unwrap_err();
+        assert_eq!(e.field, "host.hz");
+        assert!(e.message.contains("[100, 250, 300, 1000]"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_random_tick_phase_is_drawn_per_seed_and_a_zero_one_is_not() {
+        let testbed = HostSpec::resolve(Some(&input(Some("home"), None)), None, "g", MS).unwrap();
+        let phases: Vec<u64> = (1..=20).map(|seed| testbed.jiffies(seed).phase_ns()).collect();
+        assert!(phases.iter().all(|&p| p < 4 * MS));
+        assert_eq!(testbed.jiffies(7), testbed.jiffies(7));
+        let distinct: std::collections::BTreeSet<u64> = phases.iter().copied().collect();
+        assert!(distinct.len() > 15, "{phases:?}");
+        let ideal = HostSpec::default();
+        assert_eq!(ideal.jiffies(7), Jiffies::HZ1000);
+        let phase = TickPhase::Zero;
+        let zero = HostSpec {
+            tick_phase: phase,
+            ..testbed
+        };
+        assert_eq!(zero.jiffies(7).phase_ns(), 0);
     }
 
     #[test]

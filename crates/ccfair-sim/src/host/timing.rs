@@ -25,6 +25,8 @@ pub struct HostTiming {
     timer_key: u64,
     pacing_slack_ns: u64,
     delack_granularity_ns: u64,
+    /// Where the delayed-ACK timer's ticks fall: the host's tick phase, modulo the granularity.
+    delack_phase_ns: u64,
 }
 
 impl HostTiming {
@@ -42,6 +44,10 @@ impl HostTiming {
             timer_key: Rng::stream(seed, StreamId::HostTimer(flow)).next_u64(),
             pacing_slack_ns: spec.pacing_slack_ns,
             delack_granularity_ns: spec.delack_granularity_ns,
+            delack_phase_ns: match spec.delack_granularity_ns {
+                0 => 0,
+                g => spec.jiffies(seed).phase_ns() % g,
+            },
         }
     }
 
@@ -79,7 +85,10 @@ impl HostTiming {
     pub fn delack_fire(&self, deadline: Time) -> Time {
         match self.delack_granularity_ns {
             0 => deadline,
-            g => Time::from_ns(deadline.ns().div_ceil(g).saturating_mul(g)),
+            g => {
+                let shifted = deadline.ns() + self.delack_phase_ns;
+                Time::from_ns(shifted.div_ceil(g).saturating_mul(g) - self.delack_phase_ns)
+            }
         }
     }
 }

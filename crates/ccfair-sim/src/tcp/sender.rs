@@ -261,6 +261,11 @@ impl Sender {
     /// The handshake completed at `now` after measuring `handshake_rtt`: the SYN-ACK's RTT sample
     /// (`tcp_ack_update_rtt`: the min-RTT filter, srtt and the RTO), then `tcp_init_transfer` initialises the
     /// algorithm (`tcp_init_congestion_control`), which sees that sample in `srtt_us` and `min_rtt_us`.
+    /// The host kernel's jiffies clock this sender's congestion control reads.
+    pub fn set_jiffies(&mut self, jiffies: ccfair_core::Jiffies) {
+        self.tp.jiffies = jiffies;
+    }
+
     pub fn connect(&mut self, now: Time, handshake_rtt: Dur) {
         debug_assert!(!self.connected, "a connection is established once");
         self.tp.now = now;

@@ -36,9 +36,11 @@ each 100 to 200 us after the one before (captured at the emulator's veth at 100 
 a slow start (``tests/test_hystart_exit.py``). The testbed side therefore runs each flow as its own group
 of the same label, started in flow order: the k-th flow due at a time starts k x ``KERNEL_START_GAP_NS``
 after it plus the host's start jitter U[0, ``KERNEL_START_SPREAD_NS``), so consecutive flows start 100 to
-200 us apart, as measured. What remains of the preset
-is what a real host adds on its own and the kernel side has too: processing noise, timer slack and
-granularity, the receive window.
+200 us apart, as measured. The third is the kernel's clock: the truth's kernel runs at
+``CONFIG_HZ=250`` (``KERNEL_HZ``, recorded in the truth's provenance), so its Cubic reads time in 4 ms
+jiffies and its delayed-ACK timer fires on 4 ms ticks, at a phase that differs from run to run; the testbed
+side gets ``hz = 250`` (the preset's random tick phase stays). What remains of the preset is what a real
+host adds on its own and the kernel side has too: processing noise, timer slack, the receive window.
 """
 
 from __future__ import annotations
@@ -64,7 +66,14 @@ OFFLOAD_HOST = {"tso": True, "gro": True}
 # The kernel backend's flows due at the same time start in flow order, 100 to 200 us apart (module docs).
 KERNEL_START_GAP_NS = 150_000
 KERNEL_START_SPREAD_NS = 50_000
-KERNEL_SIDE_HOST = {"tso": False, "gro": False, "start_jitter": f"{KERNEL_START_SPREAD_NS}ns"}
+# The truth's kernel's CONFIG_HZ (its provenance's ``kernel_hz``; a test checks the two agree).
+KERNEL_HZ = 250
+KERNEL_SIDE_HOST = {
+    "tso": False,
+    "gro": False,
+    "start_jitter": f"{KERNEL_START_SPREAD_NS}ns",
+    "hz": KERNEL_HZ,
+}
 
 
 @dataclass(frozen=True)

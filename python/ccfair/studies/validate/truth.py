@@ -5,9 +5,9 @@ provenance of the whole measurement, as one small JSON document committed with t
 Layout::
 
     {"generator": "ccfair validate truth", "format": 1,
-     "provenance": {"kernel_release", "host", "cpu_model", "cpus", "ccfair_version", "git_revisions",
-                    "doctor": {"clean_rate_bps", "measured_at", "probes"}, "first_run_at", "last_run_at",
-                    "repetitions", "health_rule"},
+     "provenance": {"kernel_release", "kernel_hz", "host", "cpu_model", "cpus", "ccfair_version",
+                    "git_revisions", "doctor": {"clean_rate_bps", "measured_at", "probes"}, "first_run_at",
+                    "last_run_at", "repetitions", "health_rule"},
      "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
 
     RUN = {"run_id", "repetition", "started_at", "git_revision",
@@ -125,6 +125,7 @@ def build_truth(
 
     doc_cells: dict[str, Any] = dict(previous["cells"]) if previous else {}
     releases: set[Any] = set()
+    hzs: set[Any] = set()
     hosts: set[Any] = set()
     revisions: set[Any] = set()
     started: list[str] = []
@@ -152,6 +153,7 @@ def build_truth(
             row = by_id[run_id]
             summary = json.loads(row["summary_json"])
             releases.add(summary.get("kernel_release"))
+            hzs.add(summary.get("kernel_hz"))
             hosts.add(row["host"])
             revisions.add(row["git_revision"])
             started.append(str(row["started_at"]))
@@ -188,6 +190,7 @@ def build_truth(
     times = [*started, *(t for t in (old.get("first_run_at"), old.get("last_run_at")) if t)]
     provenance = {
         "kernel_release": union("kernel_release", releases),
+        "kernel_hz": union("kernel_hz", hzs),
         "host": union("host", hosts),
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),
