@@ -16,8 +16,9 @@ Cubic at 100 Mbit/s, 50 ms, 1 BDP; with two Cubic flows at 20 ms, one ACK-train 
 exit at 169 in all three; with Cubic's flow first and Reno's second, Cubic's exit is the ACK train's, at
 530-535 (3 of 3 runs).
 
-The simulator's host noise (5 µs per packet at each end) must not move that exit once the flows start in
-the kernel's order: the per-packet delays are small against the 120 µs a segment takes at 100 Mbit/s. (With
+The simulator's host noise (5 µs per packet at each end) and its tick phase must not move that exit by more
+than the kernel's runs differ once the flows start in the kernel's order: the per-packet delays are small
+against the 120 µs a segment takes at 100 Mbit/s. (With
 both flows starting at the same nanosecond, the noise alone decides how their initial windows interleave,
 and the exit then depends on the seed: that is a difference of start, not of the noise model.)
 """
@@ -29,10 +30,11 @@ import pytest
 
 import ccfair
 from ccfair.scenario import Scenario
+from ccfair.studies.validate.grid import KERNEL_SIDE_HOST
 
-# The host of the kernel backend's offloads-off cells: the testbed's noise and timers, no start jitter, no
-# segmentation offload, no receive coalescing.
-KERNEL_LIKE_HOST = {"preset": "testbed", "start_jitter": "0s", "tso": False, "gro": False}
+# The host of the validation grid's offloads-off cells (the kernel's GSO, no receive coalescing, its HZ),
+# without start jitter: the second flow starts where the kernel backend's sender puts it.
+KERNEL_LIKE_HOST = {"preset": "testbed", **KERNEL_SIDE_HOST, "start_jitter": "0s"}
 # The second flow's start after the first, within the 100-200 µs the kernel backend's sender takes.
 SECOND_START = "100us"
 SEEDS = range(1, 6)
@@ -109,9 +111,14 @@ def test_two_cubic_flows_exit_by_train_and_by_delay_as_on_the_kernel() -> None:
         assert near(second, 169), results
 
 
+# How far the kernel's own exits spread over its runs: the ACK-train exits 530, 533 and 535.
+KERNEL_EXIT_SPREAD = 5
+
+
 @pytest.mark.parametrize("rtt", ["20ms", "50ms"])
-def test_the_exit_does_not_depend_on_the_seed_once_the_start_order_is_set(rtt: str) -> None:
+def test_the_exit_varies_with_the_seed_no_more_than_the_kernels_once_the_start_order_is_set(rtt: str) -> None:
+    # The seed still moves the host's noise and where the kernel's 4 ms ticks fall (the delayed-ACK timer),
+    # so the exit may move by a segment or a few; no more than between the kernel's runs.
     results = exits(pair("cubic", "cubic", rtt))
-    assert len({tuple(r) for r in results}) <= 2, results
     spread = [max(r[i] for r in results) - min(r[i] for r in results) for i in (0, 1)]
-    assert max(spread) <= 2, results
+    assert max(spread) <= KERNEL_EXIT_SPREAD, results

@@ -128,7 +128,7 @@
 //! their host, bounded by TSQ, and see no loss, as a real sender whose NIC limits it. The NIC has one queue (no multi-queue spreading of flows, no qdisc
 //! between TCP and the NIC). GSO partial and segmentation of tunnelled traffic do not arise. `tso = false`
 //! is the idealized sender (segment by segment), not Linux with TSO switched off, whose GSO still sends
-//! multi-segment skbs. GRO's table of held flows (8 per bucket) and the PSH flag that ends an aggregate at
+//! multi-segment skbs (every TCP socket has GSO since Linux 4.17): that is `tso = true`. GRO's table of held flows (8 per bucket) and the PSH flag that ends an aggregate at
 //! each application write are not modelled, nor LRO apart from GRO (see [`gro`]).
 
 use ccfair_core::jiffies::HZ_VALUES;

@@ -24,8 +24,13 @@ later flow, after it joined): kernel time is wall time, and the whole kernel gri
 about 35 minutes.
 
 A cell may carry a host variant (``offloads``): ``"off"`` is the kernel backend with every offload off on
-the veths and the simulator's hosts without offloads (``tso = false, gro = false`` laid over the testbed
-preset, which has them on); ``"on"`` adds ``[host] tso = true, gro = true`` on both sides.
+the veths, ``"on"`` adds ``[host] tso = true, gro = true`` on both sides. Offloads off on a veth do not make
+Linux TCP send segment by segment: TCP always builds multi-segment skbs (``sk_setup_caps`` gives every TCP
+socket software GSO since "tcp: switch to GSO being always on", Linux 4.17), sized by ``tcp_tso_autosize`` and
+deferred by ``tcp_tso_should_defer`` as with TSO; only where they are cut into wire packets moves (in
+``dev_queue_xmit`` instead of after the veth). The simulator's counterpart is ``tso = true`` (bursts of
+autosized segments leaving back to back, at the testbed NIC's 10 Gbit/s), with ``gro = false``: with GRO off
+the receiving kernel sees, and ACKs, every segment on its own. The ``"on"`` cells add receive coalescing.
 
 The comparison is like for like: the simulator's testbed hosts get what the kernel side of the cell has.
 Besides the offloads, that is the start. The kernel backend starts a cell's flows at one epoch (no
@@ -62,14 +67,15 @@ PLAN_SEED = 20261124
 # The host table of the "on" variant, on both backends (the keys the offload models add).
 OFFLOAD_HOST = {"tso": True, "gro": True}
 # What every simulated non-ideal host of the grid gets so it matches the kernel side of an "off" cell: its
-# flows start at one epoch, and its veths have every offload off ("on" cells then set OFFLOAD_HOST).
-# The kernel backend's flows due at the same time start in flow order, 100 to 200 us apart (module docs).
+# flows start at one epoch, its TCP still sends GSO bursts, its receiver does not coalesce ("on" cells then
+# set OFFLOAD_HOST). The kernel backend's flows due at the same time start in flow order, 100 to 200 us
+# apart (module docs).
 KERNEL_START_GAP_NS = 150_000
 KERNEL_START_SPREAD_NS = 50_000
 # The truth's kernel's CONFIG_HZ (its provenance's ``kernel_hz``; a test checks the two agree).
 KERNEL_HZ = 250
 KERNEL_SIDE_HOST = {
-    "tso": False,
+    "tso": True,
     "gro": False,
     "start_jitter": f"{KERNEL_START_SPREAD_NS}ns",
     "hz": KERNEL_HZ,
