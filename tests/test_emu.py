@@ -91,6 +91,16 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
             "flows[0].host.rcv_scaling_ratio",
             "cannot set their rcv_scaling_ratio",
         ),
+        (
+            {"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed", "hz": 1000}},
+            "flows[0].host.hz",
+            "cannot set their hz",
+        ),
+        (
+            {"cc": "cubic", "rtt": "50ms", "host": {"tick_phase": "zero"}},
+            "flows[0].host.tick_phase",
+            "tick_phase",
+        ),
         ({"cc": "cubic", "rtt": "50ms", "host": {"tso": 1}}, "flows[0].host.tso", "true or false"),
         (
             {"cc": "cubic", "rtt": "50ms", "host": {"gro_flush": "soon"}},

@@ -30,8 +30,9 @@ the rules a real kernel imposes.
   Every group's flows share one sender veth and one receiver veth (and namespace), so these must come out
   the same for every group. Another key written in a table (``noise``, ``pacing_slack``,
   ``delack_granularity``, ``nic_rate``, ...) would set this machine's timers, noise or NIC rate, which the
-  kernel backend cannot do, and ``rcv_scaling_ratio`` is the kernel's own measurement: it is refused,
-  naming the field. A preset's own values for them are this machine's real ones instead
+  kernel backend cannot do, ``hz`` and ``tick_phase`` are the kernel's build and boot (its ``CONFIG_HZ``
+  is recorded with every run as ``kernel_hz``), and ``rcv_scaling_ratio`` is the kernel's own measurement:
+  each is refused, naming the field. A preset's own values for them are this machine's real ones instead
   (the run's provenance says so); its offloads apply.
 
 Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
