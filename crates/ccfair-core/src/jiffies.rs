@@ -13,7 +13,8 @@
 //!   from run to run. The ideal host's counter starts at the run's start (phase 0), as the simulator's clock
 //!   always did.
 //!
-//! Deviation: the counter runs at exactly `HZ` from the run's clock (no tick skew or NO_HZ catch-up).
+//! Deviation: the counter runs at `HZ` from the run's clock (no tick skew or NO_HZ catch-up; at HZ=300 a
+//! tick is rounded to whole nanoseconds).
 
 use crate::Time;
 
@@ -46,7 +47,8 @@ impl Jiffies {
     };
 
     /// A clock at `hz` ticks per second whose run starts `phase_ns` into a tick (taken modulo one tick).
-    /// `hz` must divide 10^9 (every value of [`HZ_VALUES`] except 300 does; 300 is rounded to 3,333,333 ns).
+    /// Every value of [`HZ_VALUES`] but 300 divides 10^9; at 300 a tick is 3,333,333 ns, so the counter
+    /// gains 0.1 µs per second on the kernel's (conversions of durations to jiffies are exact).
     pub fn new(hz: u32, phase_ns: u64) -> Jiffies {
         assert!(hz > 0, "HZ must be positive");
         let tick_ns = 1_000_000_000 / hz as u64;
@@ -81,16 +83,16 @@ impl Jiffies {
         ((now.ns() + self.phase_ns) / self.tick_ns) as u32
     }
 
-    /// `usecs_to_jiffies`: rounds up.
+    /// `usecs_to_jiffies`: ⌈us · HZ / 10^6⌉, exact for every HZ (as the kernel's, which rounds up).
     #[inline]
     pub const fn from_us(self, us: u64) -> u64 {
-        (us * 1_000).div_ceil(self.tick_ns)
+        (us * self.hz as u64).div_ceil(1_000_000)
     }
 
-    /// `msecs_to_jiffies`: rounds up.
+    /// `msecs_to_jiffies`: ⌈ms · HZ / 1000⌉.
     #[inline]
     pub const fn from_ms(self, ms: u64) -> u64 {
-        (ms * 1_000_000).div_ceil(self.tick_ns)
+        (ms * self.hz as u64).div_ceil(1_000)
     }
 
     /// The first tick at or after `t`: when a timer-wheel timer due at `t` fires.
@@ -132,6 +134,13 @@ mod tests {
         assert_eq!(j.next_tick(Time::from_ns(1_000_001)), Time::from_ns(5_000_000));
         assert_eq!(j.from_ms(200), 50);
         assert_eq!(j.from_us(4_001), 2);
+        assert_eq!(j.from_us(20_000), 5);
+        // HZ=300: a tick does not divide a millisecond; the conversions still round as the kernel's.
+        let j300 = Jiffies::new(300, 0);
+        assert_eq!(
+            (j300.from_ms(200), j300.from_ms(1), j300.from_us(3_334)),
+            (60, 1, 2)
+        );
         // The phase is taken modulo one tick.
         assert_eq!(Jiffies::new(250, 7_000_000), j);
     }
