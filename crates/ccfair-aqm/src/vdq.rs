@@ -31,7 +31,13 @@
 //!
 //! Deviations, named: the paper's text was not available to us; the design above is reconstructed from its
 //! abstract (VDQ-CSAQM extends the CSAQM concept to L4S while keeping its in-network control of resource
-//! sharing), the PPV/CSAQM definitions and RFC 9332's coupling structure. CSAQM derives its CTV from a PIE-like
+//! sharing), the PPV/CSAQM definitions and RFC 9332's coupling structure. The authors' patent on the scheme
+//! (US 12,500,850, filed 2021; its abstract) confirms the structure assumed here: two physical queues by delay
+//! class, a virtual queue that records every packet (L4S and classic) and one that records the L4S packets
+//! only, and one CTV per class applied when packets are served. It does not say how the two physical queues
+//! are scheduled. Strict priority for the L queue was tried instead of the time shift and rejected: Prague
+//! then took 1.93 of its share and starved Cubic (100 Mbit/s, 10 and 50 ms), because a starved classic flow
+//! offers too little load to raise CTV_C. CSAQM derives its CTV from a PIE-like
 //! delay controller over the recent PV distribution; here the virtual queue's PPV buffer takes that role, with a
 //! proportional drain standing in for FIFO order. When the shared buffer limit is reached the arriving packet
 //! is dropped (no lowest-value eviction as in `ppv`). L4S packets are never dropped by the AQM (no overload
