@@ -128,7 +128,6 @@ def build_truth(
     hzs: set[Any] = set()
     hosts: set[Any] = set()
     revisions: set[Any] = set()
-    started: list[str] = []
     for cell in cells:
         scenario = cell.scenario(None)
         if cell.name in skipped:
@@ -156,7 +155,6 @@ def build_truth(
             hzs.add(summary.get("kernel_hz"))
             hosts.add(row["host"])
             revisions.add(row["git_revision"])
-            started.append(str(row["started_at"]))
             limited = bool(summary.get("emulator_limited"))
             cell_runs.append(
                 {
@@ -187,7 +185,11 @@ def build_truth(
     def union(key: str, new: set[Any]) -> list[str]:
         return sorted({*(str(x) for x in new if x), *old.get(key, [])})
 
-    times = [*started, *(t for t in (old.get("first_run_at"), old.get("last_run_at")) if t)]
+    # Run times and revisions are those of the runs the file holds (a cell measured again replaces its old
+    # runs, and their times and revisions with them); what runs do not store is accumulated.
+    held = [r for c in doc_cells.values() for r in c.get("runs", [])]
+    times = [str(r["started_at"]) for r in held if r.get("started_at")]
+    revisions |= {r["git_revision"] for r in held if r.get("git_revision")}
     provenance = {
         "kernel_release": union("kernel_release", releases),
         "kernel_hz": union("kernel_hz", hzs),
@@ -195,7 +197,7 @@ def build_truth(
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),
         "ccfair_version": __version__,
-        "git_revisions": union("git_revisions", revisions),
+        "git_revisions": sorted(str(x) for x in revisions if x),
         "doctor": {
             "clean_rate_bps": doctor.get("clean_rate_bps"),
             "measured_at": doctor.get("measured_at"),
