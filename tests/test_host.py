@@ -250,3 +250,22 @@ def test_the_ideal_host_gives_one_run_whatever_the_seed():
     assert run_bytes(d, 1) == run_bytes(d, 2)
     starts = ccfair.run(d, seed=5).flows["start_ns"]
     assert (starts == 0).all()
+
+
+def test_a_window_limited_tso_sender_keeps_its_whole_window_in_flight():
+    # Two Cubic flows at 10 Mbps, 50 ms, with GSO bursts of two segments: ACKs of one flow come milliseconds
+    # apart, so when the window has room for one segment only, the next ACK is not due within 1 ms and
+    # Linux 6.18 sends that segment rather than wait to fill a burst ("tcp: fix tcp_tso_should_defer() vs
+    # large RTT"). The kernel backend's flows in this setting show in-flight equal to cwnd in every sample;
+    # the rule before that fix held one segment back in about 40 % of them.
+    d = {
+        "duration": "4s",
+        "link": {"rate": "10Mbps", "buffer": "1bdp"},
+        "host": {"preset": "testbed", "gro": False, "start_jitter": "0s"},
+        "flows": [{"cc": "cubic", "rtt": "50ms", "count": 2}],
+    }
+    t = ccfair.run(d, seed=1).timeseries
+    steady = t[(t["t_ns"] > 1e9) & (t["t_ns"] < 3e9)]
+    assert len(steady) >= 30
+    held_back = (steady["cwnd"] > steady["inflight"]).mean()
+    assert held_back < 0.05, held_back

@@ -49,7 +49,8 @@
 //!   segments; with `tso` unpaced flows do too (`tcp_tso_segs` sizes them from `sk_pacing_rate`, which
 //!   `tcp_update_pacing_rate` keeps for every flow, paced or not: about 1 ms of it, at least `min_tso_segs`,
 //!   at most 64 KB, 45 segments of 1448 B), and a flow whose window only partly allows its next burst defers
-//!   it until more ACKs arrive (`tcp_tso_should_defer`, see `tcp/xmit.rs`). Without it (the ideal host) an
+//!   it until more ACKs arrive when the next one is due within min(1 ms, srtt/2) (`tcp_tso_should_defer` as
+//!   in Linux 6.18, see `tcp/xmit.rs`). Without it (the ideal host) an
 //!   unpaced flow sends segment by segment and never defers.
 //! - `nic_rate`: the sending host's NIC serializes the segments it is handed back to back at this rate, so
 //!   a burst's segments leave `wire_len × 8 / nic_rate` apart (see [`nic`]); 0 is an infinitely fast NIC,

@@ -27,7 +27,7 @@ use super::{Segment, ts_clock_ms};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum TsoDefer {
     Send,
-    /// Send, because the head of the queue was sent less than half an RTT ago: a later clock may defer.
+    /// Send, because the next ACK is not due soon: a later clock may defer.
     SendForNow,
     /// Hold the burst back; `by_cwnd` if the window is what limits it.
     Defer {
@@ -105,12 +105,17 @@ impl Sender {
         if room as u64 * mss >= chunk {
             return TsoDefer::Send;
         }
-        // The next ACK would come too late: the head was sent less than half an RTT ago.
+        // The next ACK is expected (the head's send time plus srtt) more than min(1 ms, srtt/2) from now: do
+        // not wait for it, a smooth ACK clock is worth more ("tcp: fix tcp_tso_should_defer() vs large RTT",
+        // Linux 6.18; before it, the test was whether the head left less than srtt/2 ago, which at RTTs of
+        // tens of ms deferred an odd segment on almost every ACK of a window-limited flow).
         let Some(head) = self.q.front() else {
             return TsoDefer::Send;
         };
-        let half_srtt = Dur::from_us((self.rtt.srtt_us8 >> 4) as u64);
-        if self.tp.now.saturating_since(head.xmit_time) < half_srtt {
+        let srtt_ns = (self.rtt.srtt_us8 as u64) * 1000 / 8;
+        let expected_ack_ns = head.xmit_time.ns() + srtt_ns;
+        let threshold_ns = (srtt_ns / 2).min(1_000_000);
+        if expected_ack_ns.saturating_sub(self.tp.now.ns()) > threshold_ns {
             return TsoDefer::SendForNow;
         }
         TsoDefer::Defer {
