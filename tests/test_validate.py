@@ -34,7 +34,7 @@ from ccfair.studies.validate.compare import (
 from ccfair.studies.validate.grid import CELLS, KERNEL_HZ, PRESETS, cell_plan, select
 from ccfair.studies.validate.metrics import JAIN, RETRANSMISSION, UTILIZATION, metric_keys, run_metrics
 from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table
-from ccfair.studies.validate.truth import TRUTH_FILE, cell_truth, load_truth
+from ccfair.studies.validate.truth import TRUTH_FILE, cell_truth, held_runs, load_truth
 from conftest import REPO, run_cli
 
 TRUTH = load_truth(TRUTH_FILE)
@@ -419,3 +419,18 @@ def test_list_estimates_the_kernel_side() -> None:
     rows = json.loads(r.stdout)["cells"]
     assert [row["cell"] for row in rows] == [c.name for c in CELLS]
     assert all(row["sim_events"] > 0 or row["offloads"] == "on" for row in rows)
+
+
+def test_the_provenance_names_the_runs_the_truth_holds():
+    # A cell measured again replaces its runs: their times and revisions leave the provenance with them.
+    cells = {
+        "a": {"runs": [{"started_at": "2026-01-02", "git_revision": "new"}]},
+        "b": {"runs": [{"started_at": "2026-01-01", "git_revision": "kept"}, {"started_at": "2026-01-03"}]},
+        "c": {"skipped": "not measured here"},
+    }
+    assert held_runs(cells) == (["2026-01-01", "2026-01-02", "2026-01-03"], ["kept", "new"])
+    # The stored truth agrees with its own runs.
+    times, revisions = held_runs(TRUTH["cells"])
+    assert TRUTH["provenance"]["first_run_at"] == times[0]
+    assert TRUTH["provenance"]["last_run_at"] == times[-1]
+    assert TRUTH["provenance"]["git_revisions"] == revisions

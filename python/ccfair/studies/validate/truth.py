@@ -109,6 +109,16 @@ def _json_number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+def held_runs(cells: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The start times and git revisions of the runs ``cells`` hold, each sorted. The provenance takes its
+    run times and revisions from these alone: a cell measured again replaces its old runs, and their times
+    and revisions with them (what runs do not store, such as the kernel release, is accumulated)."""
+    runs = [r for c in cells.values() for r in c.get("runs", [])]
+    times = sorted(str(r["started_at"]) for r in runs if r.get("started_at"))
+    revisions = sorted({str(r["git_revision"]) for r in runs if r.get("git_revision")})
+    return times, revisions
+
+
 def build_truth(
     out: Path,
     cells: Sequence[Cell],
@@ -127,7 +137,6 @@ def build_truth(
     releases: set[Any] = set()
     hzs: set[Any] = set()
     hosts: set[Any] = set()
-    revisions: set[Any] = set()
     for cell in cells:
         scenario = cell.scenario(None)
         if cell.name in skipped:
@@ -154,7 +163,6 @@ def build_truth(
             releases.add(summary.get("kernel_release"))
             hzs.add(summary.get("kernel_hz"))
             hosts.add(row["host"])
-            revisions.add(row["git_revision"])
             limited = bool(summary.get("emulator_limited"))
             cell_runs.append(
                 {
@@ -185,11 +193,7 @@ def build_truth(
     def union(key: str, new: set[Any]) -> list[str]:
         return sorted({*(str(x) for x in new if x), *old.get(key, [])})
 
-    # Run times and revisions are those of the runs the file holds (a cell measured again replaces its old
-    # runs, and their times and revisions with them); what runs do not store is accumulated.
-    held = [r for c in doc_cells.values() for r in c.get("runs", [])]
-    times = [str(r["started_at"]) for r in held if r.get("started_at")]
-    revisions |= {r["git_revision"] for r in held if r.get("git_revision")}
+    times, revisions = held_runs(doc_cells)
     provenance = {
         "kernel_release": union("kernel_release", releases),
         "kernel_hz": union("kernel_hz", hzs),
@@ -197,14 +201,14 @@ def build_truth(
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),
         "ccfair_version": __version__,
-        "git_revisions": sorted(str(x) for x in revisions if x),
+        "git_revisions": revisions,
         "doctor": {
             "clean_rate_bps": doctor.get("clean_rate_bps"),
             "measured_at": doctor.get("measured_at"),
             "probes": doctor.get("probes", []),
         },
-        "first_run_at": min(times, default=None),
-        "last_run_at": max(times, default=None),
+        "first_run_at": times[0] if times else None,
+        "last_run_at": times[-1] if times else None,
         "repetitions": repetitions,
         "health_rule": HEALTH_RULE,
     }
