@@ -29,6 +29,7 @@ from ccfair.studies.validate.compare import (
     gap_noise,
     grid_summary,
     headline_key,
+    spread_agreement_chance,
     spread_ratio,
 )
 from ccfair.studies.validate.grid import CELLS, KERNEL_HZ, PRESETS, cell_plan, select
@@ -295,6 +296,28 @@ def test_gap_noise_is_the_mean_gap_of_two_samples_of_one_distribution() -> None:
     assert math.isnan(gap_noise(Stat(0.5, math.nan, 1), Stat(0.5, 0.0, 3)))
 
 
+def test_spread_agreement_chance_is_what_repeated_trials_of_a_faithful_model_give() -> None:
+    # Far above the floor only the band counts: the ratio of two 3-run variances is F(2, 2), whose CDF is
+    # x / (1 + x), so a faithful model lands within 2x (variance ratio within 4) with chance 4/5 - 1/5.
+    assert spread_agreement_chance(0.5, 3, 3) == pytest.approx(0.6, abs=1e-6)
+    # Far below it both sides are under the floor in every trial; one run on a side leaves it unknown.
+    assert spread_agreement_chance(SPREAD_FLOOR / 100, 3, 3) == pytest.approx(1.0, abs=1e-6)
+    assert spread_agreement_chance(0.0, 3, 3) == 1.0
+    assert math.isnan(spread_agreement_chance(0.05, 1, 3))
+    # Near the floor both parts count: trials of a model whose runs spread as the kernel's, judged by the
+    # target's own rule, agree with the integral.
+    import random
+
+    rng = random.Random(11)
+    for sd, n_kernel, n_sim in [(0.012, 3, 10), (0.008, 10, 3), (0.02, 3, 3)]:
+        trials, met = 20000, 0
+        for _ in range(trials):
+            k = Stat.of([rng.gauss(0.5, sd) for _ in range(n_kernel)])
+            m = Stat.of([rng.gauss(0.5, sd) for _ in range(n_sim)])
+            met += 0.5 <= spread_ratio(m.sd, k.sd) <= 2.0
+        assert met / trials == pytest.approx(spread_agreement_chance(sd, n_kernel, n_sim), abs=0.015)
+
+
 def test_truth_excludes_flagged_runs_and_notices_stale_cells() -> None:
     cell = select(["reno-cubic"])[0]
 
@@ -377,6 +400,23 @@ def test_grid_summary_counts_misses() -> None:
     s = grid_summary(cells, "ideal")
     assert s["share_gap_mean"] == pytest.approx(0.05) and s["share_gap_max"] == pytest.approx(0.09)
     assert s["share_grid_ok"] is False and s["share_missed"] == ["b"] and s["sojourn_met"] == 1
+
+
+def test_grid_summary_reads_the_spread_verdicts_against_their_noise() -> None:
+    def cell(name: str, ratio: float | None, chance: float | None, ok: bool | None) -> dict[str, Any]:
+        gaps = {"spread": ratio, "spread_noise": chance}
+        return {"cell": name, "presets": {"testbed": {"gaps": gaps, "ok": {"spread": ok}}}}
+
+    cells = [
+        cell("a", 1.5, 0.6, True),
+        cell("b", 3.0, 0.7, False),
+        cell("c", 0.2, 0.6, False),
+        cell("d", None, 0.9, None),  # unjudged: neither its ratio nor its chance counts
+    ]
+    s = grid_summary(cells, "testbed")
+    assert s["spread_met"] == 1 and s["spread_judged"] == 3
+    assert s["spread_noise_met"] == pytest.approx(1.9)
+    assert s["spread_ratio_median"] == pytest.approx(1.5)
 
 
 @pytest.mark.parametrize(

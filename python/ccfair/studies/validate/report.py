@@ -161,7 +161,17 @@ def summary_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
                 lambda x: f"{_plain(x['spread_ratio_min'], 2)} to {_plain(x['spread_ratio_max'], 2)}"
             ),
         },
+        {
+            "what": "median spread ratio sim/kernel",
+            "target": "1",
+            "value": both(lambda x: _plain(x.get("spread_ratio_median"), 2)),
+        },
         {"what": "cells with spread within target", "target": "all", "value": both(met("spread"))},
+        {
+            "what": "cells a model spreading as the kernel would have within target (repetition noise)",
+            "target": "-",
+            "value": both(lambda x: _plain(x.get("spread_noise_met"), 1)),
+        },
         {
             "what": "cells with |utilization gap| within target",
             "target": f"<= {UTILIZATION_MAX}",
