@@ -120,7 +120,7 @@ def spread_agreement_chance(kernel_sd: float, n_kernel: int, n_sim: int) -> floa
         return float(kernel_var.pdf(x)) * float(below + above)
 
     floor_only, _ = integrate.quad(floor_outside_band, 0, t, limit=200)
-    return min(1.0, in_band + floor_only)
+    return min(1.0, in_band + float(floor_only))
 
 
 def gap_noise(kernel: Stat, sim: Stat) -> float:
