@@ -46,7 +46,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--list", action="store_true", help="list the cells with their runs and estimates")
     p.add_argument("--cells", metavar="A,B", help="only these cells (default: the whole grid)")
     p.add_argument(
-        "--repetitions", type=positive_int, metavar="N", help="repetitions per cell and side (default 3)"
+        "--repetitions", type=positive_int, metavar="N", help="repetitions per cell and side (default 10)"
     )
     p.add_argument("--truth", metavar="FILE", help="the kernel truth to compare with (default: ccfair's own)")
     p.add_argument(
