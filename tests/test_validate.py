@@ -65,9 +65,10 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("testbed", "50cubic", "spread"): "spread ratio 0.12",
     ("ideal", "10bbr", "jain"): "jain gap -0.057",
     ("ideal", "cubic-staggered-4", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.066",
+    ("testbed", "bbr-staggered-4", "share"): "share gap 0.090",
+    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.116",
     ("testbed", "bbr-cubic-fifo", "jain"): "jain gap -0.052",
-    ("ideal", "bbr-cubic-codel", "spread"): "spread ratio 0.33",
+    ("ideal", "bbr-cubic-codel", "spread"): "spread ratio 0.30",
     ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("testbed", "reno-cubic-100M", "spread"): "spread ratio 2.20",
@@ -76,16 +77,19 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("testbed", "cubic-cubic-200M", "share"): "share gap 0.130",
     ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.06",
     ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.01",
-    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap -0.176",
-    ("ideal", "loss-bbr-20pct", "spread"): "spread ratio 9.23",
-    ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.404",
-    ("testbed", "loss-bbr-20pct", "spread"): "spread ratio 9.81",
-    ("testbed", "loss-bbr-20pct", "utilization"): "utilization gap +0.114",
+    ("ideal", "loss-bbr-5pct", "spread"): "spread ratio 0.06",
+    ("testbed", "loss-bbr-5pct", "spread"): "spread ratio 0.05",
+    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap -0.147",
+    ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.332",
     ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
+    ("ideal", "cubic-cubic-200M-offloads", "share"): "share gap 0.102",
+    ("ideal", "cubic-cubic-200M-offloads", "sojourn"): "sojourn p50 +44 %",
     ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic-200M-offloads", "sojourn"): "sojourn p50 +44 %",
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
+    "ideal": "mean |share gap| 0.024, max 0.102",
     "testbed": "mean |share gap| 0.026, max 0.130",
 }
 
