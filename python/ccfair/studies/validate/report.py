@@ -35,6 +35,12 @@ def _signed(x: float | None, digits: int = 3) -> str:
     return MISSING if x is None or math.isnan(x) else f"{x:+.{digits}f}"
 
 
+def cpu_models(truth: Mapping[str, Any]) -> str:
+    """The truth's CPU models (one string in files written before they were accumulated)."""
+    models = truth.get("cpu_model") or []
+    return models if isinstance(models, str) else ", ".join(models)
+
+
 def _plain(x: float | None, digits: int = 3) -> str:
     return MISSING if x is None or math.isnan(x) else f"{x:.{digits}f}"
 
@@ -197,7 +203,7 @@ def full_text(document: Mapping[str, Any]) -> str:
     out = [
         f"ccfair validate: {len(document['cells'])} cells, the simulator ({', '.join(PRESETS)} hosts, "
         f"{document['repetitions']} seeds) against the kernel's stored truth "
-        f"(Linux {', '.join(document['truth']['kernel_release'])}, {document['truth']['cpu_model']})",
+        f"(Linux {', '.join(document['truth']['kernel_release'])}, {cpu_models(document['truth'])})",
         "",
     ]
     for cell in document["cells"]:
@@ -233,7 +239,7 @@ def markdown_page(document: Mapping[str, Any]) -> str:
     lines = [
         "# ccfair validate",
         "",
-        f"Kernel {', '.join(truth['kernel_release'])} on {truth['cpu_model']} ({truth['cpus']} CPUs), "
+        f"Kernel {', '.join(truth['kernel_release'])} on {cpu_models(truth)} ({truth['cpus']} CPUs), "
         f"clean rate {truth['doctor'].get('clean_rate_bps')} bit/s; simulator hosts "
         f"{' and '.join(PRESETS)}, {document['repetitions']} seeds.",
         "",

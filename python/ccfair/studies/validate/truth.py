@@ -191,14 +191,18 @@ def build_truth(
     old = previous["provenance"] if previous else {}
 
     def union(key: str, new: set[Any]) -> list[str]:
-        return sorted({*(str(x) for x in new if x), *old.get(key, [])})
+        before = old.get(key, [])
+        # Files from before the CPU model was accumulated hold one string.
+        before = [before] if isinstance(before, str) else before
+        return sorted({*(str(x) for x in new if x), *before})
 
     times, revisions = held_runs(doc_cells)
     provenance = {
         "kernel_release": union("kernel_release", releases),
         "kernel_hz": union("kernel_hz", hzs),
         "host": union("host", hosts),
-        "cpu_model": _cpu_model(),
+        # Runs do not store the machine: a truth measured on more than one keeps every CPU model.
+        "cpu_model": union("cpu_model", {_cpu_model()}),
         "cpus": os.cpu_count(),
         "ccfair_version": __version__,
         "git_revisions": revisions,
