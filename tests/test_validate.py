@@ -35,7 +35,7 @@ from ccfair.studies.validate.compare import (
 from ccfair.studies.validate.grid import CELLS, KERNEL_HZ, PRESETS, cell_plan, select
 from ccfair.studies.validate.metrics import JAIN, RETRANSMISSION, UTILIZATION, metric_keys, run_metrics
 from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table
-from ccfair.studies.validate.truth import TRUTH_FILE, cell_truth, held_runs, load_truth
+from ccfair.studies.validate.truth import TRUTH_FILE, cell_truth, held_runs, listed, load_truth
 from conftest import REPO, run_cli
 
 TRUTH = load_truth(TRUTH_FILE)
@@ -329,8 +329,10 @@ def test_truth_provenance_is_complete() -> None:
     ):
         assert p[key], key
     assert p["doctor"]["clean_rate_bps"] > 0
-    # The runs were measured on more than one machine; the provenance names every CPU model.
+    # The runs were measured on more than one machine; the provenance names every CPU model, and a file
+    # from before they were accumulated (one string) reads as a list of one.
     assert isinstance(p["cpu_model"], list) and len(p["cpu_model"]) >= 1
+    assert listed("AMD EPYC") == ["AMD EPYC"] and listed(None) == [] and listed(["a", "b"]) == ["a", "b"]
     for name, cell in TRUTH["cells"].items():
         for r in cell.get("runs", []):
             assert set(r["health"]) >= {"lateness_p99_ns", "rx_drops", "limited"}, name

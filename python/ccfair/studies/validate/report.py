@@ -16,6 +16,7 @@ from ccfair.studies.validate.compare import (
     UTILIZATION_MAX,
 )
 from ccfair.studies.validate.grid import PRESETS
+from ccfair.studies.validate.truth import listed
 from ccfair.tables import Column, render, text
 
 MISSING = "-"
@@ -36,9 +37,7 @@ def _signed(x: float | None, digits: int = 3) -> str:
 
 
 def cpu_models(truth: Mapping[str, Any]) -> str:
-    """The truth's CPU models (one string in files written before they were accumulated)."""
-    models = truth.get("cpu_model") or []
-    return models if isinstance(models, str) else ", ".join(models)
+    return ", ".join(listed(truth.get("cpu_model")))
 
 
 def _plain(x: float | None, digits: int = 3) -> str:

@@ -109,6 +109,13 @@ def _json_number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+def listed(value: Any) -> list[str]:
+    """A provenance field as a list: files written before the CPU model was accumulated hold one string."""
+    if not value:
+        return []
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
 def held_runs(cells: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The start times and git revisions of the runs ``cells`` hold, each sorted. The provenance takes its
     run times and revisions from these alone: a cell measured again replaces its old runs, and their times
@@ -191,10 +198,7 @@ def build_truth(
     old = previous["provenance"] if previous else {}
 
     def union(key: str, new: set[Any]) -> list[str]:
-        before = old.get(key, [])
-        # Files from before the CPU model was accumulated hold one string.
-        before = [before] if isinstance(before, str) else before
-        return sorted({*(str(x) for x in new if x), *before})
+        return sorted({*(str(x) for x in new if x), *listed(old.get(key))})
 
     times, revisions = held_runs(doc_cells)
     provenance = {
