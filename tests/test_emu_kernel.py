@@ -305,6 +305,36 @@ def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> No
     assert text.returncode == 2 and "error: --repetitions:" in text.stderr
 
 
+def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_path: Path) -> None:
+    # One kernel run of one cell lands in the truth file with its health, CPU model and kernel release; the
+    # other cells of the file are kept as they were, and the provenance names the runs it holds.
+    from ccfair.studies.validate.truth import TRUTH_FILE, held_runs, held_values
+
+    stored = json.loads(TRUTH_FILE.read_text())
+    del stored["cells"]["reno-reno"]
+    truth = tmp_path / "truth.json"
+    truth.write_text(json.dumps(stored))
+    out = tmp_path / "validate"
+    done = cli(
+        "validate", "--kernel", "--cells", "reno-reno", "--repetitions", "1", "--write-truth", str(truth),
+        "--out", str(out), "--jobs", "1", "--quiet", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = json.loads(truth.read_text())
+    (run,) = written["cells"]["reno-reno"]["runs"]
+    cpu = next(
+        line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")
+    )
+    assert run["cpu_model"] == cpu.split(":", 1)[1].strip()
+    assert run["kernel_release"] == os.uname().release
+    assert run["health"]["lateness_p99_ns"] > 0 and 0 < run["metrics"]["utilization"] <= 1
+    assert {k: v for k, v in written["cells"].items() if k != "reno-reno"} == stored["cells"]
+    provenance = written["provenance"]
+    for key in ("cpu_model", "kernel_release"):
+        assert provenance[key] == held_values(written["cells"], key, None)
+    assert provenance["last_run_at"] == held_runs(written["cells"])[0][-1]
+
+
 def test_compare_with_repetitions_prints_each_backends_spread(tmp_path: Path) -> None:
     path = tmp_path / "pair.toml"
     path.write_text(

@@ -35,7 +35,14 @@ from ccfair.studies.validate.compare import (
 from ccfair.studies.validate.grid import CELLS, KERNEL_HZ, PRESETS, cell_plan, select
 from ccfair.studies.validate.metrics import JAIN, RETRANSMISSION, UTILIZATION, metric_keys, run_metrics
 from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table
-from ccfair.studies.validate.truth import TRUTH_FILE, cell_truth, held_runs, listed, load_truth
+from ccfair.studies.validate.truth import (
+    TRUTH_FILE,
+    cell_truth,
+    held_runs,
+    held_values,
+    listed,
+    load_truth,
+)
 from conftest import REPO, run_cli
 
 TRUTH = load_truth(TRUTH_FILE)
@@ -49,16 +56,15 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "reno-cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-reno", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic", "spread"): "ideal hosts repeat the run exactly",
-    ("ideal", "cubic-cubic-late", "jain"): "jain gap +0.054",
     ("ideal", "cubic-cubic-late", "spread"): "ideal hosts repeat the run exactly",
     ("testbed", "bbr-then-cubic-2bdp", "spread"): "spread ratio 0.45",
     ("ideal", "reno-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-rtt-10-100", "jain"): "jain gap +0.054",
     ("ideal", "cubic-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
-    ("ideal", "bbr-vs-8cubic", "jain"): "jain gap +0.083",
-    ("testbed", "bbr-vs-8cubic", "jain"): "jain gap +0.069",
     ("ideal", "bbr-vs-16cubic", "jain"): "jain gap -0.057",
     ("ideal", "5reno-5cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "5reno-5cubic", "share"): "share gap 0.089",
+    ("testbed", "5reno-5cubic", "jain"): "jain gap -0.052",
     ("testbed", "reno-cubic-bbr-2each", "jain"): "jain gap +0.052",
     ("ideal", "10cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "50cubic", "spread"): "ideal hosts repeat the run exactly",
@@ -89,8 +95,8 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
-    "ideal": "mean |share gap| 0.024, max 0.102",
-    "testbed": "mean |share gap| 0.026, max 0.130",
+    "ideal": "mean |share gap| 0.023, max 0.102",
+    "testbed": "mean |share gap| 0.024, max 0.130",
 }
 
 
@@ -329,8 +335,8 @@ def test_truth_provenance_is_complete() -> None:
     ):
         assert p[key], key
     assert p["doctor"]["clean_rate_bps"] > 0
-    # The runs were measured on more than one machine; the provenance names every CPU model, and a file
-    # from before they were accumulated (one string) reads as a list of one.
+    # The provenance names every CPU model its runs ran on, and a file from before they were listed (one
+    # string) reads as a list of one.
     assert isinstance(p["cpu_model"], list) and len(p["cpu_model"]) >= 1
     assert listed("AMD EPYC") == ["AMD EPYC"] and listed(None) == [] and listed(["a", "b"]) == ["a", "b"]
     for name, cell in TRUTH["cells"].items():
@@ -450,3 +456,20 @@ def test_the_provenance_names_the_runs_the_truth_holds():
     assert TRUTH["provenance"]["first_run_at"] == times[0]
     assert TRUTH["provenance"]["last_run_at"] == times[-1]
     assert TRUTH["provenance"]["git_revisions"] == revisions
+
+
+def test_the_provenance_names_the_machines_of_the_runs_it_holds():
+    # Each run records its CPU model and kernel; the provenance names those of the runs it holds, so a cell
+    # measured again on another machine takes the old machine out with its runs.
+    cells = {
+        "a": {"runs": [{"cpu_model": "Intel"}]},
+        "b": {"runs": [{"cpu_model": "Intel"}, {"cpu_model": "AMD"}]},
+        "c": {"skipped": "not measured here"},
+    }
+    assert held_values(cells, "cpu_model", ["Old"]) == ["AMD", "Intel"]
+    # A run from before runs recorded it keeps the earlier provenance's models: its own is not known.
+    cells["a"]["runs"].append({"started_at": "2026-01-01"})
+    assert held_values(cells, "cpu_model", "Old") == ["AMD", "Intel", "Old"]
+    for key in ("cpu_model", "kernel_release"):
+        assert all(r.get(key) for c in TRUTH["cells"].values() for r in c.get("runs", [])), key
+        assert TRUTH["provenance"][key] == held_values(TRUTH["cells"], key, None), key

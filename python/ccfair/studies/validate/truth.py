@@ -10,7 +10,7 @@ Layout::
                     "last_run_at", "repetitions", "health_rule"},
      "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
 
-    RUN = {"run_id", "repetition", "started_at", "git_revision",
+    RUN = {"run_id", "repetition", "started_at", "git_revision", "cpu_model", "kernel_release",
            "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "rx_drops",
                       "sender_cpu_wait_share", "receiver_cpu_wait_share", "limited", "note"},
            "excluded": null | WHY, "metrics": {KEY: value or null}}
@@ -116,6 +116,16 @@ def listed(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
+def held_values(cells: Mapping[str, Any], key: str, before: Any) -> list[str]:
+    """The values of a machine field (``cpu_model``, ``kernel_release``) over the runs ``cells`` hold. Runs
+    record theirs; while any run predates that record, the earlier provenance's values (``before``) are
+    kept, as that run's is not known."""
+    runs = [r for c in cells.values() for r in c.get("runs", [])]
+    values = {str(r[key]) for r in runs if r.get(key)}
+    unknown = any(not r.get(key) for r in runs)
+    return sorted(values | (set(listed(before)) if unknown else set()))
+
+
 def held_runs(cells: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The start times and git revisions of the runs ``cells`` hold, each sorted. The provenance takes its
     run times and revisions from these alone: a cell measured again replaces its old runs, and their times
@@ -141,9 +151,10 @@ def build_truth(
     from ccfair.store.reader import query
 
     doc_cells: dict[str, Any] = dict(previous["cells"]) if previous else {}
-    releases: set[Any] = set()
     hzs: set[Any] = set()
     hosts: set[Any] = set()
+    # The runs in ``out`` were measured on this machine: the kernel side runs locally.
+    machine = _cpu_model()
     for cell in cells:
         scenario = cell.scenario(None)
         if cell.name in skipped:
@@ -167,7 +178,6 @@ def build_truth(
                 continue
             row = by_id[run_id]
             summary = json.loads(row["summary_json"])
-            releases.add(summary.get("kernel_release"))
             hzs.add(summary.get("kernel_hz"))
             hosts.add(row["host"])
             limited = bool(summary.get("emulator_limited"))
@@ -177,6 +187,8 @@ def build_truth(
                     "repetition": int(row["repetition"]),
                     "started_at": str(row["started_at"]),
                     "git_revision": row["git_revision"],
+                    "cpu_model": machine,
+                    "kernel_release": summary.get("kernel_release"),
                     "health": {
                         "lateness_p50_ns": summary.get("emulator_lateness_p50_ns"),
                         "lateness_p99_ns": summary.get("emulator_lateness_p99_ns"),
@@ -202,11 +214,11 @@ def build_truth(
 
     times, revisions = held_runs(doc_cells)
     provenance = {
-        "kernel_release": union("kernel_release", releases),
+        "kernel_release": held_values(doc_cells, "kernel_release", old.get("kernel_release")),
         "kernel_hz": union("kernel_hz", hzs),
         "host": union("host", hosts),
-        # Runs do not store the machine: a truth measured on more than one keeps every CPU model.
-        "cpu_model": union("cpu_model", {_cpu_model()}),
+        # Derived from the held runs: a truth measured on several machines or kernels names each.
+        "cpu_model": held_values(doc_cells, "cpu_model", old.get("cpu_model")),
         "cpus": os.cpu_count(),
         "ccfair_version": __version__,
         "git_revisions": revisions,
