@@ -334,6 +334,16 @@ def offload_provenance(readback: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def cpu_model() -> str:
+    """This machine's CPU model (``/proc/cpuinfo``'s first ``model name``), or "unknown": a kernel run's
+    result depends on the machine it ran on, not only on its kernel."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
 def kernel_hz(release: str | None = None) -> int | None:
     """This kernel's ``CONFIG_HZ`` (its jiffies rate, which Cubic's clock and the timer wheel run at), from
     ``/boot/config-<release>`` or ``/proc/config.gz``; None if neither says."""
@@ -486,6 +496,7 @@ def execute(
         "backend": "kernel",
         "kernel_release": os.uname().release,
         "kernel_hz": kernel_hz(),
+        "cpu_model": cpu_model(),
         "sysctls": "; ".join(
             f"{role}: {k}={v}"
             for role, values in readback.items()

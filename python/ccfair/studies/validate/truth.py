@@ -95,16 +95,6 @@ def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTr
     return CellTruth(runs, excluded)
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 def _json_number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
@@ -153,8 +143,10 @@ def build_truth(
     doc_cells: dict[str, Any] = dict(previous["cells"]) if previous else {}
     hzs: set[Any] = set()
     hosts: set[Any] = set()
-    # The runs in ``out`` were measured on this machine: the kernel side runs locally.
-    machine = _cpu_model()
+    # Kernel runs record their CPU model; one stored before they did ran here (the kernel side runs locally).
+    from ccfair.emu.run import cpu_model
+
+    machine = cpu_model()
     for cell in cells:
         scenario = cell.scenario(None)
         if cell.name in skipped:
@@ -187,7 +179,7 @@ def build_truth(
                     "repetition": int(row["repetition"]),
                     "started_at": str(row["started_at"]),
                     "git_revision": row["git_revision"],
-                    "cpu_model": machine,
+                    "cpu_model": summary.get("cpu_model") or machine,
                     "kernel_release": summary.get("kernel_release"),
                     "health": {
                         "lateness_p50_ns": summary.get("emulator_lateness_p50_ns"),
