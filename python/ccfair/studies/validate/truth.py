@@ -100,7 +100,7 @@ def _json_number(value: float) -> float | None:
 
 
 def listed(value: Any) -> list[str]:
-    """A provenance field as a list: files written before the CPU model was accumulated hold one string."""
+    """A provenance field as a list: files written before the CPU model was a list hold one string."""
     if not value:
         return []
     return [value] if isinstance(value, str) else [str(v) for v in value]
@@ -136,16 +136,15 @@ def build_truth(
 ) -> dict[str, Any]:
     """The truth document of the kernel runs in the store under ``out`` (``runs``: the run ids of each
     cell, in repetition order); cells of ``previous`` not measured now are kept as they were."""
-    # DuckDB and the doctor's measurement load when the truth is written.
+    # DuckDB, the doctor's measurement and the kernel backend load when the truth is written.
     from ccfair.emu.doctor import load_measurement
+    from ccfair.emu.run import cpu_model
     from ccfair.store.reader import query
 
     doc_cells: dict[str, Any] = dict(previous["cells"]) if previous else {}
     hzs: set[Any] = set()
     hosts: set[Any] = set()
     # Kernel runs record their CPU model; one stored before they did ran here (the kernel side runs locally).
-    from ccfair.emu.run import cpu_model
-
     machine = cpu_model()
     for cell in cells:
         scenario = cell.scenario(None)
