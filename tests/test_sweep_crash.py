@@ -69,7 +69,9 @@ def check_done_runs_are_complete(out: Path) -> pd.DataFrame:
 
 
 def test_sigkill_mid_sweep_keeps_done_runs_and_resume_runs_each_once(tmp_path):
-    plan = write_plan(tmp_path / "p.toml", repetitions=20, scenario={**BASE, "duration": "20s"})  # 80 runs
+    # 160 runs, about 8 s of work for two workers: with half that, a writer starved of CPU on a busy 2-core
+    # machine updated status.json too late and the whole plan finished before the kill landed.
+    plan = write_plan(tmp_path / "p.toml", repetitions=40, scenario={**BASE, "duration": "20s"})
     expected = {r.run_id for r in expand(load_plan(plan))}
     out = tmp_path / "results"
     committed: dict[str, pd.Timestamp] = {}
