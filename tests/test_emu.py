@@ -369,6 +369,21 @@ def test_health_flags_lateness_beyond_two_percent_of_the_rtt_and_any_loss() -> N
     assert "2 frames it could not handle" in emu_run.health_summary(emu, spec)["emulator_note"]
 
 
+def test_health_flags_an_emulator_stall_beyond_a_tenth_of_the_rtt() -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()  # smallest RTT 20 ms: a stall may last 2 ms
+    emu, _, _ = fake_outputs(spec)
+    emu["health"].update(stall_max_ns=2_000_000, stalls=1, stall_total_ns=2_000_000)
+    h = emu_run.health_summary(emu, spec)
+    assert (h["emulator_limited"], h["emulator_stall_max_ns"], h["emulator_stalls"]) == (0, 2_000_000, 1)
+    # A second of SCHED_FIFO at 200 Mbit/s: one stall of about 30 ms, while the lateness p99 stays small.
+    emu["health"].update(stall_max_ns=29_224_077, stalls=10, stall_total_ns=196_218_273)
+    h = emu_run.health_summary(emu, spec)
+    assert h["emulator_limited"] == 1
+    assert "the emulator stalled 29.2 ms (> 2.0 ms; 10 stalls over 1 ms)" in h["emulator_note"]
+    # The floor: on a 1 ms path a stall of 1 ms is still healthy.
+    assert emu_run.stall_limit_ns(1_000_000) == emu_run.STALL_FLOOR_NS
+
+
 def test_health_flags_an_endpoint_program_that_waited_for_a_cpu_over_a_fifth_of_the_window() -> None:
     # The window of the Cubic-vs-Cubic 200 Mbit/s cell (4-12 s) and its programs' run-queue waits as measured
     # on a 2-CPU host: quiet (receiver waited 17.7 %, link 0.98 used) and under a two-job compile (27.1 %,
@@ -725,3 +740,27 @@ def test_kernel_hz_is_read_from_the_kernels_config(tmp_path: Path, monkeypatch: 
     assert emu_run.kernel_hz("6.18.0") == 250
     boot.write_text("CONFIG_HZ_PERIODIC=y\n")
     assert emu_run.kernel_hz("6.18.0") is None
+
+
+def test_the_real_time_limit_is_lifted_for_a_run_and_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sysctl, saved = tmp_path / "sched_rt_runtime_us", tmp_path / "saved"
+    sysctl.write_text("950000\n")
+    monkeypatch.setattr(emu_run, "RT_RUNTIME_SYSCTL", sysctl)
+    monkeypatch.setattr(emu_run, "RT_RUNTIME_SAVED", saved)
+    monkeypatch.setattr(emu_run, "REALTIME", True)
+    with pytest.raises(KeyboardInterrupt), emu_run.rt_unthrottled():
+        assert sysctl.read_text() == "-1\n" and saved.read_text() == "950000\n"
+        raise KeyboardInterrupt
+    assert sysctl.read_text() == "950000\n" and not saved.exists()
+    # A run killed inside the block left -1 and the saved value: the next run puts back the saved one.
+    sysctl.write_text("-1\n")
+    saved.write_text("900000\n")
+    with emu_run.rt_unthrottled():
+        assert sysctl.read_text() == "-1\n"
+    assert sysctl.read_text() == "900000\n" and not saved.exists()
+    # Without SCHED_FIFO the host's limit is left alone.
+    monkeypatch.setattr(emu_run, "REALTIME", False)
+    with emu_run.rt_unthrottled():
+        assert sysctl.read_text() == "900000\n"

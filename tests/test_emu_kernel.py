@@ -332,6 +332,24 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
     for key in ("cpu_model", "kernel_release"):
         assert provenance[key] == held_values(written["cells"], key, None)
     assert provenance["last_run_at"] == held_runs(written["cells"])[0][-1]
+    # The emulator measured its stalls (the health rule judges them; an idle VM has hiccups of a few ms).
+    assert run["health"]["stall_max_ns"] > 0
+    # A top-up to 2 repetitions keeps the stored run and adds only the healthy runs the cell lacks, as a new
+    # round (its own run ids), numbered after it; like any kernel side, at most twice what it lacks.
+    done = cli(
+        "validate", "--kernel", "--cells", "reno-reno", "--repetitions", "2", "--write-truth", str(truth),
+        "--top-up", "--out", str(out), "--jobs", "1", "--quiet", timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(truth.read_text())["cells"]["reno-reno"]["runs"]
+    assert runs[0] == run
+    new = runs[1:]
+    assert [r["repetition"] for r in new] == [run["repetition"] + 1 + k for k in range(len(new))]
+    assert all(r["run_id"] != run["run_id"] for r in new)
+    lacking = 2 - (0 if run["excluded"] else 1)
+    healthy_new = sum(not r["excluded"] for r in new)
+    assert 1 <= len(new) <= 2 * lacking
+    assert healthy_new == lacking or len(new) == 2 * lacking
 
 
 def test_compare_with_repetitions_prints_each_backends_spread(tmp_path: Path) -> None:

@@ -60,6 +60,49 @@ pub struct Health {
     pub held_at_end: u64,
     pub pool_slots: u64,
     pub realtime: bool,
+    /// The longest time the loop was away from its sockets beyond a sleep it asked for: the CPU was taken
+    /// from it (preemption, throttling, a starved kernel thread given its turn). Frames that arrive meanwhile
+    /// wait unread and enter the queue together when it is back, so a long stall is a burst the senders
+    /// never sent.
+    pub stall_max_ns: u64,
+    /// Stalls longer than [`STALL_COUNT_NS`], and their total time.
+    pub stalls: u64,
+    pub stall_total_ns: u64,
+}
+
+/// A stall this long is counted: longer than a loop iteration's work (a batch of frames each way) ever takes.
+pub const STALL_COUNT_NS: u64 = 1_000_000;
+
+/// Measures stalls: the gap between two visits to the loop's top, less the sleep the loop asked for in
+/// between (an early wake by a frame gives a shorter gap, never a stall).
+#[derive(Default)]
+struct StallGauge {
+    last_top: Option<Time>,
+    asked_sleep_ns: u64,
+}
+
+impl StallGauge {
+    /// The loop is at its top at `now`; records the stall since the last visit in `health`.
+    fn at_top(&mut self, now: Time, health: &mut Health) {
+        if let Some(last) = self.last_top {
+            let stall = now
+                .saturating_since(last)
+                .ns()
+                .saturating_sub(self.asked_sleep_ns);
+            health.stall_max_ns = health.stall_max_ns.max(stall);
+            if stall > STALL_COUNT_NS {
+                health.stalls += 1;
+                health.stall_total_ns += stall;
+            }
+        }
+        self.last_top = Some(now);
+        self.asked_sleep_ns = 0;
+    }
+
+    /// The loop sleeps up to `ns` (`None`: until a frame or a command comes, however long).
+    fn sleeping(&mut self, ns: Option<u64>) {
+        self.asked_sleep_ns = ns.unwrap_or(u64::MAX);
+    }
 }
 
 #[derive(Serialize)]
@@ -93,9 +136,10 @@ impl Ports {
 }
 
 /// Allows busy-waiting only while the loop has been busy (not asleep in `ppoll`) for less than 70 % of the
-/// current 100 ms: under SCHED_FIFO a loop that never sleeps hits the kernel's real-time throttling
-/// (`sched_rt_runtime_us`, 95 % of each second by default) and is stopped for tens of milliseconds, far worse
-/// than the microseconds of wakeup latency the spin saves.
+/// current 100 ms: under SCHED_FIFO a loop that never sleeps would keep its CPU from the kernel's own threads
+/// (ksoftirqd, the workqueues), and the kernel backend lifts the real-time bandwidth limit
+/// (`sched_rt_runtime_us`) that would otherwise stop it for tens of milliseconds: this budget is what leaves
+/// them their share.
 #[derive(Default)]
 struct SpinBudget {
     window_start: Time,
@@ -221,8 +265,10 @@ impl Forwarder {
         let mut next_mark = 0usize;
         let mut end = Time::MAX;
         let mut spin = SpinBudget::default();
+        let mut stall = StallGauge::default();
         loop {
             let now = self.clock.now();
+            stall.at_top(now, &mut self.health);
             if now >= end && next_mark == marks.len() {
                 return Ok(());
             }
@@ -257,6 +303,7 @@ impl Forwarder {
             if wait.is_some_and(|w| w <= spin_ns) {
                 continue; // busy-wait the last stretch (the receive calls above are the polling)
             }
+            stall.sleeping(wait.map(|w| w - spin_ns));
             sys::poll_readable(&fds, wait.map(|w| w - spin_ns), &mut ready)
                 .map_err(|e| format!("ppoll: {e}"))?;
             spin.slept(self.clock.now().saturating_since(now).ns());
@@ -494,5 +541,45 @@ impl Forwarder {
             health: self.health.clone(),
         };
         clock::write_json(&cfg.out, &output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(us: u64) -> Time {
+        Time::from_ns(us * 1000)
+    }
+
+    #[test]
+    fn a_stall_is_the_time_away_beyond_the_sleep_asked_for() {
+        let mut g = StallGauge::default();
+        let mut h = Health::default();
+        g.at_top(at(0), &mut h);
+        // Busy iterations 0.1 ms apart: no stall counted, the longest gap kept.
+        g.at_top(at(100), &mut h);
+        g.at_top(at(200), &mut h);
+        assert_eq!((h.stall_max_ns, h.stalls), (100_000, 0));
+        // Asked to sleep 5 ms, back after 5.05: a 50 us overshoot.
+        g.sleeping(Some(5_000_000));
+        g.at_top(at(5250), &mut h);
+        assert_eq!((h.stall_max_ns, h.stalls), (100_000, 0));
+        // Asked to sleep 1 ms, back after 31 ms: a 30 ms stall.
+        g.sleeping(Some(1_000_000));
+        g.at_top(at(36250), &mut h);
+        assert_eq!(
+            (h.stall_max_ns, h.stalls, h.stall_total_ns),
+            (30_000_000, 1, 30_000_000)
+        );
+        // Woken early by a frame: never a stall; an unbounded sleep neither.
+        g.sleeping(Some(10_000_000));
+        g.at_top(at(36300), &mut h);
+        g.sleeping(None);
+        g.at_top(at(536300), &mut h);
+        assert_eq!((h.stall_max_ns, h.stalls), (30_000_000, 1));
+        // A busy iteration preempted for 2 ms counts.
+        g.at_top(at(538400), &mut h);
+        assert_eq!((h.stalls, h.stall_total_ns), (2, 32_100_000));
     }
 }

@@ -55,6 +55,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--write-truth", metavar="FILE", help="with --kernel: store the measured truth in FILE (JSON)"
     )
+    p.add_argument(
+        "--top-up",
+        action="store_true",
+        help="with --write-truth: keep the runs the file holds of each cell and run only the healthy runs "
+        "a cell lacks (after the health rule changed, or runs were flagged)",
+    )
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
     add_sweep_options(p, out_default="validate")
     p.set_defaults(handler=cmd_validate)
@@ -86,6 +92,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return list_cells(cells, repetitions, args)
     if args.write_truth is not None and not args.kernel:
         raise ScenarioError("--write-truth", "stores a kernel measurement: give --kernel too")
+    if args.top_up and args.write_truth is None:
+        raise ScenarioError("--top-up", "tops up the truth file --write-truth writes: give --write-truth too")
     if args.kernel and args.truth is not None:
         raise ScenarioError("--truth", "--kernel compares with the truth it measures; give one of them")
     write_to = None

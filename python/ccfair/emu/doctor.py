@@ -173,6 +173,7 @@ def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
         PORT_BASE,
         cpu_plan,
         forward_config,
+        rt_unthrottled,
         send_go,
         sigterm_as_interrupt,
         start_program,
@@ -188,6 +189,7 @@ def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
     with (
         sigterm_as_interrupt(),
         netns.host_lock(),
+        rt_unthrottled(),
         tempfile.TemporaryDirectory(prefix="ccfair-doctor-") as tmp,
         netns.Topology() as topo,
     ):

@@ -4,16 +4,16 @@
    emulator binary, and the link rate against the forwarder's clean rate that ``ccfair doctor`` measured on
    this host (:mod:`ccfair.emu.doctor`).
 2. A stale-resource sweep (namespaces of runs whose owner died), the host's kernel-run lock (one run at a
-   time on this host, whichever process asks: :func:`ccfair.emu.netns.host_lock`), then the topology
-   (:mod:`ccfair.emu.netns`).
+   time on this host, whichever process asks: :func:`ccfair.emu.netns.host_lock`), the real-time bandwidth
+   limit lifted for the emulator (:func:`rt_unthrottled`), then the topology (:mod:`ccfair.emu.netns`).
 3. ``ccfair-emu recv`` (receiver namespace), ``forward`` (router), ``send`` (senders: every connection is
    made through the emulated path before the run), each started with ``ip netns exec`` and waited for until
    it prints ``ready``; then one epoch (CLOCK_MONOTONIC, shared by all namespaces) is sent to all of them.
 4. Progress while the run lasts; a program that fails ends the run with its error.
 5. Their JSON outputs become the simulator's result format (:mod:`ccfair.emu.collect`); the summary gets
    the provenance (backend, kernel release, the sysctls set, each veth's offloads as read back, the host
-   preset) and the testbed's health (the emulator's lateness, losses, the bursts it segmented, ACKs per data
-   segment; how long the sending and receiving programs waited for a CPU).
+   preset) and the testbed's health (the emulator's lateness and stalls, losses, the bursts it segmented, ACKs
+   per data segment; how long the sending and receiving programs waited for a CPU).
 
 Teardown runs on every exit: normal end, error, Ctrl-C, SIGTERM (turned into KeyboardInterrupt here).
 """
@@ -48,13 +48,34 @@ READY_TIMEOUT_S = 30.0
 EPOCH_LEAD_NS = 200_000_000
 EXIT_GRACE_S = 20.0
 # The emulator runs under SCHED_FIFO so that a busy host (builds, the TCP stacks themselves) does not delay
-# its departures, and busy-waits the last few microseconds before each deadline (measured: README).
+# its departures, and busy-waits the last few microseconds before each deadline (measured: README). Linux's
+# real-time bandwidth limit (kernel.sched_rt_runtime_us, 95 % of each second) stops it, even at a few per cent
+# of a CPU, for 10-35 ms about once a second (its CPU idle meanwhile; at 200 Mbit/s in every run), so the
+# limit is lifted while a run lasts (:func:`rt_unthrottled`): the emulator's spin budget already keeps it
+# asleep at least 30 % of every 100 ms, so it cannot take its CPU from the kernel's own threads.
 REALTIME = os.environ.get("CCFAIR_EMU_REALTIME", "1") != "0"
+RT_RUNTIME_SYSCTL = Path("/proc/sys/kernel/sched_rt_runtime_us")
+# The value a run replaced, kept until it is put back, so the next run restores it after a killed one.
+RT_RUNTIME_SAVED = Path("/run/ccfair-sched-rt-runtime-us")
 SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "20000"))
 # Emulator health: a run is flagged when frames left later than this share of the smallest base RTT
 # (p99), with a floor for very short RTTs, or when any frame was lost inside the emulator or its sockets.
 LATENESS_RTT_FRACTION = 0.02
 LATENESS_FLOOR_NS = 100_000
+# ... or when the emulator was kept from its sockets (a stall: its departures and arrivals then bunch up)
+# longer than this share of the smallest base RTT, with a floor above what an idle machine's scheduler
+# costs it (at most 0.6 ms measured at 200 Mbit/s).
+STALL_RTT_FRACTION = 0.1
+# The emulator counts stalls longer than this (its STALL_COUNT_NS).
+STALL_COUNT_NS = 1_000_000
+STALL_FLOOR_NS = 1_000_000
+
+
+def stall_limit_ns(min_rtt_ns: int) -> float:
+    """The longest emulator stall a healthy run may have (see :data:`STALL_RTT_FRACTION`)."""
+    return max(STALL_FLOOR_NS, STALL_RTT_FRACTION * min_rtt_ns)
+
+
 # Endpoint health: a run is flagged when the sending or receiving program waited, runnable, for a CPU more
 # than this share of the measurement window. Such a host delays the endpoints' reads and ACK processing by
 # whole scheduler slices; the senders then release their windows in bursts that overflow the bottleneck
@@ -131,6 +152,30 @@ def delays(group: Mapping[str, Any]) -> tuple[int, int]:
     if placement == "ack":
         return 0, rtt
     return rtt // 2, rtt - rtt // 2
+
+
+@contextlib.contextmanager
+def rt_unthrottled() -> Iterator[None]:
+    """Lifts the real-time bandwidth limit (``kernel.sched_rt_runtime_us = -1``) while the block runs, and
+    puts the host's value back after it (or, if a run was killed before it could, at the next run). Where
+    the host does not let it be changed (a container), the run goes on under the limit, and the stall rule
+    of the run's health says whether it mattered."""
+    if not REALTIME or not RT_RUNTIME_SYSCTL.exists():
+        yield
+        return
+    try:
+        saved = RT_RUNTIME_SAVED if RT_RUNTIME_SAVED.exists() else RT_RUNTIME_SYSCTL
+        original = saved.read_text()
+        RT_RUNTIME_SAVED.write_text(original)
+        RT_RUNTIME_SYSCTL.write_text("-1\n")
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        RT_RUNTIME_SYSCTL.write_text(original)
+        RT_RUNTIME_SAVED.unlink(missing_ok=True)
 
 
 def cpu_plan() -> tuple[list[int], list[int]]:
@@ -270,6 +315,12 @@ def health_summary(
     p99 = late["p99_ns"]
     if p99 is not None and p99 > limit_ns:
         reasons.append(f"departure lateness p99 {p99 / 1e3:.0f} us > {limit_ns / 1e3:.0f} us")
+    stall_ns = int(h.get("stall_max_ns", 0))
+    if stall_ns > stall_limit_ns(min_rtt):
+        reasons.append(
+            f"the emulator stalled {stall_ns / 1e6:.1f} ms (> {stall_limit_ns(min_rtt) / 1e6:.1f} ms; "
+            f"{int(h.get('stalls', 0))} stalls over {STALL_COUNT_NS / 1e6:.0f} ms)"
+        )
     for key, what in (
         ("rx_kernel_drops", "frames dropped before the emulator read them"),
         ("pool_exhausted", "frames dropped for want of a buffer"),
@@ -291,6 +342,9 @@ def health_summary(
         "emulator_lateness_p99_ns": p99,
         "emulator_lateness_max_ns": late["max_ns"],
         "emulator_rx_drops": int(h["rx_kernel_drops"]),
+        "emulator_stall_max_ns": stall_ns,
+        "emulator_stalls": int(h.get("stalls", 0)),
+        "emulator_stall_total_ns": int(h.get("stall_total_ns", 0)),
         "emulator_oversize_frames": int(h["oversize_frames"]),
         "emulator_gso_frames": int(h["gso_frames"]),
         "emulator_gso_segments": int(h["gso_segments"]),
@@ -426,6 +480,7 @@ def execute(
     with (
         sigterm_as_interrupt(),
         netns.host_lock(None if progress is None else lambda: progress(0.0)),
+        rt_unthrottled(),
         tempfile.TemporaryDirectory(prefix=netns.workdir_prefix(run_id)) as tmp,
         netns.Topology(run_id) as topo,
     ):

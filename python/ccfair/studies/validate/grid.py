@@ -382,15 +382,17 @@ def plan_name(cell: Cell, side: str) -> str:
     return f"{PLAN_PREFIX}{side}-{cell.name}"
 
 
-def cell_plan(cell: Cell, backend: str, preset: str | None, repetitions: int) -> Plan:
+def cell_plan(cell: Cell, backend: str, preset: str | None, repetitions: int, round_: int = 0) -> Plan:
     """The plan of one cell on one side: the cell's scenario, ``repetitions`` runs. Seeds come from the
-    plan seed and the repetition only, so a larger count reuses the runs a store already has."""
+    plan seed and the repetition only, so a larger count reuses the runs a store already has. A later
+    ``round_`` of a kernel cell (a top-up of a stored truth) has its own plan seed, so its runs and seeds
+    differ from those of the rounds before it."""
     side = side_name(backend, preset)
     name = plan_name(cell, side)
     document = {
         "name": name,
         "backend": backend,
-        "seed": PLAN_SEED,
+        "seed": PLAN_SEED + round_,
         "repetitions": repetitions,
         "scenario": cell.scenario(preset),
     }

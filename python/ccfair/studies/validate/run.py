@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,8 +95,16 @@ def time_limit_s(args: argparse.Namespace) -> float | None:
     return None if limit is None else parse_duration_ns(limit, "--time-limit") / 1e9
 
 
-def run_kernel_side(cells: Sequence[Cell], repetitions: int, out: Path, args: argparse.Namespace) -> SideRuns:
-    """Runs every cell the kernel backend accepts here, topping up cells with flagged runs."""
+def run_kernel_side(
+    cells: Sequence[Cell],
+    repetitions: int,
+    out: Path,
+    args: argparse.Namespace,
+    stored: Mapping[str, tuple[int, int]] | None = None,
+) -> SideRuns:
+    """Runs every cell the kernel backend accepts here, topping up cells with flagged runs. With ``stored``
+    (a cell's (runs, healthy runs) in the truth being topped up), a cell runs only the healthy runs it
+    lacks, as a new round, and one that lacks none runs nothing."""
     side = SideRuns()
     for cell in cells:
         checked = check_cell(cell, KERNEL, None, repetitions)
@@ -104,9 +112,13 @@ def run_kernel_side(cells: Sequence[Cell], repetitions: int, out: Path, args: ar
             side.skipped[cell.name] = checked
             note(f"cell {cell.name}: not run on the kernel: {checked}", args.quiet)
             continue
-        count = repetitions
+        held, held_healthy = (stored or {}).get(cell.name, (0, 0))
+        wanted = repetitions - held_healthy
+        if wanted <= 0:
+            continue
+        count = wanted
         while True:
-            plan = cell_plan(cell, KERNEL, None, count)
+            plan = cell_plan(cell, KERNEL, None, count, round_=held)
             # The kernel's runs are the truth whatever the Python build that orchestrated them: each run
             # records its revision, so a cell topped up after a change of the sources keeps its runs.
             run_sweep(
@@ -121,13 +133,12 @@ def run_kernel_side(cells: Sequence[Cell], repetitions: int, out: Path, args: ar
             ids = planned_ids(plan)
             health = run_health(out, ids)
             good = sum(healthy(health[i]) for i in ids if i in health)
-            if good >= repetitions or count >= MAX_ATTEMPTS_FACTOR * repetitions:
+            if good >= wanted or count >= MAX_ATTEMPTS_FACTOR * wanted:
                 break
             note(
-                f"cell {cell.name}: {good} of {len(ids)} kernel runs healthy; running "
-                f"{repetitions - good} more",
+                f"cell {cell.name}: {good} of {len(ids)} kernel runs healthy; running {wanted - good} more",
                 args.quiet,
             )
-            count = min(count + repetitions - good, MAX_ATTEMPTS_FACTOR * repetitions)
+            count = min(count + wanted - good, MAX_ATTEMPTS_FACTOR * wanted)
         side.runs[cell.name] = ids
     return side

@@ -17,7 +17,7 @@ from ccfair.studies.validate.grid import PRESETS, Cell
 from ccfair.studies.validate.metrics import store_metrics
 from ccfair.studies.validate.report import markdown_page
 from ccfair.studies.validate.run import SideRuns, run_kernel_side, run_sim_side
-from ccfair.studies.validate.truth import build_truth, cell_truth, load_truth, write_truth
+from ccfair.studies.validate.truth import build_truth, cell_truth, held_healthy, load_truth, write_truth
 
 GENERATOR = "ccfair validate"
 JSON_NAME = "validate.json"
@@ -53,10 +53,14 @@ def measure_truth(
     write_to: Path | None,
 ) -> dict[str, Any]:
     """Runs the kernel side and returns its truth document, written to ``write_to`` if given (cells
-    measured before in that file and not now are kept)."""
-    kernel = run_kernel_side(cells, repetitions, out, args)
+    measured before in that file and not now are kept). With ``--top-up`` a cell of that file keeps its
+    runs and gets only the healthy runs it lacks."""
     previous = load_truth(write_to, "--write-truth") if write_to is not None and write_to.exists() else None
-    document = build_truth(out, cells, kernel.runs, kernel.skipped, repetitions, previous)
+    stored = held_healthy(previous, cells) if getattr(args, "top_up", False) and previous else None
+    kernel = run_kernel_side(cells, repetitions, out, args, stored)
+    document = build_truth(
+        out, cells, kernel.runs, kernel.skipped, repetitions, previous, top_up=stored is not None
+    )
     if write_to is not None:
         write_truth(document, write_to, "--write-truth")
         note(f"kernel truth: {write_to}", args.quiet)

@@ -11,15 +11,15 @@ Layout::
      "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
 
     RUN = {"run_id", "repetition", "started_at", "git_revision", "cpu_model", "kernel_release",
-           "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "rx_drops",
+           "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "stall_max_ns", "rx_drops",
                       "sender_cpu_wait_share", "receiver_cpu_wait_share", "limited", "note"},
            "excluded": null | WHY, "metrics": {KEY: value or null}}
 
-A run the testbed's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, frames
-lost inside the emulator, or a sending or receiving program that waited for a CPU more than 20 % of the
-window) stays in the file, excluded with the reason; the truth of a cell is its
-first ``repetitions`` healthy runs. A cell's stored scenario is the one it ran: a cell whose scenario has
-changed since is reported as stale rather than compared.
+A run the testbed's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, an
+emulator stall over 10 % of it, frames lost inside the emulator, or a sending or receiving program that
+waited for a CPU more than 20 % of the window) stays in the file, excluded with the reason; the truth of a
+cell is its first ``repetitions`` healthy runs. A cell's stored scenario is the one it ran: a cell whose
+scenario has changed since is reported as stale rather than compared.
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ FORMAT = 1
 TRUTH_FILE = Path(__file__).with_name("truth.json")
 HEALTH_RULE = (
     "a run is excluded when the testbed may have limited it: departure lateness p99 above 2 % of the "
-    "smallest base RTT (at least 100 us), any frame lost inside the emulator or its sockets, or the sending "
-    "or receiving program waiting for a CPU more than 20 % of the measurement window"
+    "smallest base RTT (at least 100 us), the emulator kept from its sockets (a stall) longer than 10 % of "
+    "the smallest base RTT (at least 1 ms; for runs from before stalls were recorded, their departure "
+    "lateness max), any frame lost inside the emulator or its sockets, or the sending or receiving program "
+    "waiting for a CPU more than 20 % of the measurement window"
 )
 
 
@@ -126,6 +128,17 @@ def held_runs(cells: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return times, revisions
 
 
+def held_healthy(truth: Mapping[str, Any], cells: Sequence[Cell]) -> dict[str, tuple[int, int]]:
+    """Per cell of ``cells`` that ``truth`` holds runs of, for its current scenario: (runs, healthy runs)."""
+    held = {}
+    for cell in cells:
+        stored = truth["cells"].get(cell.name)
+        if stored and "runs" in stored and stored.get("scenario") == cell.scenario(None):
+            runs = stored["runs"]
+            held[cell.name] = (len(runs), sum(not r["excluded"] for r in runs))
+    return held
+
+
 def build_truth(
     out: Path,
     cells: Sequence[Cell],
@@ -133,9 +146,11 @@ def build_truth(
     skipped: Mapping[str, str],
     repetitions: int,
     previous: Mapping[str, Any] | None,
+    top_up: bool = False,
 ) -> dict[str, Any]:
     """The truth document of the kernel runs in the store under ``out`` (``runs``: the run ids of each
-    cell, in repetition order); cells of ``previous`` not measured now are kept as they were."""
+    cell, in repetition order); cells of ``previous`` not measured now are kept as they were. With
+    ``top_up`` a cell's new runs follow the runs ``previous`` holds of its scenario, numbered after them."""
     # DuckDB, the doctor's measurement and the kernel backend load when the truth is written.
     from ccfair.emu.doctor import load_measurement
     from ccfair.emu.run import cpu_model
@@ -163,7 +178,11 @@ def build_truth(
             f"WHERE status = 'done' AND run_id IN ({quoted})",
         ).to_dict("records")
         by_id = {r["run_id"]: r for r in rows}
-        cell_runs = []
+        kept = doc_cells.get(cell.name, {})
+        cell_runs = (
+            list(kept["runs"]) if top_up and "runs" in kept and kept.get("scenario") == scenario else []
+        )
+        first = len(cell_runs)
         for run_id in ids:
             if run_id not in by_id:
                 continue
@@ -175,7 +194,7 @@ def build_truth(
             cell_runs.append(
                 {
                     "run_id": run_id,
-                    "repetition": int(row["repetition"]),
+                    "repetition": first + int(row["repetition"]),
                     "started_at": str(row["started_at"]),
                     "git_revision": row["git_revision"],
                     "cpu_model": summary.get("cpu_model") or machine,
@@ -184,6 +203,7 @@ def build_truth(
                         "lateness_p50_ns": summary.get("emulator_lateness_p50_ns"),
                         "lateness_p99_ns": summary.get("emulator_lateness_p99_ns"),
                         "lateness_max_ns": summary.get("emulator_lateness_max_ns"),
+                        "stall_max_ns": summary.get("emulator_stall_max_ns"),
                         "rx_drops": summary.get("emulator_rx_drops"),
                         "sender_cpu_wait_share": _json_number(summary.get("sender_cpu_wait_share", math.nan)),
                         "receiver_cpu_wait_share": _json_number(
