@@ -760,6 +760,11 @@ def test_the_real_time_limit_is_lifted_for_a_run_and_put_back(
     with emu_run.rt_unthrottled():
         assert sysctl.read_text() == "-1\n"
     assert sysctl.read_text() == "900000\n" and not saved.exists()
+    # A saved file that holds no number is not put into the sysctl: the current value is kept.
+    saved.write_text("not a number")
+    with emu_run.rt_unthrottled():
+        assert sysctl.read_text() == "-1\n"
+    assert sysctl.read_text() == "900000\n" and not saved.exists()
     # Without SCHED_FIFO the host's limit is left alone.
     monkeypatch.setattr(emu_run, "REALTIME", False)
     with emu_run.rt_unthrottled():

@@ -164,8 +164,11 @@ def rt_unthrottled() -> Iterator[None]:
         yield
         return
     try:
-        saved = RT_RUNTIME_SAVED if RT_RUNTIME_SAVED.exists() else RT_RUNTIME_SYSCTL
-        original = saved.read_text()
+        original = RT_RUNTIME_SYSCTL.read_text()
+        # A killed run's saved value, if the file holds one (a number; anything else is not ours to write).
+        saved = RT_RUNTIME_SAVED.read_text() if RT_RUNTIME_SAVED.exists() else ""
+        if saved.strip().lstrip("-").isdigit():
+            original = saved
         RT_RUNTIME_SAVED.write_text(original)
         RT_RUNTIME_SYSCTL.write_text("-1\n")
     except OSError:
