@@ -71,15 +71,15 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("testbed", "50cubic", "spread"): "spread ratio 0.12",
     ("ideal", "10bbr", "jain"): "jain gap -0.057",
     ("ideal", "cubic-staggered-4", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "bbr-staggered-4", "share"): "share gap 0.088",
-    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.082",
+    ("testbed", "bbr-staggered-4", "share"): "share gap 0.086",
+    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.083",
     ("ideal", "bbr-cubic-codel", "spread"): "spread ratio 0.30",
     ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic-200M", "share"): "share gap 0.081",
-    ("testbed", "cubic-cubic-200M", "jain"): "jain gap -0.053",
+    ("testbed", "cubic-cubic-200M", "share"): "share gap 0.088",
+    ("testbed", "cubic-cubic-200M", "jain"): "jain gap -0.050",
     ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.06",
     ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.01",
     ("ideal", "loss-bbr-5pct", "spread"): "spread ratio 0.06",
@@ -87,12 +87,12 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap -0.147",
     ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.332",
     ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
-    ("ideal", "cubic-cubic-200M-offloads", "share"): "share gap 0.135",
+    ("ideal", "cubic-cubic-200M-offloads", "share"): "share gap 0.143",
     ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
-    "ideal": "mean |share gap| 0.025, max 0.135",
+    "ideal": "mean |share gap| 0.024, max 0.143",
     "testbed": "mean |share gap| 0.021, max 0.088",
 }
 
