@@ -376,7 +376,9 @@ def test_health_flags_an_emulator_stall_beyond_a_tenth_of_the_rtt() -> None:
     h = emu_run.health_summary(emu, spec)
     assert (h["emulator_limited"], h["emulator_stall_max_ns"], h["emulator_stalls"]) == (0, 2_000_000, 1)
     # A second of SCHED_FIFO at 200 Mbit/s: one stall of about 30 ms, while the lateness p99 stays small.
-    emu["health"].update(stall_max_ns=29_224_077, stalls=10, stall_total_ns=196_218_273)
+    emu["health"].update(
+        stall_max_ns=29_224_077, stalls=10, stall_total_ns=196_218_273, stall_count_ns=1_000_000
+    )
     h = emu_run.health_summary(emu, spec)
     assert h["emulator_limited"] == 1
     assert "the emulator stalled 29.2 ms (> 2.0 ms; 10 stalls over 1 ms)" in h["emulator_note"]
@@ -765,6 +767,12 @@ def test_the_real_time_limit_is_lifted_for_a_run_and_put_back(
     with emu_run.rt_unthrottled():
         assert sysctl.read_text() == "-1\n"
     assert sysctl.read_text() == "900000\n" and not saved.exists()
+    # Where the limit cannot be changed (here: nowhere to save it), the run goes on, the sysctl untouched.
+    monkeypatch.setattr(emu_run, "RT_RUNTIME_SAVED", tmp_path / "missing-dir" / "saved")
+    with emu_run.rt_unthrottled():
+        assert sysctl.read_text() == "900000\n"
+    assert sysctl.read_text() == "900000\n"
+    monkeypatch.setattr(emu_run, "RT_RUNTIME_SAVED", saved)
     # Without SCHED_FIFO the host's limit is left alone.
     monkeypatch.setattr(emu_run, "REALTIME", False)
     with emu_run.rt_unthrottled():

@@ -65,9 +65,11 @@ pub struct Health {
     /// wait unread and enter the queue together when it is back, so a long stall is a burst the senders
     /// never sent.
     pub stall_max_ns: u64,
-    /// Stalls longer than [`STALL_COUNT_NS`], and their total time.
+    /// Stalls longer than `stall_count_ns` ([`STALL_COUNT_NS`], written out so readers need not know it),
+    /// and their total time.
     pub stalls: u64,
     pub stall_total_ns: u64,
+    pub stall_count_ns: u64,
 }
 
 /// A stall this long is counted: longer than a loop iteration's work (a batch of frames each way) ever takes.
@@ -201,7 +203,10 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
     }
     let _ = sys::set_timer_slack_ns(1);
     crate::config::pin(&cfg.cpus, "forward");
-    let mut health = Health::default();
+    let mut health = Health {
+        stall_count_ns: STALL_COUNT_NS,
+        ..Health::default()
+    };
     if cfg.realtime {
         match sys::set_realtime(50) {
             Ok(()) => health.realtime = true,
