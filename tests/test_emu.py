@@ -752,8 +752,9 @@ def test_the_real_time_limit_is_lifted_for_a_run_and_put_back(
     monkeypatch.setattr(emu_run, "RT_RUNTIME_SYSCTL", sysctl)
     monkeypatch.setattr(emu_run, "RT_RUNTIME_SAVED", saved)
     monkeypatch.setattr(emu_run, "REALTIME", True)
-    with pytest.raises(KeyboardInterrupt), emu_run.rt_unthrottled():
+    with pytest.raises(KeyboardInterrupt), emu_run.rt_unthrottled() as setting:
         assert sysctl.read_text() == "-1\n" and saved.read_text() == "950000\n"
+        assert setting == "kernel.sched_rt_runtime_us=-1 (the host's 950000 put back after the run)"
         raise KeyboardInterrupt
     assert sysctl.read_text() == "950000\n" and not saved.exists()
     # A run killed inside the block left -1 and the saved value: the next run puts back the saved one.
@@ -769,11 +770,13 @@ def test_the_real_time_limit_is_lifted_for_a_run_and_put_back(
     assert sysctl.read_text() == "900000\n" and not saved.exists()
     # Where the limit cannot be changed (here: nowhere to save it), the run goes on, the sysctl untouched.
     monkeypatch.setattr(emu_run, "RT_RUNTIME_SAVED", tmp_path / "missing-dir" / "saved")
-    with emu_run.rt_unthrottled():
+    with emu_run.rt_unthrottled() as setting:
         assert sysctl.read_text() == "900000\n"
+        # ... and its provenance (and the note of a run flagged for a stall) says so.
+        assert setting.startswith(emu_run.RT_LIMIT_NOT_LIFTED)
     assert sysctl.read_text() == "900000\n"
     monkeypatch.setattr(emu_run, "RT_RUNTIME_SAVED", saved)
     # Without SCHED_FIFO the host's limit is left alone.
     monkeypatch.setattr(emu_run, "REALTIME", False)
-    with emu_run.rt_unthrottled():
-        assert sysctl.read_text() == "900000\n"
+    with emu_run.rt_unthrottled() as setting:
+        assert sysctl.read_text() == "900000\n" and setting == ""

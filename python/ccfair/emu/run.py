@@ -57,6 +57,7 @@ REALTIME = os.environ.get("CCFAIR_EMU_REALTIME", "1") != "0"
 RT_RUNTIME_SYSCTL = Path("/proc/sys/kernel/sched_rt_runtime_us")
 # The value a run replaced, kept until it is put back, so the next run restores it after a killed one.
 RT_RUNTIME_SAVED = Path("/run/ccfair-sched-rt-runtime-us")
+RT_LIMIT_NOT_LIFTED = "the real-time limit stayed in force"
 SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "20000"))
 # Emulator health: a run is flagged when frames left later than this share of the smallest base RTT
 # (p99), with a floor for very short RTTs, or when any frame was lost inside the emulator or its sockets.
@@ -155,13 +156,14 @@ def delays(group: Mapping[str, Any]) -> tuple[int, int]:
 
 
 @contextlib.contextmanager
-def rt_unthrottled() -> Iterator[None]:
+def rt_unthrottled() -> Iterator[str]:
     """Lifts the real-time bandwidth limit (``kernel.sched_rt_runtime_us = -1``) while the block runs, and
     puts the host's value back after it (or, if a run was killed before it could, at the next run). Where
     the host does not let it be changed (a container), the run goes on under the limit, and the stall rule
-    of the run's health says whether it mattered."""
+    of the run's health says whether it mattered. Yields the setting the run had, for its provenance
+    (empty when the emulator does not run under SCHED_FIFO)."""
     if not REALTIME or not RT_RUNTIME_SYSCTL.exists():
-        yield
+        yield ""
         return
     try:
         original = RT_RUNTIME_SYSCTL.read_text()
@@ -171,13 +173,13 @@ def rt_unthrottled() -> Iterator[None]:
             original = saved
         RT_RUNTIME_SAVED.write_text(original)
         RT_RUNTIME_SYSCTL.write_text("-1\n")
-    except OSError:
+    except OSError as e:
         with contextlib.suppress(OSError):
             RT_RUNTIME_SAVED.unlink(missing_ok=True)
-        yield
+        yield f"{RT_LIMIT_NOT_LIFTED} (kernel.sched_rt_runtime_us: {e.strerror or e})"
         return
     try:
-        yield
+        yield f"kernel.sched_rt_runtime_us=-1 (the host's {original.strip()} put back after the run)"
     finally:
         RT_RUNTIME_SYSCTL.write_text(original)
         RT_RUNTIME_SAVED.unlink(missing_ok=True)
@@ -485,7 +487,7 @@ def execute(
     with (
         sigterm_as_interrupt(),
         netns.host_lock(None if progress is None else lambda: progress(0.0)),
-        rt_unthrottled(),
+        rt_unthrottled() as rt_limit,
         tempfile.TemporaryDirectory(prefix=netns.workdir_prefix(run_id)) as tmp,
         netns.Topology(run_id) as topo,
     ):
@@ -561,12 +563,15 @@ def execute(
             f"{role}: {k}={v}"
             for role, values in readback.items()
             for k, v in (values.get("sysctls", {}) if isinstance(values, dict) else {}).items()
-        ),
+        )
+        + (f"; emulator: {rt_limit}" if rt_limit else ""),
         "congestion_controls": " ".join(s["cc"] for s in outputs["snd"]["flows"]),
         "host": host_provenance(spec),
         "offloads": offload_provenance(readback),
         **health_summary(outputs["rtr"], spec, outputs["snd"], outputs["rcv"]),
     }
+    if provenance["emulator_limited"] and rt_limit.startswith(RT_LIMIT_NOT_LIFTED):
+        provenance["emulator_note"] += f"; {rt_limit}"
     return output, provenance
 
 
