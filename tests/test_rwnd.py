@@ -67,6 +67,8 @@ ERRORS = [
     ({"rcv_scaling_ratio": 0}, "host.rcv_scaling_ratio", "from 1 to 255"),
     ({"rcv_scaling_ratio": 256}, "host.rcv_scaling_ratio", "from 1 to 255"),
     ({"rcv_window": "yes"}, "host.rcv_window", "true or false"),
+    ({"rcv_initial_window": -1}, "host.rcv_initial_window", "from 0 (Linux's default) to 65535"),
+    ({"rcv_initial_window": 65536}, "host.rcv_initial_window", "from 0 (Linux's default) to 65535"),
 ]
 
 

@@ -54,46 +54,50 @@ README = REPO / "README.md"
 KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "reno-cubic-20ms", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-cubic", "spread"): "spread ratio 2.18",
     ("ideal", "reno-reno", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-reno", "spread"): "spread ratio 0.36",
     ("ideal", "cubic-cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-late", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "bbr-then-cubic-2bdp", "spread"): "spread ratio 0.48",
     ("ideal", "reno-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-rtt-10-100", "jain"): "jain gap +0.062",
     ("ideal", "cubic-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "bbr-vs-8cubic", "spread"): "spread ratio 2.04",
     ("ideal", "bbr-vs-16cubic", "jain"): "jain gap -0.056",
     ("ideal", "5reno-5cubic", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "5reno-5cubic", "share"): "share gap 0.087",
-    ("testbed", "reno-cubic-bbr-2each", "jain"): "jain gap +0.052",
+    ("testbed", "reno-cubic-bbr-2each", "jain"): "jain gap +0.060",
     ("ideal", "10cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "50cubic", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "50cubic", "spread"): "spread ratio 0.12",
+    ("testbed", "50cubic", "spread"): "spread ratio 0.21",
     ("ideal", "10bbr", "jain"): "jain gap -0.057",
     ("ideal", "cubic-staggered-4", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "bbr-staggered-4", "share"): "share gap 0.086",
-    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.083",
+    ("testbed", "bbr-staggered-4", "share"): "share gap 0.123",
+    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.084",
     ("ideal", "bbr-cubic-codel", "spread"): "spread ratio 0.30",
+    ("testbed", "bbr-cubic-pie", "spread"): "spread ratio 2.27",
     ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic-200M", "share"): "share gap 0.088",
-    ("testbed", "cubic-cubic-200M", "jain"): "jain gap -0.050",
+    ("testbed", "cubic-cubic-200M", "share"): "share gap 0.095",
+    ("testbed", "cubic-cubic-200M", "jain"): "jain gap -0.080",
+    ("testbed", "cubic-cubic-200M", "spread"): "spread ratio 2.32",
     ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.06",
     ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.01",
     ("ideal", "loss-bbr-5pct", "spread"): "spread ratio 0.06",
-    ("testbed", "loss-bbr-5pct", "spread"): "spread ratio 0.05",
-    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap -0.147",
+    ("testbed", "loss-bbr-5pct", "spread"): "spread ratio 0.06",
+    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap -0.101",
     ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.332",
+    ("testbed", "loss-bbr-20pct", "utilization"): "utilization gap +0.062",
     ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M-offloads", "share"): "share gap 0.143",
     ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "cubic-cubic-200M-offloads", "jain"): "jain gap -0.051",
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
     "ideal": "mean |share gap| 0.024, max 0.143",
-    "testbed": "mean |share gap| 0.021, max 0.088",
+    "testbed": "mean |share gap| 0.019, max 0.123",
 }
 
 
@@ -349,6 +353,15 @@ def test_the_testbed_side_runs_the_truth_kernels_clock() -> None:
     for cell in CELLS:
         assert cell.scenario("testbed")["host"]["hz"] == KERNEL_HZ, cell.name
         assert "host" not in cell.scenario(None) or "hz" not in cell.scenario(None)["host"], cell.name
+
+
+def test_the_testbed_side_offers_the_kernel_sides_first_receive_window() -> None:
+    # The kernel backend's receiver route caps the first window at the largest initial window of the
+    # groups, at least 10 segments (netns.Topology.build); the simulated testbed hosts start from the same.
+    for cell in CELLS:
+        initial_windows = [int(g.get("initial_window", 10)) for g in cell.flows]
+        expected = max([10, *initial_windows])
+        assert cell.scenario("testbed")["host"]["rcv_initial_window"] == expected, cell.name
 
 
 def test_seeds_are_shared_across_repetition_counts() -> None:

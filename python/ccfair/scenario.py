@@ -51,6 +51,7 @@ A scenario file::
     rcv_autotune = true         # the receive buffer grows (Linux's tcp_moderate_rcvbuf)
     rmem = [4096, 131072, "32MiB"]  # Linux's tcp_rmem: min, default (initial), max (autotuning cap)
     rcv_scaling_ratio = 128     # the payload's share of the buffer, in 1/256
+    rcv_initial_window = 0      # the route's initrwnd: the first window in segments at most (0: Linux's)
 
 Quantities are held in base units (``rate_bps``, ``rtt_ns``, ...). Every problem is a
 :class:`~ccfair.errors.ScenarioError` whose field is a dotted path such as ``flows[1].rtt``.
@@ -145,6 +146,7 @@ _HOST_KEYS = (
     "rcv_autotune",
     "rmem",
     "rcv_scaling_ratio",
+    "rcv_initial_window",
 )
 # The host's duration keys, read and written as durations (``"5us"``) and sent in ns.
 _HOST_DURATIONS = ("start_jitter", "noise_scale", "pacing_slack", "delack_granularity", "gro_flush")
@@ -192,6 +194,7 @@ class Host:
     rcv_autotune: bool | None = None
     rmem_bytes: tuple[int, ...] | None = None
     rcv_scaling_ratio: int | None = None
+    rcv_initial_window: int | None = None
 
 
 @dataclass(frozen=True)
@@ -677,6 +680,7 @@ def _host_input(h: Host, f: str) -> dict[str, Any]:
     native["hz"] = _optional_int(f"{f}.hz", h.hz)
     native["rmem_bytes"] = None if h.rmem_bytes is None else [_wire_int(f"{f}.rmem", v) for v in h.rmem_bytes]
     native["rcv_scaling_ratio"] = _optional_int(f"{f}.rcv_scaling_ratio", h.rcv_scaling_ratio)
+    native["rcv_initial_window"] = _optional_int(f"{f}.rcv_initial_window", h.rcv_initial_window)
     return native
 
 
@@ -756,6 +760,11 @@ def _host_from_dict(value: object, f: str) -> Host:
         rcv_autotune=switch("rcv_autotune"),
         rmem_bytes=rmem_bytes(),
         rcv_scaling_ratio=ratio(),
+        rcv_initial_window=(
+            _wire_int(f"{f}.rcv_initial_window", t["rcv_initial_window"])
+            if "rcv_initial_window" in t
+            else None
+        ),
     )
 
 

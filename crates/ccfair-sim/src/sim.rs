@@ -651,6 +651,10 @@ impl<O: Observer> Simulation<O> {
         if let Some(agg) = fl.gro.receive(now, seg) {
             self.deliver(f, &agg.head, agg.segments);
         }
+        // A PSH segment that could not join the aggregate it flushed goes up alone, right after it.
+        if let Some(agg) = self.flows[f as usize].gro.flush_due(now) {
+            self.deliver(f, &agg.head, agg.segments);
+        }
         self.sync_gro_timer(f);
     }
 

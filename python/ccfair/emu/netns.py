@@ -9,13 +9,15 @@ that removes them.
 Every flow runs in the sender namespace; flow group g talks to its own receiver address 10.77.1.<g+1>, so
 per-group settings are per-route settings on the sender side: ``initcwnd`` (the scenario's
 ``initial_window``) and ``features ecn`` (ECN per group, with ``tcp_ecn = 2`` in both namespaces so only
-those routes ask for it). The receiver's route back carries ``initrwnd`` so that the first window is not
-capped by the receiver's default of 10 segments. Neighbour entries are static (no ARP during a run). The
-veths have the scenario's MTU and every offload off (see ``ccfair-emu prepare``), except what the
-scenario's hosts ask for: segmentation offload (``tso``) on the senders' veth ``s0``, receive coalescing
-(``gro``) on the receiver's ``r0``, with its interrupt moderation (``gro_flush``: ``gro_flush_timeout``);
-the router's veths keep everything off. Sysctls are set per namespace
-only; nothing host-wide changes.
+those routes ask for it). The receiver's route back carries ``initrwnd``, the largest initial window of the
+groups and at least 10: a receiver's first window is that many segments (measured with ``ss`` before any
+data: rcv_ssthresh 14480 at 10), where Linux's own default is the whole initial buffer (since 4.19); the
+validation grid's simulated hosts set the same (``rcv_initial_window``). Neighbour entries are static (no
+ARP during a run). The veths have the scenario's MTU and every offload off (see ``ccfair-emu prepare``),
+except what the scenario's hosts ask for: segmentation offload (``tso``) on the senders' veth ``s0``,
+receive coalescing (``gro``) on the receiver's ``r0``, with its interrupt moderation (``gro_flush``:
+``gro_flush_timeout``); the router's veths keep everything off. Sysctls are set per namespace only;
+nothing host-wide changes.
 
 Teardown guard: names carry the ``ccfair-`` prefix and a run id made of the owning process's pid and start
 time. :meth:`Topology.close` (called on normal exit, errors and Ctrl-C, and on SIGTERM through the runner)

@@ -31,9 +31,11 @@ the rules a real kernel imposes.
   the same for every group. Another key written in a table (``noise``, ``pacing_slack``,
   ``delack_granularity``, ``nic_rate``, ...) would set this machine's timers, noise or NIC rate, which the
   kernel backend cannot do, ``hz`` and ``tick_phase`` are the kernel's build and boot (its ``CONFIG_HZ``
-  is recorded with every run as ``kernel_hz``), and ``rcv_scaling_ratio`` is the kernel's own measurement:
-  each is refused, naming the field. A preset's own values for them are this machine's real ones instead
-  (the run's provenance says so); its offloads apply.
+  is recorded with every run as ``kernel_hz``), ``rcv_scaling_ratio`` is the kernel's own measurement, and
+  ``rcv_initial_window`` is the receiver route's ``initrwnd``, which the backend sets to the largest initial
+  window of the scenario's groups (``netns.Topology.build``): each is refused, naming the field. A
+  preset's own values for them are this machine's real ones instead (the run's provenance says so); its
+  offloads apply.
 
 Everything else (units, buffer, window, ...) is validated by :class:`Scenario` itself: the kernel scenario
 is validated as the simulator scenario it would be with a stand-in algorithm, then carries its own names.

@@ -21,8 +21,12 @@
 //!   last) joins and ends the aggregate (`flush = len < mss`); one that arrives with nothing held is held
 //!   like any other (with no held packet, `mss` is 1 there).
 //!
-//! Deviations: the PSH flag (set on the last segment of each application write, which ends an aggregate) is
-//! not modelled, as the simulated application does not write in chunks; nor is the table of held flows'
+//! - a segment with PSH (Linux sets it on the last segment of every multi-segment skb the sender transmits,
+//!   `__tcp_transmit_skb`) joins and ends the aggregate, which goes up at once with PSH set; one that cannot
+//!   join goes up alone at once (`flush |= flags & TCP_FLAG_PSH`): an aggregate never spans two of the
+//!   sender's skbs.
+//!
+//! Deviations: the table of held flows'
 //! size (8 flows per bucket, `MAX_GRO_SKBS`, over 8 buckets): with many flows interleaved on one receiver,
 //! Linux flushes the oldest flow's aggregate early, here each flow holds its own. LRO (coalescing in the
 //! NIC) merges by the same rules with the NIC's own timeout and is not modelled apart. Nothing here
@@ -91,7 +95,9 @@ impl Gro {
     }
 
     /// Segment `seg` arrives at `now`. Returns the aggregate that goes up to TCP now, if any: the held one
-    /// whose poll had ended, or that the segment flushes, or (a short last segment) completes.
+    /// whose poll had ended, or that the segment flushes, or that the segment completes (a short last
+    /// segment, or one with PSH). A PSH segment that cannot join goes up alone at once: it is then held
+    /// with its poll already ended, for the caller's next [`Gro::flush_due`] (two aggregates go up).
     #[inline]
     pub fn receive(&mut self, now: Time, seg: Segment) -> Option<Aggregate> {
         let mut up = self.flush_due(now);
@@ -99,20 +105,26 @@ impl Gro {
             if joins(h, &seg) {
                 h.agg.segments += 1;
                 h.bytes += seg.wire_len - HEADER_BYTES;
-                if seg.wire_len < h.agg.head.wire_len {
+                // The aggregate's header takes the PSH of a segment merged into it.
+                h.agg.head.psh |= seg.psh;
+                if seg.wire_len < h.agg.head.wire_len || seg.psh {
                     return self.held.take().map(|h| h.agg);
                 }
                 return None;
             }
             up = self.held.take().map(|h| h.agg);
         }
+        let lone = Aggregate {
+            head: seg,
+            segments: 1,
+        };
+        if seg.psh && up.is_none() {
+            return Some(lone);
+        }
         self.held = Some(Held {
-            agg: Aggregate {
-                head: seg,
-                segments: 1,
-            },
+            agg: lone,
             bytes: seg.wire_len,
-            flush_at: now + self.window,
+            flush_at: if seg.psh { now } else { now + self.window },
         });
         up
     }
@@ -149,6 +161,7 @@ mod tests {
             cwr: false,
             retransmit: false,
             packet_value: 0,
+            psh: false,
         }
     }
 
@@ -163,6 +176,10 @@ mod tests {
         let mut up = Vec::new();
         for &(t, s) in arrivals {
             if let Some(a) = gro.receive(at(t), s) {
+                up.push((a.head.seq, a.segments));
+            }
+            // A PSH segment that could not join is due at once, after the aggregate it flushed.
+            if let Some(a) = gro.flush_due(at(t)) {
                 up.push((a.head.seq, a.segments));
             }
         }
@@ -230,6 +247,29 @@ mod tests {
         let arrivals: Vec<(u64, Segment)> = (0..100).map(|i| (0, seg(i))).collect();
         // 45 × 1448 B of payload + 52 B of headers = 65,212 B < 64 KiB; a 46th would pass it.
         assert_eq!(run(10, &arrivals), vec![(0, 45), (45, 45), (90, 10)]);
+    }
+
+    #[test]
+    fn a_psh_segment_ends_its_aggregate_and_never_waits() {
+        let psh = |seq| Segment {
+            psh: true,
+            ..seg(seq)
+        };
+        // Two-segment bursts ending in PSH, all within one poll: one aggregate per burst, each up at once
+        // with PSH in its header.
+        let mut gro = Gro::new(Dur::from_ns(50 * US));
+        assert_eq!(gro.receive(at(0), seg(0)), None);
+        let up = gro.receive(at(1), psh(1)).expect("PSH ends the aggregate");
+        assert_eq!((up.head.seq, up.segments, up.head.psh), (0, 2, true));
+        assert_eq!(gro.deadline(), None);
+        // A PSH segment with nothing held goes up alone; one that cannot join (out of sequence) goes up
+        // right after the aggregate it flushes.
+        assert_eq!(
+            run(50, &[(0, psh(0)), (1, seg(1)), (2, psh(3)), (3, seg(4))]),
+            vec![(0, 1), (1, 1), (3, 1), (4, 1)]
+        );
+        // Without PSH the same arrivals merge where they continue each other.
+        assert_eq!(run(50, &[(0, seg(0)), (1, seg(1)), (2, seg(2))]), vec![(0, 3)]);
     }
 
     #[test]

@@ -85,6 +85,7 @@
 //! | `rcv_autotune`       | true  | true             | true              |
 //! | `rmem`               | Linux | Linux            | Linux             |
 //! | `rcv_scaling_ratio`  | 128   | 160              | 160               |
+//! | `rcv_initial_window` | 0     | 0                | 0                 |
 //!
 //! (Linux's `tcp_rmem`: 4096, 131072, 32 MiB.)
 //!
@@ -120,6 +121,12 @@
 //! 29275856 bytes), a 1448-byte payload in a 2304-byte skb (a 2 KiB buffer and the `sk_buff`); a home
 //! host's NIC with 2 KiB receive buffers gives the same. Other drivers differ (188 on an mlx5 NIC in the
 //! netdev discussion of "tcp: fix too slow tcp_rcvbuf_grow() action").
+//! `rcv_initial_window` is a route's `initrwnd` (`ip route ... initrwnd N`): the receiver's first window is
+//! at most N segments (`tcp_select_initial_window`'s `init_rcv_wnd`), and its `rcv_ssthresh`, which
+//! starts there, grows two segments per segment received; 0 is Linux's default, the whole initial buffer.
+//! It decides how long a receiver ACKs every segment of a slow start (`tcp_grow_window`'s quick ACKs):
+//! the kernel backend's receiver route sets it to the largest initial window (10), which the validation
+//! grid's simulated hosts copy.
 //!
 //! Deviations: connection set-up is not simulated packet by packet (every connection is established at time 0
 //! with the handshake's RTT sample, see `tcp::sender`); the jitter only moves the first segment. All hosts
@@ -220,6 +227,8 @@ pub struct HostInput {
     pub rmem_bytes: Option<Vec<i128>>,
     #[serde(default)]
     pub rcv_scaling_ratio: Option<i128>,
+    #[serde(default)]
+    pub rcv_initial_window: Option<i128>,
 }
 
 /// The distribution of the per-packet processing delay.
@@ -294,10 +303,15 @@ pub struct HostSpec {
     /// The payload's share of the receive buffer, in 1/256.
     #[serde(default = "default_scaling_ratio")]
     pub rcv_scaling_ratio: u32,
+    /// The route's `initrwnd`: the receiver's first window in segments at most (0: Linux's default).
+    #[serde(default)]
+    pub rcv_initial_window: u32,
 }
 
 /// Linux's `tcp_rmem` defaults (6.16 and later).
 pub const LINUX_RMEM: [u32; 3] = [4096, 131_072, 32 << 20];
+/// The largest `initrwnd` a route takes (`ip route ... initrwnd`, a route metric of 16 bits).
+const MAX_INITIAL_WINDOW: i128 = 65_535;
 /// The largest `tcp_rmem` value Linux accepts (an int).
 const RMEM_LIMIT: i128 = i32::MAX as i128;
 
@@ -336,6 +350,7 @@ impl Default for HostSpec {
             rcv_autotune: true,
             rmem_bytes: LINUX_RMEM,
             rcv_scaling_ratio: crate::tcp::rwnd::DEFAULT_SCALING_RATIO,
+            rcv_initial_window: 0,
         }
     }
 }
@@ -363,6 +378,7 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             gro_flush_ns: 16 * US,
             rcv_window: true,
             rcv_scaling_ratio: 160,
+            rcv_initial_window: 0,
             ..HostSpec::default()
         },
         HostPreset::Home => HostSpec {
@@ -380,6 +396,7 @@ fn preset_values(preset: HostPreset, rtt_ns: u64) -> HostSpec {
             gro_flush_ns: 50 * US,
             rcv_window: true,
             rcv_scaling_ratio: 160,
+            rcv_initial_window: 0,
             ..HostSpec::default()
         },
     }
@@ -435,6 +452,7 @@ impl HostSpec {
             rmem: self.rmem_bytes,
             autotune: self.rcv_autotune,
             scaling_ratio: self.rcv_scaling_ratio,
+            initial_window_segments: self.rcv_initial_window,
         })
     }
 
@@ -566,6 +584,19 @@ impl HostSpec {
                 );
             }
             spec.rcv_scaling_ratio = v as u32;
+        }
+        if let Some((field, &v)) = pick(scenario, group, group_field, "rcv_initial_window", |h| {
+            h.rcv_initial_window.as_ref()
+        }) {
+            if !(0..=MAX_INITIAL_WINDOW).contains(&v) {
+                return E::err(
+                    field,
+                    format!(
+                        "must be an integer from 0 (Linux's default) to {MAX_INITIAL_WINDOW} segments, got {v}"
+                    ),
+                );
+            }
+            spec.rcv_initial_window = v as u32;
         }
         Ok(spec)
     }

@@ -143,6 +143,7 @@ pub struct Arrival {
     pub wire_len: u32,
     pub ecn: Ecn,
     pub cwr: bool,
+    pub psh: bool,
 }
 
 impl Arrival {
@@ -154,6 +155,7 @@ impl Arrival {
             wire_len: seg.wire_len,
             ecn: seg.ecn,
             cwr: seg.cwr,
+            psh: seg.psh,
         }
     }
 
@@ -170,6 +172,7 @@ impl Arrival {
             cwr: self.cwr,
             retransmit: false,
             packet_value: 0,
+            psh: self.psh,
         }
     }
 }
@@ -187,6 +190,8 @@ pub struct Segment {
     /// CWR flag (sender reduced its window after ECE).
     pub cwr: bool,
     pub retransmit: bool,
+    /// PSH: the last segment of a multi-segment skb, or of the application's write (see `tcp/xmit.rs`).
+    pub psh: bool,
     /// Packet value stamped by the edge marker of a core-stateless AQM (PPV); 0 when none is configured.
     pub packet_value: u32,
 }
@@ -287,6 +292,7 @@ mod arrival_tests {
             cwr: true,
             retransmit: true,
             packet_value: 3,
+            psh: false,
         };
         let back = Arrival::of(&seg).segment(seg.flow);
         assert_eq!(

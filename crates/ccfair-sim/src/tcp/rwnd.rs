@@ -13,8 +13,9 @@
 //! - `tcp_select_initial_window` + `tcp_init_buffer_space` (passive open, `tcp_app_win` = 31): the buffer
 //!   starts at `tcp_rmem[1]`; the first window is the full space rounded down to the MSS (no 10-segment
 //!   limit since "tcp: up initial rmem to 128KB and SYN rwin to around 64KB", 4.19, and no 64 KB limit
-//!   since "tcp: remove 64 KByte limit for initial tp->rcv_wnd value", 6.10; the route sets no
-//!   `initrwnd`), of which the SYN-ACK's unscaled field carries at most 65535 bytes to the sender; the
+//!   since "tcp: remove 64 KByte limit for initial tp->rcv_wnd value", 6.10, when the route sets no
+//!   `initrwnd`; a host's `rcv_initial_window` is one (`init_rcv_wnd`): the first window is then at most that
+//!   many segments), of which the SYN-ACK's unscaled field carries at most 65535 bytes to the sender; the
 //!   window scale is the one that represents `tcp_rmem[2]`;
 //!   `window_clamp` is the full space less one segment (the reservation of `tcp_init_buffer_space`);
 //!   `rcv_ssthresh` = min(rcv_wnd, window_clamp); `rcvq_space.space` = min(rcv_ssthresh, rcv_wnd,
@@ -93,6 +94,8 @@ pub struct RwndConfig {
     pub autotune: bool,
     /// Payload per byte of buffer, in 1/256 (1..=255): what `tcp_measure_rcv_mss` measures from the skbs.
     pub scaling_ratio: u32,
+    /// The route's `initrwnd`, segments (0: none): the first window is at most this many segments.
+    pub initial_window_segments: u32,
 }
 
 /// The receive-buffer and window state of one connection's receiver.
@@ -161,6 +164,10 @@ impl RcvWindow {
             space -= space % mss;
         }
         w.rcv_wnd = space;
+        if cfg.initial_window_segments > 0 {
+            // The route's initrwnd (tcp_openreq_init_rwin passes it as init_rcv_wnd).
+            w.rcv_wnd = w.rcv_wnd.min(cfg.initial_window_segments as u64 * mss);
+        }
         let scale_space = space.max(cfg.rmem[2] as u64).min(clamp);
         w.wscale = (scale_space.max(1).ilog2()).saturating_sub(15).min(MAX_WSCALE);
         clamp = clamp.min(65535u64 << w.wscale);
@@ -467,6 +474,7 @@ mod tests {
             rmem: [4096, 131_072, 32 << 20],
             autotune: true,
             scaling_ratio: ratio,
+            initial_window_segments: 0,
         }
     }
 
@@ -485,6 +493,35 @@ mod tests {
         assert_eq!(w.window_clamp(), 65536 - 1448);
         assert_eq!(w.rcv_ssthresh(), 65536 - 1448);
         assert_eq!(w.space(), 14480);
+    }
+
+    #[test]
+    fn a_routes_initial_window_caps_the_first_window_and_rcv_ssthresh_grows_from_it() {
+        // initrwnd 10: the kernel backend's receiver (ss before any data: rcv_ssthresh 14480, rcv_space
+        // 14480, rb 131072; after 10 segments 43440).
+        let mut w = RcvWindow::new(
+            RwndConfig {
+                initial_window_segments: 10,
+                ..cfg(160)
+            },
+            MSS,
+            Dur::from_ms(50),
+        );
+        assert_eq!(
+            (w.initial_window(), w.rcv_ssthresh(), w.space()),
+            (14480, 14480, 14480)
+        );
+        for s in 0..10 {
+            assert!(
+                w.on_in_order(ms(s), s as u32, 1),
+                "every segment grows the window"
+            );
+        }
+        assert_eq!(w.rcv_ssthresh(), 14480 + 10 * 2 * 1448);
+        // Without it the first window is the full space, and the same ten segments reach the clamp.
+        let mut w = RcvWindow::new(cfg(160), MSS, Dur::from_ms(50));
+        let grew = (0..10).filter(|&s| w.on_in_order(ms(s), s as u32, 1)).count();
+        assert!(grew < 10, "{grew}");
     }
 
     #[test]
