@@ -92,6 +92,11 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
             "cannot set their rcv_scaling_ratio",
         ),
         (
+            {"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed", "rcv_initial_window": 10}},
+            "flows[0].host.rcv_initial_window",
+            "cannot set their rcv_initial_window",
+        ),
+        (
             {"cc": "cubic", "rtt": "50ms", "host": {"preset": "testbed", "hz": 1000}},
             "flows[0].host.hz",
             "cannot set their hz",

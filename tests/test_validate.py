@@ -358,9 +358,10 @@ def test_the_testbed_side_runs_the_truth_kernels_clock() -> None:
 def test_the_testbed_side_offers_the_kernel_sides_first_receive_window() -> None:
     # The kernel backend's receiver route caps the first window at the largest initial window of the
     # groups, at least 10 segments (netns.Topology.build); the simulated testbed hosts start from the same.
+    from ccfair.emu.netns import receiver_initrwnd
+
     for cell in CELLS:
-        initial_windows = [int(g.get("initial_window", 10)) for g in cell.flows]
-        expected = max([10, *initial_windows])
+        expected = receiver_initrwnd(int(g.get("initial_window", 10)) for g in cell.flows)
         assert cell.scenario("testbed")["host"]["rcv_initial_window"] == expected, cell.name
 
 

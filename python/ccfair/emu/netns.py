@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +72,12 @@ _WORKDIR = re.compile(r"^ccfair-kernel-(\d+)-(\d+)-")
 LOCK_ENV_VAR = "CCFAIR_KERNEL_LOCK"
 DEFAULT_LOCK = Path("/run/lock/ccfair-kernel.lock")
 LOCK_POLL_S = 0.2
+
+
+def receiver_initrwnd(initial_windows: Iterable[int]) -> int:
+    """The ``initrwnd`` of the receiver's route back: the largest initial window of the groups, at least 10
+    segments (see the module docs)."""
+    return max([10, *initial_windows])
 
 
 def lock_path() -> Path:
@@ -278,7 +284,7 @@ class Topology:
             for dev in interfaces[role]:
                 ip("-n", name, "link", "set", dev, "up")
         ip("-n", snd, "addr", "add", f"{SENDER_IP}/{PREFIX_LEN}", "dev", SENDER_IF)
-        max_iw = max([10] + [iw for iw, _ in groups])
+        max_iw = receiver_initrwnd(iw for iw, _ in groups)
         for g, (iw, ecn) in enumerate(groups):
             ip("-n", rcv, "addr", "add", f"{receiver_ip(g)}/{PREFIX_LEN}", "dev", RECEIVER_IF)
             route = ["-n", snd, "route", "add", f"{receiver_ip(g)}/32", "dev", SENDER_IF, "initcwnd", str(iw)]

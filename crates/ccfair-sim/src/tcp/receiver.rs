@@ -40,7 +40,8 @@
 //!   segment a sender's window increase adds after a two-segment burst is ACKed alone and at once, not
 //!   with the first segment of the next burst: the kernel receiver's ACKs stay aligned with the sender's
 //!   bursts. Measured on the kernel backend (`5reno-5cubic`, Linux 6.18, GRO off): every two-segment burst
-//!   ends in PSH, single segments carry none, 11 % of the receiver's ACKs cover one segment, sent within
+//!   ends in PSH, 2 % of the single segments carry it (ends of application writes, see `tcp/xmit.rs`),
+//!   11 % of the receiver's ACKs cover one segment, sent within
 //!   200 µs, and 96 % of those follow a PSH segment; without this rule the simulated receiver sent under
 //!   1 %.
 //!
@@ -49,7 +50,9 @@
 //! handshake measured); the window model keeps its own estimate. The "more than one full frame" ACK does
 //! not also wait for the window's right edge to advance (`__tcp_select_window(sk) >= tp->rcv_wnd`). A
 //! segment shorter than the MSS sets `ICSK_ACK_PUSHED` in Linux with or without PSH; here only PSH does (the
-//! simulated senders' only short segment is a finite flow's last, which carries PSH).
+//! simulated senders' only short segment is a finite flow's last, which carries PSH). Hosts without a
+//! window model (`ideal`) have no application read path, so they neither send the PSH ACK nor the window
+//! update: their receivers ACK by the segment-count and timer rules alone.
 
 use ccfair_core::{Dur, Ecn, Time};
 

@@ -77,9 +77,10 @@ KERNEL_START_GAP_NS = 150_000
 KERNEL_START_SPREAD_NS = 50_000
 # The truth's kernel's CONFIG_HZ (its provenance's ``kernel_hz``; a test checks the two agree).
 KERNEL_HZ = 250
-# The kernel backend's receiver route carries ``initrwnd`` = the largest initial window of the groups
-# (``netns.Topology.build``): 10 segments in every cell (a test checks), so the receiver's first window is
-# 10 segments (``ss``: rcv_ssthresh 14480 before any data) where Linux's default is the whole buffer.
+# The kernel backend's receiver route carries ``initrwnd`` = the largest initial window of the groups, at
+# least 10 (``netns.receiver_initrwnd``): 10 segments in every cell (a test checks), so the receiver's first
+# window is 10 segments (``ss``: rcv_ssthresh 14480 before any data) where Linux's default is the whole
+# buffer.
 KERNEL_INITRWND = 10
 KERNEL_SIDE_HOST = {
     "tso": True,
