@@ -130,7 +130,7 @@ def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
     assert r.flows["rtt_mean_ms"].iloc[0] >= 50.0
 
 
-def test_ping_measures_each_flows_configured_rtt_within_1ms() -> None:
+def test_ping_measures_each_flows_configured_rtt_within_3ms() -> None:
     sc = kernel_scenario(
         {
             "duration": "10s",
@@ -142,9 +142,13 @@ def test_ping_measures_each_flows_configured_rtt_within_1ms() -> None:
     for flow, rtt_ns in ((0, 20e6), (1, 80e6)):
         rtts = emu_run.ping(spec, flow, 10, emulator_binary())
         assert len(rtts) == 10
-        # The fastest echo measures the path: the rest adds the endpoints' wake-ups, which on an idle VM
-        # reach 0.35 to 1.4 ms at the median (the forwarder's own lateness is in its health record).
-        assert rtt_ns <= min(rtts) < rtt_ns + 1e6, (flow, rtts)
+        # The fastest echo measures the path plus what an idle host adds: the forwarder stamps a frame when it
+        # reads it, so its wake-ups from idle (and the kernel's softirqs on the veths) lengthen each echo.
+        # Measured: 0.27 to 0.51 ms at the fastest on this VM, 1.01 ms on a noisier CI host; the reply's time
+        # is the kernel's receive stamp, so the ping program's own wake-up is not in it. A misplaced or
+        # misrouted delay line is 10 ms or more off here; the delay lines themselves are exact to the
+        # nanosecond in the shaper's unit tests.
+        assert rtt_ns <= min(rtts) < rtt_ns + 3e6, (flow, rtts)
 
 
 @pytest.mark.skipif("bbr" not in kernel_ccs(), reason="this kernel has no bbr")

@@ -1,6 +1,7 @@
 //! Every call into the kernel that the standard library does not wrap, in one place: AF_PACKET sockets, socket
 //! options (TCP_CONGESTION, TCP_INFO, TCP_CC_INFO, SO_MAX_PACING_RATE, ...), the ethtool ioctl, ppoll, raw
-//! ICMP, process controls (timer slack, parent-death signal, real-time priority) and the monotonic clock.
+//! ICMP with receive timestamps, process controls (timer slack, parent-death signal, real-time priority) and
+//! the clocks.
 //!
 //! This is the only module allowed `unsafe`: each block is a single libc call whose pointer arguments point
 //! to live, correctly sized local buffers, and whose result is checked. Everything returned is safe Rust
@@ -37,6 +38,17 @@ pub fn monotonic_ns() -> u64 {
     };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_REALTIME in nanoseconds: the clock of the kernel's socket receive timestamps (SO_TIMESTAMPNS).
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -488,19 +500,40 @@ pub fn send_to(fd: RawFd, data: &[u8], dst: Ipv4Addr) -> io::Result<()> {
     check_size(n).map(|_| ())
 }
 
-pub fn recv_nowait(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
-    // SAFETY: `buf` is writable for its length.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            buf.as_mut_ptr() as *mut libc::c_void,
-            buf.len(),
-            libc::MSG_DONTWAIT,
-        )
+/// Receives one datagram without waiting, with the kernel's receive timestamp (CLOCK_REALTIME ns) when
+/// SO_TIMESTAMPNS is on: the time the packet reached the socket, not the time this program woke up to read it.
+pub fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, Option<u64>)>> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
     };
-    match check_size(n) {
-        Ok(n) => Ok(Some(n)),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-        Err(e) => Err(e),
+    // Room for one control message carrying a timespec, aligned as cmsghdr requires.
+    let mut control = [0u64; 8];
+    // SAFETY: an all-zero msghdr is valid; its one iovec and its control buffer are live, writable buffers
+    // of the lengths given.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: `msg` is a valid msghdr as above.
+    let n = match check_size(unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) }) {
+        Ok(n) => n,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut stamp = None;
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled, bounded by `msg.msg_controllen`;
+    // an SCM_TIMESTAMPNS message carries one timespec, read unaligned from its data.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
     }
+    Ok(Some((n, stamp)))
 }
