@@ -225,6 +225,18 @@ CELLS: tuple[Cell, ...] = (
         measure_start="10s",
     ),
     _pair("bbr-bbr", "BBR vs BBR", "bbr", "bbr"),
+    # The newcomer against an established BBR flow (the first-flow lead of the staggered cells, in two flows).
+    _pair(
+        "bbr-bbr-late",
+        "BBR vs BBR, second 3 s later, 20 Mbps 20 ms",
+        "bbr",
+        "bbr",
+        rate="20Mbps",
+        rtt="20ms",
+        start_b="3s",
+        duration="13s",
+        measure_start="5s",
+    ),
     # BBR against Cubic over the buffer size, and in both start orders.
     _pair("bbr-cubic-0.25bdp", "BBR vs Cubic, 0.25 BDP", "bbr", "cubic", buffer="0.25bdp"),
     _pair("bbr-cubic-0.5bdp", "BBR vs Cubic, 0.5 BDP", "bbr", "cubic", buffer="0.5bdp"),
