@@ -430,6 +430,21 @@ def test_endpoint_cpu_wait_unknown_is_nan_and_never_flags() -> None:
     assert math.isnan(emu_run.health_summary(emu, spec)["receiver_cpu_wait_share"])
 
 
+def test_health_reports_how_long_frames_waited_in_the_emulators_sockets() -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()
+    emu, _, _ = fake_outputs(spec)
+    # An output from before the emulator read the kernel's arrival stamps: not measured, not zero.
+    h = emu_run.health_summary(emu, spec)
+    assert math.isnan(h["emulator_read_latency_p50_ns"]) and math.isnan(h["emulator_ack_read_latency_p99_ns"])
+    emu["read_latency_senders"] = {"count": 9, "p50_ns": 43e3, "p99_ns": 186e3, "max_ns": 4e5, "mean_ns": 5e4}
+    emu["read_latency_receiver"] = {"count": 5, "p50_ns": 46e3, "p99_ns": 94e3, "max_ns": 3e5, "mean_ns": 5e4}
+    h = emu_run.health_summary(emu, spec)
+    assert (h["emulator_read_latency_p50_ns"], h["emulator_read_latency_p99_ns"]) == (43e3, 186e3)
+    assert (h["emulator_ack_read_latency_p50_ns"], h["emulator_ack_read_latency_p99_ns"]) == (46e3, 94e3)
+    # Informational: waiting to be read does not flag the run.
+    assert h["emulator_limited"] == 0
+
+
 def test_health_reports_segmented_bursts_and_acks_per_data_segment() -> None:
     spec = kernel_scenario(BBR_VS_CUBIC).resolve()
     emu, _, _ = fake_outputs(spec)

@@ -115,6 +115,9 @@ def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
     assert r.summary["kernel_release"] == os.uname().release
     assert r.summary["kernel_hz"] in (100, 250, 300, 1000, None)
     assert r.summary["cpu_model"] == emu_run.cpu_model() != "unknown"
+    # Every frame carries the kernel's arrival stamp, so the time it waited to be read is measured.
+    assert 0 < r.summary["emulator_read_latency_p50_ns"] <= r.summary["emulator_read_latency_p99_ns"]
+    assert 0 < r.summary["emulator_ack_read_latency_p50_ns"] <= r.summary["emulator_ack_read_latency_p99_ns"]
     assert "snd: net.ipv4.tcp_wmem=" in r.summary["sysctls"]
     assert r.flows["goodput_bps"].iloc[0] >= 0.9 * 10e6
     # Bytes count when their serialization ends: the window may hold one packet begun before it opened.

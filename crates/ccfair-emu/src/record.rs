@@ -143,6 +143,8 @@ pub struct Recorder {
     lateness_series: Vec<f64>,
     pub lateness_window: LogHistogram,
     pub lateness_run: LogHistogram,
+    /// Per side of the emulator (senders, receiver), the window's read latencies (`read_latency`).
+    read_latency: [LogHistogram; 2],
     /// Frames the emulator forwarded (shaped, delayed or passed through), the kernel run's "events".
     frames: u64,
 }
@@ -158,6 +160,7 @@ impl Recorder {
             iv_lateness: LogHistogram::new(),
             lateness_window: LogHistogram::new(),
             lateness_run: LogHistogram::new(),
+            read_latency: [LogHistogram::new(), LogHistogram::new()],
             ..Recorder::default()
         }
     }
@@ -295,6 +298,24 @@ impl Recorder {
 
     pub fn lateness_spread(&self) -> (Spread, Spread) {
         (Spread::of(&self.lateness_window), Spread::of(&self.lateness_run))
+    }
+
+    /// A frame read on `side` (0: the senders', 1: the receiver's) waited `late_ns` after the kernel stamped
+    /// its arrival (`None`: the kernel gave no stamp); counted within the measurement window.
+    #[inline]
+    pub fn read_latency(&mut self, side: usize, late_ns: Option<u64>) {
+        if let Some(ns) = late_ns
+            && self.meter.in_window()
+        {
+            self.read_latency[side].record(ns);
+        }
+    }
+
+    pub fn read_latency_spreads(&self) -> [Spread; 2] {
+        [
+            Spread::of(&self.read_latency[0]),
+            Spread::of(&self.read_latency[1]),
+        ]
     }
 }
 

@@ -171,6 +171,9 @@ impl PacketSocket {
         set_int_option(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buffer_bytes as i32)?;
         set_int_option(s, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buffer_bytes as i32)?;
         set_int_option(s, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
+        // Each frame's arrival time, stamped by the kernel as the veth hands it on (`netif_rx`), so the
+        // emulator can tell how long a frame waited before it was read.
+        set_int_option(s, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         if vnet {
             set_int_option(s, libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
         }
@@ -196,34 +199,27 @@ impl PacketSocket {
         self.fd.as_raw_fd()
     }
 
-    /// The next frame into `buf`: `Ok(Some(len))`, `Ok(None)` when none is waiting. A frame longer than
-    /// `buf` is reported with its full length (MSG_TRUNC), so the caller can count and drop it.
+    /// The next frame into `buf`: `Ok(Some((len, stamp)))` with the frame's full length (longer than `buf`
+    /// when it did not fit, MSG_TRUNC, so the caller can count and drop it) and its kernel arrival time
+    /// (CLOCK_REALTIME ns), `Ok(None)` when none is waiting.
     #[inline]
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe {
-            libc::recv(
-                self.fd.as_raw_fd(),
-                buf.as_mut_ptr() as *mut libc::c_void,
-                buf.len(),
-                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
-            )
-        };
-        match check_size(n) {
-            Ok(n) => Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-            Err(e) => Err(e),
-        }
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<(usize, Option<u64>)>> {
+        let mut iov = [libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        }];
+        self.recv_iov(&mut iov)
     }
 
-    /// The next frame of a `vnet` socket: its header into `hdr`, the frame into `buf`; `Ok(Some(len))` with
-    /// the frame's full length (longer than `buf` when it did not fit), `Ok(None)` when none is waiting.
+    /// The next frame of a `vnet` socket: its header into `hdr`, the frame into `buf`; `Ok(Some((len,
+    /// stamp)))` with the frame's full length (longer than `buf` when it did not fit) and its kernel arrival
+    /// time, `Ok(None)` when none is waiting.
     #[inline]
     pub fn recv_vnet(
         &self,
         hdr: &mut [u8; crate::gso::VNET_HDR_LEN],
         buf: &mut [u8],
-    ) -> io::Result<Option<usize>> {
+    ) -> io::Result<Option<(usize, Option<u64>)>> {
         debug_assert!(self.vnet);
         let mut iov = [
             libc::iovec {
@@ -235,11 +231,22 @@ impl PacketSocket {
                 iov_len: buf.len(),
             },
         ];
-        // SAFETY: an all-zero msghdr is valid (no name, no control data); its iovecs point to live,
+        let hdr_len = hdr.len();
+        self.recv_iov(&mut iov)
+            .map(|got| got.map(|(n, stamp)| (n.saturating_sub(hdr_len), stamp)))
+    }
+
+    /// One `recvmsg` into `iov` with room for the arrival stamp: the bytes the frame had, and its stamp.
+    #[inline]
+    fn recv_iov(&self, iov: &mut [libc::iovec]) -> io::Result<Option<(usize, Option<u64>)>> {
+        let mut control: StampControl = [0; 8];
+        // SAFETY: an all-zero msghdr is valid (no name); its iovecs and its control buffer point to live,
         // writable buffers of the lengths given.
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
         msg.msg_iov = iov.as_mut_ptr();
         msg.msg_iovlen = iov.len() as _;
+        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
         // SAFETY: `msg` is a valid msghdr as above.
         let n = unsafe {
             libc::recvmsg(
@@ -249,7 +256,7 @@ impl PacketSocket {
             )
         };
         match check_size(n) {
-            Ok(n) => Ok(Some(n.saturating_sub(hdr.len()))),
+            Ok(n) => Ok(Some((n, rx_stamp_ns(&msg)))),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
             Err(e) => Err(e),
         }
@@ -507,8 +514,7 @@ pub fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, Opti
         iov_base: buf.as_mut_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
     };
-    // Room for one control message carrying a timespec, aligned as cmsghdr requires.
-    let mut control = [0u64; 8];
+    let mut control: StampControl = [0; 8];
     // SAFETY: an all-zero msghdr is valid; its one iovec and its control buffer are live, writable buffers
     // of the lengths given.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -522,18 +528,61 @@ pub fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, Opti
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
         Err(e) => return Err(e),
     };
+    Ok(Some((n, rx_stamp_ns(&msg))))
+}
+
+/// Room for the one control message SO_TIMESTAMPNS adds (a timespec), aligned as cmsghdr requires.
+type StampControl = [u64; 8];
+
+/// The SCM_TIMESTAMPNS receive time (CLOCK_REALTIME ns) in a message `recvmsg` filled, if it carries one.
+fn rx_stamp_ns(msg: &libc::msghdr) -> Option<u64> {
     let mut stamp = None;
     // SAFETY: the CMSG macros walk the control buffer the kernel filled, bounded by `msg.msg_controllen`;
     // an SCM_TIMESTAMPNS message carries one timespec, read unaligned from its data.
     unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        let mut c = libc::CMSG_FIRSTHDR(msg);
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                 let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
                 stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
             }
-            c = libc::CMSG_NXTHDR(&msg, c);
+            c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    Ok(Some((n, stamp)))
+    stamp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+
+    #[test]
+    fn a_received_datagram_carries_the_kernels_arrival_stamp() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let fd = rx.as_raw_fd();
+        let mut buf = [0u8; 64];
+        // Nothing waiting: no frame, no error.
+        assert!(recv_stamped(fd, &mut buf).unwrap().is_none());
+        set_int_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).unwrap();
+        let before = realtime_ns();
+        tx.send_to(b"stamp", rx.local_addr().unwrap()).unwrap();
+        let mut got = None;
+        for _ in 0..1000 {
+            got = recv_stamped(fd, &mut buf).unwrap();
+            if got.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let after = realtime_ns();
+        let (n, stamp) = got.expect("the datagram arrives");
+        assert_eq!(&buf[..n], b"stamp");
+        let stamp = stamp.expect("SO_TIMESTAMPNS is on");
+        assert!(
+            before <= stamp && stamp <= after,
+            "{before} <= {stamp} <= {after}"
+        );
+    }
 }

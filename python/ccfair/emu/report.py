@@ -14,7 +14,7 @@ def kernel_report(result: Any) -> str:
 
     def us(key: str) -> str:
         v = s.get(key)
-        return MISSING if v is None else f"{v / 1e3:.1f} us"
+        return MISSING if v is None or math.isnan(v) else f"{v / 1e3:.1f} us"
 
     def share(key: str) -> str:
         v = s.get(key)
@@ -28,6 +28,9 @@ def kernel_report(result: Any) -> str:
         ("departure lateness p50", us("emulator_lateness_p50_ns")),
         ("departure lateness p99", us("emulator_lateness_p99_ns")),
         ("departure lateness max", us("emulator_lateness_max_ns")),
+        ("data read after arrival p50", us("emulator_read_latency_p50_ns")),
+        ("data read after arrival p99", us("emulator_read_latency_p99_ns")),
+        ("ACKs read after arrival p50", us("emulator_ack_read_latency_p50_ns")),
         ("sender waited for a CPU", share("sender_cpu_wait_share")),
         ("receiver waited for a CPU", share("receiver_cpu_wait_share")),
         ("testbed limited", f"YES: {s.get('emulator_note')}" if limited else "no"),

@@ -344,10 +344,15 @@ def health_summary(
                 f"the {who} program waited for a CPU {share * 100:.0f} % of the window (> "
                 f"{ENDPOINT_WAIT_SHARE * 100:.0f} %): a busy host, not the network, set the endpoints' timing"
             )
+    data_read, ack_read = emu.get("read_latency_senders", {}), emu.get("read_latency_receiver", {})
     return {
         "emulator_lateness_p50_ns": late["p50_ns"],
         "emulator_lateness_p99_ns": p99,
         "emulator_lateness_max_ns": late["max_ns"],
+        "emulator_read_latency_p50_ns": data_read.get("p50_ns", math.nan),
+        "emulator_read_latency_p99_ns": data_read.get("p99_ns", math.nan),
+        "emulator_ack_read_latency_p50_ns": ack_read.get("p50_ns", math.nan),
+        "emulator_ack_read_latency_p99_ns": ack_read.get("p99_ns", math.nan),
         "emulator_rx_drops": int(h["rx_kernel_drops"]),
         "emulator_stall_max_ns": stall_ns,
         "emulator_stalls": int(h.get("stalls", 0)),
