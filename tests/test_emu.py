@@ -800,3 +800,18 @@ def test_the_real_time_limit_is_lifted_for_a_run_and_put_back(
     monkeypatch.setattr(emu_run, "REALTIME", False)
     with emu_run.rt_unthrottled() as setting:
         assert sysctl.read_text() == "900000\n" and setting == ""
+
+
+def test_the_emulators_arrival_choice_is_checked_and_passed_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()
+    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is False
+    monkeypatch.setattr(emu_run, "ARRIVAL", "stamp")
+    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is True
+    monkeypatch.setattr(emu_run, "ARRIVAL", "kernel")
+    with pytest.raises(ScenarioError, match=r"CCFAIR_EMU_ARRIVAL.*'read' or 'stamp'"):
+        emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")
+    # Refused before anything is built: no namespace, no working directory.
+    with pytest.raises(ScenarioError, match="CCFAIR_EMU_ARRIVAL"):
+        emu_run.execute(spec, 1, "/bin/false")

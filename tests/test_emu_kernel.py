@@ -133,6 +133,15 @@ def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
     assert r.flows["rtt_mean_ms"].iloc[0] >= 50.0
 
 
+def test_a_run_can_start_each_frames_time_at_its_arrival_stamp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(emu_run, "ARRIVAL", "stamp")
+    r = healthy_kernel_run(SCENARIOS / "kernel-cubic-alone.toml")
+    assert r.summary["emulator_arrival"] == "stamp"
+    # The link is as busy as when frames enter at their read, and no frame is lost inside the emulator.
+    assert 0.9 <= r.summary["utilization"] <= 1.0 + 1500 / (10e6 / 8 * 10)
+    assert r.summary["emulator_rx_drops"] == 0
+
+
 def test_ping_measures_each_flows_configured_rtt_within_3ms() -> None:
     sc = kernel_scenario(
         {

@@ -11,13 +11,24 @@ use crate::sys;
 
 pub struct Clock {
     origin_ns: u64,
+    /// CLOCK_REALTIME less CLOCK_MONOTONIC, read once: the kernel stamps received frames in realtime.
+    realtime_offset_ns: i128,
 }
 
 impl Clock {
     pub fn new() -> Clock {
         Clock {
             origin_ns: sys::monotonic_ns(),
+            realtime_offset_ns: realtime_offset_ns(),
         }
+    }
+
+    /// A CLOCK_REALTIME instant (a kernel receive stamp) as a time of this clock; an instant before the
+    /// start is the start.
+    #[inline]
+    pub fn from_realtime(&self, realtime_ns: u64) -> Time {
+        let monotonic = realtime_ns as i128 - self.realtime_offset_ns;
+        Time::from_ns((monotonic - self.origin_ns as i128).max(0) as u64)
     }
 
     #[inline]
@@ -32,6 +43,22 @@ impl Clock {
             .map(Time::from_ns)
             .ok_or_else(|| "the epoch is before this program started".to_string())
     }
+}
+
+/// CLOCK_REALTIME − CLOCK_MONOTONIC, from the closest of a few bracketing reads (a read pair split by a
+/// preemption would be off by the preemption).
+fn realtime_offset_ns() -> i128 {
+    let mut best: Option<(u64, i128)> = None;
+    for _ in 0..5 {
+        let a = sys::monotonic_ns();
+        let r = sys::realtime_ns();
+        let b = sys::monotonic_ns();
+        let offset = r as i128 - (a as i128 + b as i128) / 2;
+        if best.is_none_or(|(gap, _)| b - a < gap) {
+            best = Some((b - a, offset));
+        }
+    }
+    best.map_or(0, |(_, offset)| offset)
 }
 
 impl Default for Clock {
@@ -108,4 +135,27 @@ pub fn write_json<T: serde::Serialize>(path: &str, value: &T) -> Result<(), Stri
     let text = serde_json::to_vec(value).map_err(|e| format!("{path}: {e}"))?;
     std::fs::write(&tmp, text).map_err(|e| format!("{tmp}: {e}"))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{path}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_realtime_stamp_reads_as_the_same_instant_of_the_clock() {
+        let clock = Clock::new();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let before = clock.now();
+        let stamp = clock.from_realtime(sys::realtime_ns());
+        let after = clock.now();
+        // The two clocks tick together; the offset was read to within a clock read or two.
+        const SLACK_NS: u64 = 50_000;
+        assert!(before.ns() <= stamp.ns() + SLACK_NS && stamp.ns() <= after.ns() + SLACK_NS);
+        assert!(stamp.ns() + SLACK_NS >= 2_000_000);
+        // A stamp from before the clock started is its start.
+        assert_eq!(
+            clock.from_realtime(sys::realtime_ns() - 10_000_000_000),
+            Time::ZERO
+        );
+    }
 }

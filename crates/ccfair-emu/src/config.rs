@@ -83,6 +83,10 @@ pub struct ForwardConfig {
     /// Busy-wait this long before a deadline instead of sleeping through it (0: always sleep).
     #[serde(default)]
     pub spin_ns: u64,
+    /// A frame's time at the emulator starts at the kernel's arrival stamp (never before the last instant
+    /// the loop has run the link to), not when the loop reads it: the read's wait is then not on the path.
+    #[serde(default)]
+    pub arrival_at_stamp: bool,
     /// CPUs to run on (empty: any).
     #[serde(default)]
     pub cpus: Vec<usize>,

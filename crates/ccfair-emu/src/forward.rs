@@ -11,7 +11,9 @@
 //! Deviation from a hardware router: a frame's time at the bottleneck starts when the loop reads it, not when
 //! it reached the veth. The kernel stamps each frame's arrival (`SO_TIMESTAMPNS`), and the loop records how
 //! long frames waited to be read (`read_latency_*`, over the window): tens of microseconds at the median,
-//! mostly the loop's wake-up at low rates (measured in the README's "Real kernels" section).
+//! mostly the loop's wake-up at low rates (measured in the README's "Real kernels" section). With
+//! `arrival_at_stamp` a frame's time starts at its stamp instead, after the link and the delay lines have
+//! been run to that instant (never earlier than they already were, so the shaper's time never goes back).
 //!
 //! Why AF_PACKET: on veth it costs one syscall per frame each way and needs no BPF program; AF_XDP on veth
 //! runs in copy (generic) mode, so it would not save the copy, and TUN would put the kernel's IP forwarding
@@ -192,6 +194,11 @@ struct Forwarder {
     /// Where the senders' side frames land first (and any frame read without a free buffer).
     staging: Vec<u8>,
     health: Health,
+    /// `ForwardConfig::arrival_at_stamp`.
+    arrival_at_stamp: bool,
+    /// The latest instant the link and the delay lines have been run to: a frame stamped earlier enters at
+    /// it, so the shaper's time never goes back.
+    advanced_to: Time,
 }
 
 /// Pool size: the queue limit plus what the delay lines hold at the link rate (frames of at least 500 bytes
@@ -266,6 +273,8 @@ pub fn run(cfg: ForwardConfig) -> Result<(), String> {
         out: Vec::with_capacity(1024),
         staging: vec![0; STAGING_BYTES],
         health,
+        arrival_at_stamp: cfg.arrival_at_stamp,
+        advanced_to: Time::ZERO,
     };
     clock::announce_ready();
     fw.run_loop(&cfg)?;
@@ -305,10 +314,19 @@ impl Forwarder {
                 }
                 next_mark += 1;
             }
-            self.send_due(now);
-            let got = self.receive(Side::Senders)? + self.receive(Side::Receiver)?;
-            if got > 0 {
-                continue;
+            if self.arrival_at_stamp {
+                // Frames first, each after the events due before its stamp; then the rest up to now.
+                let got = self.receive(Side::Senders)? + self.receive(Side::Receiver)?;
+                self.send_due(self.clock.now());
+                if got > 0 {
+                    continue;
+                }
+            } else {
+                self.send_due(now);
+                let got = self.receive(Side::Senders)? + self.receive(Side::Receiver)?;
+                if got > 0 {
+                    continue;
+                }
             }
             let deadline = [
                 self.shaper.next_deadline(),
@@ -352,6 +370,7 @@ impl Forwarder {
 
     /// Sends everything due by `now`, recording lateness and RTT samples.
     fn send_due(&mut self, now: Time) {
+        self.advanced_to = self.advanced_to.max(now);
         self.shaper.advance(now, &mut self.out);
         for i in 0..self.out.len() {
             let (pkt, dir, ideal) = self.out[i];
@@ -408,7 +427,7 @@ impl Forwarder {
                 self.shaper
                     .rec
                     .read_latency(Side::Receiver as usize, read_latency_ns(stamp));
-                n
+                (n, stamp)
             }
             Ok(None) => {
                 self.shaper.pool.release(slot);
@@ -419,12 +438,13 @@ impl Forwarder {
                 return Err(format!("recv: {e}"));
             }
         };
+        let (n, stamp) = n;
         if n > self.shaper.pool.slot_bytes() {
             self.health.oversize_frames += 1;
             self.shaper.pool.release(slot);
         } else {
-            let now = self.clock.now();
-            self.accept(Side::Receiver, slot, n, now);
+            let at = self.arrival(stamp);
+            self.accept(Side::Receiver, slot, n, at);
         }
         Ok(true)
     }
@@ -437,7 +457,6 @@ impl Forwarder {
         let mut staging = std::mem::take(&mut self.staging);
         let mut raw_hdr = [0u8; gso::VNET_HDR_LEN];
         let read = self.ports.senders.recv_vnet(&mut raw_hdr, &mut staging);
-        let now = self.clock.now();
         if let Ok(Some((n, stamp))) = read {
             self.shaper
                 .rec
@@ -445,13 +464,31 @@ impl Forwarder {
             if n > staging.len() {
                 self.health.oversize_frames += 1;
             } else {
-                self.hand_on(VnetHdr::parse(&raw_hdr), &staging[..n], now);
+                let at = self.arrival(stamp);
+                self.hand_on(VnetHdr::parse(&raw_hdr), &staging[..n], at);
             }
         }
         self.staging = staging;
         match read {
             Ok(got) => Ok(got.is_some()),
             Err(e) => Err(format!("recv: {e}")),
+        }
+    }
+
+    /// When a frame read now entered the emulator: now, or with `arrival_at_stamp` its kernel stamp, but
+    /// not before the instant the link was last run to (the shaper's events are in time order) and not
+    /// after now; in that mode the link and the delay lines are first run to that instant.
+    #[inline]
+    fn arrival(&mut self, stamp: Option<u64>) -> Time {
+        let now = self.clock.now();
+        match stamp {
+            Some(t) if self.arrival_at_stamp => {
+                let at = self.clock.from_realtime(t).max(self.advanced_to).min(now);
+                // What was due before the frame arrived happens first.
+                self.send_due(at);
+                at
+            }
+            _ => now,
         }
     }
 

@@ -12,7 +12,7 @@ Layout::
 
     RUN = {"run_id", "repetition", "started_at", "git_revision", "cpu_model", "kernel_release",
            "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "stall_max_ns", "rx_drops",
-                      "sender_cpu_wait_share", "receiver_cpu_wait_share", "limited", "note"},
+                      "sender_cpu_wait_share", "receiver_cpu_wait_share", "limited", "note", "arrival"},
            "excluded": null | WHY, "metrics": {KEY: value or null}}
 
 A run the testbed's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, an
@@ -211,6 +211,9 @@ def build_truth(
                         ),
                         "limited": limited,
                         "note": summary.get("emulator_note") or "",
+                        # When the emulator started a frame's time (CCFAIR_EMU_ARRIVAL); runs from before the
+                        # choice existed read frames first.
+                        "arrival": summary.get("emulator_arrival", "read"),
                     },
                     "excluded": f"testbed health: {summary.get('emulator_note')}" if limited else None,
                     "metrics": {k: _json_number(v) for k, v in metrics[run_id].items()},
