@@ -31,24 +31,25 @@ fn check_size(ret: libc::ssize_t) -> io::Result<usize> {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: the one clock every ccfair process of a run shares (namespaces share it).
+#[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// CLOCK_REALTIME in nanoseconds: the clock of the kernel's socket receive timestamps (SO_TIMESTAMPNS).
+#[inline]
 pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+#[inline]
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
