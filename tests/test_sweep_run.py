@@ -20,7 +20,13 @@ from ccfair.sweep.driver import run_sweep
 from ccfair.sweep.execute_dask import connect
 from ccfair.sweep.plan import plan_from_dict
 from conftest import REPO, run_cli
-from test_sweep_support import crash_on_rtt_20ms, plan_dict, raise_on_half_bdp, write_plan
+from test_sweep_support import (
+    crash_on_rtt_20ms,
+    plan_dict,
+    raise_on_half_bdp,
+    terminated_on_rtt_20ms,
+    write_plan,
+)
 
 
 def statuses(root):
@@ -114,6 +120,12 @@ def test_dying_workers_and_failing_runs_do_not_stop_the_sweep(tmp_path):
         assert by_cell[("0.5bdp", "20ms", rep)] == ("done", None)
     errors = ccfair.load(tmp_path / "crash").runs["error"].dropna()
     assert set(errors) == {"worker process died (killed by signal SIGKILL)"}
+
+    # A worker sent SIGTERM mid-run (a kernel run tears down first) dies of the signal, not of a traceback.
+    terminated = run_sweep(plan, tmp_path / "term", jobs=2, task_fn=terminated_on_rtt_20ms)
+    assert (terminated.done, dict(terminated.failures)) == (6, {"crash": 2})
+    errors = ccfair.load(tmp_path / "term").runs["error"].dropna()
+    assert set(errors) == {"worker process died (killed by signal SIGTERM)"}
 
     raised = run_sweep(plan, tmp_path / "raise", jobs=1, task_fn=raise_on_half_bdp)
     assert (raised.done, raised.failed, dict(raised.failures)) == (4, 4, {"exception": 4})

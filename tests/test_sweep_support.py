@@ -48,6 +48,17 @@ def crash_on_rtt_20ms(task: RunTask, parent_pid: int | None) -> RunOutcome:
     return run_task(task, parent_pid)
 
 
+def terminated_on_rtt_20ms(task: RunTask, parent_pid: int | None) -> RunOutcome:
+    """The worker is sent SIGTERM on runs whose flow 0 has 20 ms, in the middle of a run that turns it
+    into KeyboardInterrupt for its teardown (as a kernel run does)."""
+    from ccfair.emu.run import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():
+        if task.scenario["flows"][0]["rtt"] == "20ms" and task.scenario["link"]["buffer"] == "1bdp":
+            os.kill(os.getpid(), signal.SIGTERM)
+        return run_task(task, parent_pid)
+
+
 def raise_on_half_bdp(task: RunTask, parent_pid: int | None) -> RunOutcome:
     """The simulation raises on runs with a 0.5 BDP buffer (the native core failing)."""
     if task.scenario["link"]["buffer"] == "0.5bdp":

@@ -422,7 +422,7 @@ impl Forwarder {
                 Err(e) => Err(format!("recv: {e}")),
             };
         };
-        let n = match from.recv(self.shaper.pool.buf_mut(slot)) {
+        let (n, stamp) = match from.recv(self.shaper.pool.buf_mut(slot)) {
             Ok(Some((n, stamp))) => {
                 self.shaper
                     .rec
@@ -438,7 +438,6 @@ impl Forwarder {
                 return Err(format!("recv: {e}"));
             }
         };
-        let (n, stamp) = n;
         if n > self.shaper.pool.slot_bytes() {
             self.health.oversize_frames += 1;
             self.shaper.pool.release(slot);

@@ -6,7 +6,8 @@ OOM killer) breaks that whole pool, and a hung run cannot be stopped. Here each 
 the parent knows which run each one holds: a dead worker becomes a ``crash`` failure of that run, a run
 past its wall-time limit plus a grace period is killed as a ``timeout`` (the worker normally stops it
 itself between simulation chunks), and in both cases a fresh worker takes over. Workers ignore Ctrl-C (the
-parent decides) and stop when the parent disappears, even in the middle of a run.
+parent decides), stop when the parent disappears, even in the middle of a run, and die quietly of a SIGTERM
+(after a kernel run's teardown).
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ def _worker_main(conn: Connection, task_fn: TaskFn) -> None:
         try:
             outcome = task_fn(task, parent)
         except Orphaned:
+            return
+        except KeyboardInterrupt:
+            # Workers ignore SIGINT, so this is SIGTERM, which a kernel run turns into KeyboardInterrupt to
+            # tear its namespaces down. That done, die of the signal as asked, without a traceback.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
             return
         try:
             conn.send(outcome)
