@@ -807,10 +807,10 @@ def test_the_emulators_arrival_choice_is_checked_and_passed_on(
 ) -> None:
     spec = kernel_scenario(BBR_VS_CUBIC).resolve()
     assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is False
-    monkeypatch.setattr(emu_run, "ARRIVAL", "stamp")
+    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "stamp")
     assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is True
-    monkeypatch.setattr(emu_run, "ARRIVAL", "kernel")
-    with pytest.raises(ScenarioError, match=r"CCFAIR_EMU_ARRIVAL.*'read' or 'stamp'"):
+    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "kernel")
+    with pytest.raises(ScenarioError, match=r"CCFAIR_EMU_ARRIVAL.*'stamp' or 'read'"):
         emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")
     # Refused before anything is built: no namespace, no working directory.
     with pytest.raises(ScenarioError, match="CCFAIR_EMU_ARRIVAL"):

@@ -38,10 +38,14 @@ from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_tabl
 from ccfair.studies.validate.truth import (
     TRUTH_FILE,
     cell_truth,
+    held_healthy,
     held_runs,
     held_values,
+    kept_runs,
     listed,
     load_truth,
+    other_arrival_runs,
+    run_arrival,
 )
 from conftest import REPO, run_cli
 
@@ -323,6 +327,28 @@ def test_truth_excludes_flagged_runs_and_notices_stale_cells() -> None:
     assert cell_truth(stale, cell, 3).skipped is not None and "stale" in cell_truth(stale, cell, 3).skipped
 
 
+def test_a_top_up_keeps_only_the_runs_of_the_emulators_arrival_mode() -> None:
+    cell = select(["reno-cubic"])[0]
+
+    def run(rep: int, arrival: str | None, limited: bool = False) -> dict[str, Any]:
+        health: dict[str, Any] = {"limited": limited}
+        if arrival is not None:
+            health["arrival"] = arrival
+        return {"repetition": rep, "excluded": "flagged" if limited else None, "health": health}
+
+    stored = [run(0, None), run(1, "read"), run(2, "stamp"), run(3, "stamp", limited=True), run(4, "stamp")]
+    truth = {"cells": {cell.name: {"scenario": cell.scenario(None), "runs": stored}}}
+    # A run that recorded no mode predates the choice: its frames' time started at their read.
+    assert [run_arrival(r) for r in stored] == ["read", "read", "stamp", "stamp", "stamp"]
+    assert held_healthy(truth, [cell], "stamp") == {cell.name: (3, 2)}
+    assert held_healthy(truth, [cell], "read") == {cell.name: (2, 2)}
+    assert other_arrival_runs(truth, [cell], "stamp") == {cell.name: 2}
+    assert [r["repetition"] for r in kept_runs(truth["cells"][cell.name], cell, "stamp")] == [2, 3, 4]
+    # A stale scenario keeps nothing, whatever its runs' mode.
+    stale = {"scenario": {**cell.scenario(None), "duration": "1s"}, "runs": stored}
+    assert kept_runs(stale, cell, "read") == []
+
+
 def test_truth_provenance_is_complete() -> None:
     p = TRUTH["provenance"]
     for key in (
@@ -331,10 +357,14 @@ def test_truth_provenance_is_complete() -> None:
         "cpu_model",
         "ccfair_version",
         "git_revisions",
+        "emulator_arrival",
         "doctor",
         "health_rule",
     ):
         assert p[key], key
+    # The provenance names how the emulator timed the frames of the runs it holds.
+    arrivals = {run_arrival(r) for c in TRUTH["cells"].values() for r in c.get("runs", [])}
+    assert p["emulator_arrival"] == sorted(arrivals)
     assert p["doctor"]["clean_rate_bps"] > 0
     # The provenance names every CPU model its runs ran on, and a file from before they were listed (one
     # string) reads as a list of one.

@@ -3,17 +3,23 @@
 //! (ARP, stray frames) is passed straight through. Runs from start-up (so handshakes cross the emulated
 //! path), records from the epoch, and writes its results when the run ends.
 //!
-//! The loop: send every frame whose ideal time has come (measuring how late), append due interval rows, read
-//! what has arrived on both sockets (stamped when read), and when nothing is left to do sleep in `ppoll`
-//! until the next deadline or the next frame, whichever is first. Timer slack is set to 1 ns so the sleep
-//! ends on time; `spin_ns` optionally busy-waits the last stretch; `realtime` runs under SCHED_FIFO.
+//! The loop: append due interval rows, read what has arrived on both sockets, send every frame whose ideal
+//! time has come (measuring how late; without `arrival_at_stamp` this comes before the reads), and when
+//! nothing is left to do sleep in `ppoll` until the next deadline or the next frame, whichever is first.
+//! Timer slack is set to 1 ns so the sleep ends on time; `spin_ns` optionally busy-waits the last stretch;
+//! `realtime` runs under SCHED_FIFO.
 //!
-//! Deviation from a hardware router: a frame's time at the bottleneck starts when the loop reads it, not when
-//! it reached the veth. The kernel stamps each frame's arrival (`SO_TIMESTAMPNS`), and the loop records how
-//! long frames waited to be read (`read_latency_*`, over the window): tens of microseconds at the median,
-//! mostly the loop's wake-up at low rates (measured in the README's "Real kernels" section). With
-//! `arrival_at_stamp` a frame's time starts at its stamp instead, after the link and the delay lines have
-//! been run to that instant (never earlier than they already were, so the shaper's time never goes back).
+//! When a frame's time at the bottleneck starts. A switch of silicon starts it as the frame arrives; the
+//! loop reads frames tens of microseconds later (mostly its own wake-up at low rates; the wait is recorded
+//! per side over the window, `read_latency_*`). With `arrival_at_stamp` (`CCFAIR_EMU_ARRIVAL=stamp`) a
+//! frame's time starts at the kernel's arrival stamp (`SO_TIMESTAMPNS`, taken as the veth hands it on),
+//! after the link and the delay lines have been run to that instant, so it enters behind the departures
+//! due before it and ahead of those due after. One residue: the shaper's time never goes back, so a frame
+//! stamped before the instant the loop last ran the link to (an ACK read after a batch of data frames, a
+//! frame read after an interval mark it preceded) enters at that instant, late by at most the read's wait.
+//! Without it a frame's time starts at its read: frames that waited while the loop slept then enter after
+//! the departures due meanwhile, and a burst finds room a real queue would not have had (the README's
+//! "Real kernels" section measures what that did to the grid).
 //!
 //! Why AF_PACKET: on veth it costs one syscall per frame each way and needs no BPF program; AF_XDP on veth
 //! runs in copy (generic) mode, so it would not save the copy, and TUN would put the kernel's IP forwarding

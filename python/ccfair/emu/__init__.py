@@ -11,7 +11,24 @@ userspace bottleneck (the ``ccfair-emu`` binary, crate ``crates/ccfair-emu``).
 
 from __future__ import annotations
 
-from ccfair.emu.run import EmulationError, run_kernel
-from ccfair.emu.scenario import KernelScenario, kernel_scenario
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ccfair.emu.run import EmulationError, run_kernel
+    from ccfair.emu.scenario import KernelScenario, kernel_scenario
 
 __all__ = ["EmulationError", "KernelScenario", "kernel_scenario", "run_kernel"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: a module that needs only a light part of the package (its settings, such as
+    # ccfair.emu.arrival) does not pay for the kernel backend's imports (numpy, the result format).
+    if name in ("EmulationError", "run_kernel"):
+        from ccfair.emu import run
+
+        return getattr(run, name)
+    if name in ("KernelScenario", "kernel_scenario"):
+        from ccfair.emu import scenario
+
+        return getattr(scenario, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

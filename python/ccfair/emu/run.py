@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ccfair.emu import collect, doctor, netns
+from ccfair.emu.arrival import STAMP, arrival_mode
 from ccfair.emu.binary import emulator_binary
 from ccfair.emu.scenario import KernelScenario, kernel_scenario
 from ccfair.errors import ScenarioError
@@ -59,10 +60,6 @@ RT_RUNTIME_SYSCTL = Path("/proc/sys/kernel/sched_rt_runtime_us")
 RT_RUNTIME_SAVED = Path("/run/ccfair-sched-rt-runtime-us")
 RT_LIMIT_NOT_LIFTED = "the real-time limit stayed in force"
 SPIN_NS = int(os.environ.get("CCFAIR_EMU_SPIN_NS", "20000"))
-# When a frame's time at the bottleneck starts: "read", when the emulator reads it (the stored truth was
-# measured so), or "stamp", at the kernel's arrival stamp, without the tens of microseconds the frame waited
-# to be read (README, "The emulator's read latency"). Opt-in until the truth is measured again with it.
-ARRIVAL = os.environ.get("CCFAIR_EMU_ARRIVAL", "read")
 # Emulator health: a run is flagged when frames left later than this share of the smallest base RTT
 # (p99), with a floor for very short RTTs, or when any frame was lost inside the emulator or its sockets.
 LATENESS_RTT_FRACTION = 0.02
@@ -143,17 +140,11 @@ def forward_config(spec: Mapping[str, Any], seed: int, cpus: list[int], out: Pat
         "seed": seed,
         "realtime": REALTIME,
         "spin_ns": SPIN_NS,
-        "arrival_at_stamp": arrival_at_stamp(),
+        # When a frame's time at the bottleneck starts (CCFAIR_EMU_ARRIVAL, see ccfair.emu.arrival).
+        "arrival_at_stamp": arrival_mode() == STAMP,
         "cpus": cpus,
         "out": str(out),
     }
-
-
-def arrival_at_stamp() -> bool:
-    """Whether ``CCFAIR_EMU_ARRIVAL`` asks the emulator to start a frame's time at its arrival stamp."""
-    if ARRIVAL not in ("read", "stamp"):
-        raise ScenarioError("CCFAIR_EMU_ARRIVAL", f"expected 'read' or 'stamp', got '{ARRIVAL}'")
-    return ARRIVAL == "stamp"
 
 
 def delays(group: Mapping[str, Any]) -> tuple[int, int]:
@@ -494,7 +485,7 @@ def execute(
     output and the provenance. ``during(topology)`` is called once the run has started (tests use it);
     ``plans`` are the flows' starts and sizes (:meth:`KernelScenario.flow_plans`; default: every flow at its
     group's start, bulk)."""
-    arrival_at_stamp()  # a bad CCFAIR_EMU_ARRIVAL is refused before anything is built
+    arrival_mode()  # a bad CCFAIR_EMU_ARRIVAL is refused before anything is built
     netns.sweep_stale()
     infos = collect.flow_infos(spec, plans)
     sysctls = sysctls_for(spec)
@@ -576,7 +567,7 @@ def execute(
         "backend": "kernel",
         "kernel_release": os.uname().release,
         "kernel_hz": kernel_hz(),
-        "emulator_arrival": ARRIVAL,
+        "emulator_arrival": arrival_mode(),
         "cpu_model": cpu_model(),
         "sysctls": "; ".join(
             f"{role}: {k}={v}"

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccfair import __version__
+from ccfair.emu.arrival import arrival_mode
 from ccfair.errors import ScenarioError
 from ccfair.resources import (
     NOMINAL_EVENTS_PER_SECOND,
@@ -193,6 +194,8 @@ def expand(
             "in every cell all flow groups start at the same time, so a mirrored run would repeat the "
             "original; give the groups different start times (flows[N].start) or remove flip_start_order",
         )
+    # A kernel run's identity holds how the emulator measures it: runs of another mode are other runs.
+    emulator = None if plan.backend == SIMULATOR else {"arrival": arrival_mode()}
     runs: list[PlannedRun] = []
     for repetition in range(plan.repetitions):
         for cell, coordinates in enumerate(all_cells):
@@ -206,7 +209,7 @@ def expand(
                         flipped=flipped,
                         coordinates=coordinates,
                         seed=seed,
-                        run_id=run_id(v.doc, v.spec, seed, __version__, plan.backend),
+                        run_id=run_id(v.doc, v.spec, seed, __version__, plan.backend, emulator),
                         scenario={**v.doc, "seed": seed},
                         spec=v.spec,
                         invalid=v.invalid,

@@ -7,7 +7,10 @@ between processes), so they are the same on every run, machine and Python versio
 - ``run_id``: 32 hex characters of SHA-256 over the full resolved scenario (the user-level document with
   every default written out, and the native spec it resolves to), the seed and the ccfair version, and the
   backend when it is not the simulator: a kernel run is another run than the simulator's of the same
-  scenario, while every simulator run keeps the id it had before backends entered the identity.
+  scenario, while every simulator run keeps the id it had before backends entered the identity. A kernel
+  run's identity also holds the emulator's settings that change what it measures (``emulator``: when a
+  frame's time starts, :mod:`ccfair.emu.arrival`), so a store's runs of one setting are never resumed as
+  runs of another.
 """
 
 from __future__ import annotations
@@ -47,10 +50,13 @@ def run_id(
     seed: int,
     version: str,
     backend: str = SIMULATOR,
+    emulator: Mapping[str, Any] | None = None,
 ) -> str:
-    """The identity of a run on ``backend``. ``spec`` is None for a cell that does not resolve (recorded as
-    invalid)."""
+    """The identity of a run on ``backend`` (with ``emulator``'s settings, for the kernel). ``spec`` is None
+    for a cell that does not resolve (recorded as invalid)."""
     document: dict[str, Any] = {"scenario": dict(scenario), "spec": spec, "seed": seed, "ccfair": version}
     if backend != SIMULATOR:
         document["backend"] = backend
+    if emulator is not None:
+        document["emulator"] = dict(emulator)
     return _sha256(document).hex()[:RUN_ID_HEX_CHARS]

@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ccfair.emu.arrival import BEFORE_THE_CHOICE
 from ccfair.studies.validate.compare import (
     JAIN_MAX,
     SHARE_CELL_MAX,
@@ -38,6 +39,11 @@ def _signed(x: float | None, digits: int = 3) -> str:
 
 def cpu_models(truth: Mapping[str, Any]) -> str:
     return ", ".join(listed(truth.get("cpu_model")))
+
+
+def arrivals(truth: Mapping[str, Any]) -> str:
+    """When the truth's emulator started its frames' time (a truth from before the choice: at their read)."""
+    return ", ".join(listed(truth.get("emulator_arrival"))) or BEFORE_THE_CHOICE
 
 
 def _plain(x: float | None, digits: int = 3) -> str:
@@ -202,7 +208,8 @@ def full_text(document: Mapping[str, Any]) -> str:
     out = [
         f"ccfair validate: {len(document['cells'])} cells, the simulator ({', '.join(PRESETS)} hosts, "
         f"{document['repetitions']} seeds) against the kernel's stored truth "
-        f"(Linux {', '.join(document['truth']['kernel_release'])}, {cpu_models(document['truth'])})",
+        f"(Linux {', '.join(document['truth']['kernel_release'])}, {cpu_models(document['truth'])}, "
+        f"emulator arrival {arrivals(document['truth'])})",
         "",
     ]
     for cell in document["cells"]:
@@ -239,7 +246,8 @@ def markdown_page(document: Mapping[str, Any]) -> str:
         "# ccfair validate",
         "",
         f"Kernel {', '.join(truth['kernel_release'])} on {cpu_models(truth)} ({truth['cpus']} CPUs), "
-        f"clean rate {truth['doctor'].get('clean_rate_bps')} bit/s; simulator hosts "
+        f"clean rate {truth['doctor'].get('clean_rate_bps')} bit/s, emulator arrival {arrivals(truth)}; "
+        "simulator hosts "
         f"{' and '.join(PRESETS)}, {document['repetitions']} seeds.",
         "",
         TABLE_START,

@@ -12,12 +12,20 @@ from typing import Any
 
 from ccfair import fsio
 from ccfair.cli_support import note
+from ccfair.emu.arrival import arrival_mode
 from ccfair.studies.validate.compare import compare_cell, grid_summary
 from ccfair.studies.validate.grid import PRESETS, Cell
 from ccfair.studies.validate.metrics import store_metrics
 from ccfair.studies.validate.report import markdown_page
 from ccfair.studies.validate.run import SideRuns, run_kernel_side, run_sim_side
-from ccfair.studies.validate.truth import build_truth, cell_truth, held_healthy, load_truth, write_truth
+from ccfair.studies.validate.truth import (
+    build_truth,
+    cell_truth,
+    held_healthy,
+    load_truth,
+    other_arrival_runs,
+    write_truth,
+)
 
 GENERATOR = "ccfair validate"
 JSON_NAME = "validate.json"
@@ -54,12 +62,22 @@ def measure_truth(
 ) -> dict[str, Any]:
     """Runs the kernel side and returns its truth document, written to ``write_to`` if given (cells
     measured before in that file and not now are kept). With ``--top-up`` a cell of that file keeps its
-    runs and gets only the healthy runs it lacks."""
+    runs of the emulator's current arrival mode and gets only the healthy runs it lacks."""
     previous = load_truth(write_to, "--write-truth") if write_to is not None and write_to.exists() else None
-    stored = held_healthy(previous, cells) if getattr(args, "top_up", False) and previous else None
+    arrival = arrival_mode()
+    top_up = bool(getattr(args, "top_up", False)) and previous is not None
+    stored = None
+    if top_up and previous is not None:
+        stored = held_healthy(previous, cells, arrival)
+        for name, n in other_arrival_runs(previous, cells, arrival).items():
+            note(
+                f"cell {name}: {n} stored runs were measured with another CCFAIR_EMU_ARRIVAL than "
+                f"'{arrival}'; the top-up leaves them out",
+                args.quiet,
+            )
     kernel = run_kernel_side(cells, repetitions, out, args, stored)
     document = build_truth(
-        out, cells, kernel.runs, kernel.skipped, repetitions, previous, top_up=stored is not None
+        out, cells, kernel.runs, kernel.skipped, repetitions, previous, top_up=top_up, arrival=arrival
     )
     if write_to is not None:
         write_truth(document, write_to, "--write-truth")
@@ -104,7 +122,10 @@ def compare(
     return {
         "generator": GENERATOR,
         "repetitions": repetitions,
-        "truth": {k: provenance.get(k) for k in ("kernel_release", "host", "cpu_model", "cpus", "doctor")},
+        "truth": {
+            k: provenance.get(k)
+            for k in ("kernel_release", "host", "cpu_model", "cpus", "emulator_arrival", "doctor")
+        },
         "cells": rows,
         "pending": pending,
         "summary": {p: grid_summary(rows, p) for p in PRESETS},

@@ -6,8 +6,8 @@ Layout::
 
     {"generator": "ccfair validate truth", "format": 1,
      "provenance": {"kernel_release", "kernel_hz", "host", "cpu_model", "cpus", "ccfair_version",
-                    "git_revisions", "doctor": {"clean_rate_bps", "measured_at", "probes"}, "first_run_at",
-                    "last_run_at", "repetitions", "health_rule"},
+                    "git_revisions", "emulator_arrival", "doctor": {"clean_rate_bps", "measured_at",
+                    "probes"}, "first_run_at", "last_run_at", "repetitions", "health_rule"},
      "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
 
     RUN = {"run_id", "repetition", "started_at", "git_revision", "cpu_model", "kernel_release",
@@ -19,7 +19,9 @@ A run the testbed's health flags (``emulator_limited``: lateness p99 above 2 % o
 emulator stall over 10 % of it, frames lost inside the emulator, or a sending or receiving program that
 waited for a CPU more than 20 % of the window) stays in the file, excluded with the reason; the truth of a
 cell is its first ``repetitions`` healthy runs. A cell's stored scenario is the one it ran: a cell whose
-scenario has changed since is reported as stale rather than compared.
+scenario has changed since is reported as stale rather than compared. Each run records when the emulator
+started its frames' time (``arrival``, :mod:`ccfair.emu.arrival`); a top-up keeps only the runs of the mode
+it measures with, so no cell mixes the two.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import __version__, fsio
+from ccfair.emu.arrival import BEFORE_THE_CHOICE
 from ccfair.studies.validate.grid import Cell
 from ccfair.studies.validate.metrics import store_metrics
 
@@ -128,15 +131,42 @@ def held_runs(cells: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return times, revisions
 
 
-def held_healthy(truth: Mapping[str, Any], cells: Sequence[Cell]) -> dict[str, tuple[int, int]]:
-    """Per cell of ``cells`` that ``truth`` holds runs of, for its current scenario: (runs, healthy runs)."""
+def run_arrival(run: Mapping[str, Any]) -> str:
+    """When the emulator started a stored run's frames' time: its recorded mode, else (a run from before
+    the choice existed) at their read."""
+    return str(run.get("health", {}).get("arrival") or BEFORE_THE_CHOICE)
+
+
+def kept_runs(stored: Mapping[str, Any], cell: Cell, arrival: str) -> list[dict[str, Any]]:
+    """The runs of a stored cell a top-up keeps: those of the cell's current scenario measured with
+    ``arrival``."""
+    if "runs" not in stored or stored.get("scenario") != cell.scenario(None):
+        return []
+    return [r for r in stored["runs"] if run_arrival(r) == arrival]
+
+
+def held_healthy(truth: Mapping[str, Any], cells: Sequence[Cell], arrival: str) -> dict[str, tuple[int, int]]:
+    """Per cell of ``cells`` that ``truth`` holds runs of, for its current scenario and measured with
+    ``arrival``: (runs, healthy runs)."""
     held = {}
     for cell in cells:
-        stored = truth["cells"].get(cell.name)
-        if stored and "runs" in stored and stored.get("scenario") == cell.scenario(None):
-            runs = stored["runs"]
+        runs = kept_runs(truth["cells"].get(cell.name) or {}, cell, arrival)
+        if runs:
             held[cell.name] = (len(runs), sum(not r["excluded"] for r in runs))
     return held
+
+
+def other_arrival_runs(truth: Mapping[str, Any], cells: Sequence[Cell], arrival: str) -> dict[str, int]:
+    """Per cell of ``cells``: how many of its stored runs (current scenario) a top-up with ``arrival``
+    leaves out because the emulator timed them the other way."""
+    counts = {}
+    for cell in cells:
+        stored = truth["cells"].get(cell.name) or {}
+        if "runs" in stored and stored.get("scenario") == cell.scenario(None):
+            other = sum(run_arrival(r) != arrival for r in stored["runs"])
+            if other:
+                counts[cell.name] = other
+    return counts
 
 
 def build_truth(
@@ -147,10 +177,12 @@ def build_truth(
     repetitions: int,
     previous: Mapping[str, Any] | None,
     top_up: bool = False,
+    arrival: str = BEFORE_THE_CHOICE,
 ) -> dict[str, Any]:
     """The truth document of the kernel runs in the store under ``out`` (``runs``: the run ids of each
     cell, in repetition order); cells of ``previous`` not measured now are kept as they were. With
-    ``top_up`` a cell's new runs follow the runs ``previous`` holds of its scenario, numbered after them."""
+    ``top_up`` a cell's new runs follow the runs ``previous`` holds of its scenario measured with
+    ``arrival`` (the mode of the new runs), numbered after them."""
     # DuckDB, the doctor's measurement and the kernel backend load when the truth is written.
     from ccfair.emu.doctor import load_measurement
     from ccfair.emu.run import cpu_model
@@ -178,10 +210,7 @@ def build_truth(
             f"WHERE status = 'done' AND run_id IN ({quoted})",
         ).to_dict("records")
         by_id = {r["run_id"]: r for r in rows}
-        kept = doc_cells.get(cell.name, {})
-        cell_runs = (
-            list(kept["runs"]) if top_up and "runs" in kept and kept.get("scenario") == scenario else []
-        )
+        cell_runs = kept_runs(doc_cells.get(cell.name, {}), cell, arrival) if top_up else []
         first = len(cell_runs)
         for run_id in ids:
             if run_id not in by_id:
@@ -213,7 +242,7 @@ def build_truth(
                         "note": summary.get("emulator_note") or "",
                         # When the emulator started a frame's time (CCFAIR_EMU_ARRIVAL); runs from before the
                         # choice existed read frames first.
-                        "arrival": summary.get("emulator_arrival", "read"),
+                        "arrival": summary.get("emulator_arrival", BEFORE_THE_CHOICE),
                     },
                     "excluded": f"testbed health: {summary.get('emulator_note')}" if limited else None,
                     "metrics": {k: _json_number(v) for k, v in metrics[run_id].items()},
@@ -236,6 +265,7 @@ def build_truth(
         "cpus": os.cpu_count(),
         "ccfair_version": __version__,
         "git_revisions": revisions,
+        "emulator_arrival": sorted({run_arrival(r) for c in doc_cells.values() for r in c.get("runs", [])}),
         "doctor": {
             "clean_rate_bps": doctor.get("clean_rate_bps"),
             "measured_at": doctor.get("measured_at"),
