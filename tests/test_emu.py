@@ -806,9 +806,9 @@ def test_the_emulators_arrival_choice_is_checked_and_passed_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = kernel_scenario(BBR_VS_CUBIC).resolve()
-    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is False
-    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "stamp")
     assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is True
+    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "read")
+    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is False
     monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "kernel")
     with pytest.raises(ScenarioError, match=r"CCFAIR_EMU_ARRIVAL.*'stamp' or 'read'"):
         emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")

@@ -115,7 +115,7 @@ def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
     assert r.summary["kernel_release"] == os.uname().release
     assert r.summary["kernel_hz"] in (100, 250, 300, 1000, None)
     assert r.summary["cpu_model"] == emu_run.cpu_model() != "unknown"
-    assert r.summary["emulator_arrival"] == "read"  # the default
+    assert r.summary["emulator_arrival"] == "stamp"  # the default
     # Every frame carries the kernel's arrival stamp, so the time it waited to be read is measured.
     assert 0 < r.summary["emulator_read_latency_p50_ns"] <= r.summary["emulator_read_latency_p99_ns"]
     assert 0 < r.summary["emulator_ack_read_latency_p50_ns"] <= r.summary["emulator_ack_read_latency_p99_ns"]
@@ -134,11 +134,11 @@ def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
     assert r.flows["rtt_mean_ms"].iloc[0] >= 50.0
 
 
-def test_a_run_can_start_each_frames_time_at_its_arrival_stamp(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "stamp")
+def test_a_run_can_start_each_frames_time_at_its_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "read")
     r = healthy_kernel_run(SCENARIOS / "kernel-cubic-alone.toml")
-    assert r.summary["emulator_arrival"] == "stamp"
-    # The link is as busy as when frames enter at their read, and no frame is lost inside the emulator.
+    assert r.summary["emulator_arrival"] == "read"
+    # The link is as busy as when frames enter at their stamp, and no frame is lost inside the emulator.
     assert 0.9 <= r.summary["utilization"] <= 1.0 + 1500 / (10e6 / 8 * 10)
     assert r.summary["emulator_rx_drops"] == 0
 
@@ -358,12 +358,12 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
     assert run["cpu_model"] == emu_run.cpu_model() != "unknown"
     assert run["kernel_release"] == os.uname().release
     assert run["health"]["lateness_p99_ns"] > 0 and 0 < run["metrics"]["utilization"] <= 1
-    assert run["health"]["arrival"] == "read"  # the emulator's default mode, recorded per run
+    assert run["health"]["arrival"] == "stamp"  # the emulator's default mode, recorded per run
     assert {k: v for k, v in written["cells"].items() if k != "reno-reno"} == stored["cells"]
     provenance = written["provenance"]
     for key in ("cpu_model", "kernel_release"):
         assert provenance[key] == held_values(written["cells"], key, None)
-    assert "read" in provenance["emulator_arrival"]
+    assert "stamp" in provenance["emulator_arrival"]
     assert provenance["last_run_at"] == held_runs(written["cells"])[0][-1]
     # The emulator measured its stalls (the health rule judges them; an idle VM has hiccups of a few ms).
     assert run["health"]["stall_max_ns"] > 0

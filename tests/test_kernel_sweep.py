@@ -66,7 +66,7 @@ def test_kernel_runs_have_other_ids_than_the_simulators_and_simulator_ids_stay(k
     assert kernel[0].spec is not None and kernel[0].spec["groups"][1]["cc"] == {"name": "cubic"}
     r = kernel[0]
     doc = {k: v for k, v in r.scenario.items() if k != "seed"}
-    assert r.run_id == run_id(doc, r.spec, r.seed, ccfair.__version__, "kernel", {"arrival": "read"})
+    assert r.run_id == run_id(doc, r.spec, r.seed, ccfair.__version__, "kernel", {"arrival": "stamp"})
     assert r.run_id != run_id(doc, r.spec, r.seed, ccfair.__version__, "kernel")
     assert r.run_id != run_id(doc, r.spec, r.seed, ccfair.__version__)
 
@@ -74,9 +74,9 @@ def test_kernel_runs_have_other_ids_than_the_simulators_and_simulator_ids_stay(k
 def test_a_kernel_runs_identity_holds_the_emulators_arrival_mode(
     kernel_host: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read = expand(plan_from_dict(plan_dict(backend="kernel")))
-    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "stamp")
     stamp = expand(plan_from_dict(plan_dict(backend="kernel")))
+    monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "read")
+    read = expand(plan_from_dict(plan_dict(backend="kernel")))
     # Same runs, other identities: a store's runs of one mode are never resumed as runs of the other.
     assert [r.seed for r in stamp] == [r.seed for r in read]
     assert not {r.run_id for r in stamp} & {r.run_id for r in read}

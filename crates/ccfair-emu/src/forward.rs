@@ -9,17 +9,18 @@
 //! Timer slack is set to 1 ns so the sleep ends on time; `spin_ns` optionally busy-waits the last stretch;
 //! `realtime` runs under SCHED_FIFO.
 //!
-//! When a frame's time at the bottleneck starts. A switch of silicon starts it as the frame arrives; the
-//! loop reads frames tens of microseconds later (mostly its own wake-up at low rates; the wait is recorded
-//! per side over the window, `read_latency_*`). With `arrival_at_stamp` (`CCFAIR_EMU_ARRIVAL=stamp`) a
-//! frame's time starts at the kernel's arrival stamp (`SO_TIMESTAMPNS`, taken as the veth hands it on),
-//! after the link and the delay lines have been run to that instant, so it enters behind the departures
-//! due before it and ahead of those due after. One residue: the shaper's time never goes back, so a frame
-//! stamped before the instant the loop last ran the link to (an ACK read after a batch of data frames, a
-//! frame read after an interval mark it preceded) enters at that instant, late by at most the read's wait.
-//! Without it a frame's time starts at its read: frames that waited while the loop slept then enter after
-//! the departures due meanwhile, and a burst finds room a real queue would not have had (the README's
-//! "Real kernels" section measures what that did to the grid).
+//! When a frame's time at the bottleneck starts. A switch of silicon starts it as the frame arrives; the loop
+//! reads frames tens of microseconds later (mostly its own wake-up at low rates; the wait is recorded per
+//! side over the window, `read_latency_*`). With `arrival_at_stamp` (`CCFAIR_EMU_ARRIVAL=stamp`, the kernel
+//! backend's default) a frame's time starts at the kernel's arrival stamp (`SO_TIMESTAMPNS`, taken as the
+//! veth hands it on), after the link and the delay lines have been run to that instant, so it enters behind
+//! the departures due before it and ahead of those due after. One residue: the shaper's time never goes back,
+//! so a frame stamped before the instant the loop last ran the link to (an ACK read after a batch of data
+//! frames, a frame read after an interval mark it preceded) enters at that instant, late by at most the
+//! read's wait. Without it (`CCFAIR_EMU_ARRIVAL=read`) a frame's time starts at its read: frames that waited
+//! while the loop slept then enter after the departures due meanwhile, and a burst finds room a real queue
+//! would not have had (the README's "Validation against the kernel" section measures what that did to the
+//! grid).
 //!
 //! Why AF_PACKET: on veth it costs one syscall per frame each way and needs no BPF program; AF_XDP on veth
 //! runs in copy (generic) mode, so it would not save the copy, and TUN would put the kernel's IP forwarding

@@ -1,11 +1,11 @@
 """When a frame's time at the emulated bottleneck starts, chosen with ``CCFAIR_EMU_ARRIVAL``.
 
-- ``stamp``: at the kernel's arrival stamp, taken as the veth hands the frame on, as a switch of silicon
-  starts it. The emulator first runs its link and delay lines to that instant.
-- ``read`` (the default while the stored truth is the one measured so): when the emulator reads the frame,
-  tens of microseconds later; frames that waited while its loop slept then enter the queue after the
-  departures due meanwhile, so a burst finds room a real queue would not have had. Every run from before
-  the choice existed was measured so (README, "Real kernels").
+- ``stamp`` (the default): at the kernel's arrival stamp, taken as the veth hands the frame on, as a switch
+  of silicon starts it. The emulator first runs its link and delay lines to that instant.
+- ``read``: when the emulator reads the frame, tens of microseconds later; frames that waited while its loop
+  slept then enter the queue after the departures due meanwhile, so a burst finds room a real queue would
+  not have had. Every run from before the choice existed was measured so (README, "Validation against the
+  kernel", for what it moved).
 
 The choice changes what a kernel run measures, so it is part of a kernel run's identity (a store's runs of
 one mode are never resumed as runs of the other) and of its provenance (``emulator_arrival``). Read on every
@@ -21,7 +21,7 @@ from ccfair.errors import ScenarioError
 ENV_VAR = "CCFAIR_EMU_ARRIVAL"
 STAMP = "stamp"
 READ = "read"
-DEFAULT = READ
+DEFAULT = STAMP
 # What a stored run recorded when it predates the choice: the emulator then started frames at their read.
 BEFORE_THE_CHOICE = READ
 
