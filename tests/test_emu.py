@@ -445,6 +445,30 @@ def test_health_reports_how_long_frames_waited_in_the_emulators_sockets() -> Non
     assert h["emulator_limited"] == 0
 
 
+def test_health_reports_the_hosts_turnaround_of_the_unpaced_flows() -> None:
+    spec = kernel_scenario(BBR_VS_CUBIC).resolve()
+    emu, _, _ = fake_outputs(spec)
+    # From before the emulator timed the hosts: not measured, not zero.
+    h = emu_run.health_summary(emu, spec, paced=[True, False])
+    assert math.isnan(h["host_receiver_turnaround_p50_ns"]) and math.isnan(h["host_sender_turnaround_p50_ns"])
+    emu["turnaround_receiver"] = {"count": 90, "p10_ns": 20e3, "p50_ns": 31e3, "p90_ns": 50e3, "p99_ns": 9e4}
+    emu["turnaround_sender"] = [
+        {"count": 50, "p10_ns": 1e5, "p50_ns": 4e5, "p90_ns": 8e5, "p99_ns": 9e5},  # BBR: its pacing
+        {"count": 70, "p10_ns": 21e3, "p50_ns": 28e3, "p90_ns": 40e3, "p99_ns": 6e4},
+    ]
+    h = emu_run.health_summary(emu, spec, paced=[True, False])
+    assert (h["host_receiver_turnaround_p50_ns"], h["host_sender_turnaround_p50_ns"]) == (31e3, 28e3)
+    assert (h["host_receiver_turnaround_p10_ns"], h["host_receiver_turnaround_p90_ns"]) == (20e3, 50e3)
+    assert (h["host_sender_turnaround_p10_ns"], h["host_sender_turnaround_p90_ns"]) == (21e3, 40e3)
+    # Only paced flows: the sender's turnaround is not known; a flow without samples does not count.
+    assert math.isnan(emu_run.health_summary(emu, spec, paced=[True, True])["host_sender_turnaround_p50_ns"])
+    emu["turnaround_sender"][1]["count"] = 0
+    assert math.isnan(emu_run.health_summary(emu, spec, paced=[True, False])["host_sender_turnaround_p50_ns"])
+    assert emu_run.paces("bbr", {"pacing": False}) and emu_run.paces("cubic", {"pacing": True})
+    assert not emu_run.paces("cubic", {"pacing": False})
+    assert h["emulator_limited"] == 0
+
+
 def test_health_reports_segmented_bursts_and_acks_per_data_segment() -> None:
     spec = kernel_scenario(BBR_VS_CUBIC).resolve()
     emu, _, _ = fake_outputs(spec)

@@ -119,6 +119,10 @@ def test_one_cubic_flow_gets_at_least_90_percent_of_the_link(
     # Every frame carries the kernel's arrival stamp, so the time it waited to be read is measured.
     assert 0 < r.summary["emulator_read_latency_p50_ns"] <= r.summary["emulator_read_latency_p99_ns"]
     assert 0 < r.summary["emulator_ack_read_latency_p50_ns"] <= r.summary["emulator_ack_read_latency_p99_ns"]
+    # The hosts turn a segment or an ACK round within the 200 us that separate a reaction from a timer's.
+    for end in ("receiver", "sender"):
+        p10, p50, p90 = (r.summary[f"host_{end}_turnaround_{q}_ns"] for q in ("p10", "p50", "p90"))
+        assert 0 < p10 <= p50 <= p90 and p50 < 200e3, (end, p10, p50, p90)
     assert "snd: net.ipv4.tcp_wmem=" in r.summary["sysctls"]
     assert r.flows["goodput_bps"].iloc[0] >= 0.9 * 10e6
     # Bytes count when their serialization ends: the window may hold one packet begun before it opened.

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from ccfair.devtools.validate_docs import known_misses, readme_text
+from ccfair.scenario import Scenario
 from ccfair.studies.validate.compare import (
     SPREAD_FLOOR,
     Stat,
@@ -32,7 +33,7 @@ from ccfair.studies.validate.compare import (
     spread_agreement_chance,
     spread_ratio,
 )
-from ccfair.studies.validate.grid import CELLS, KERNEL_HZ, PRESETS, cell_plan, select
+from ccfair.studies.validate.grid import CELLS, KERNEL_HZ, PRESETS, KernelLoop, cell_plan, kernel_loop, select
 from ccfair.studies.validate.metrics import JAIN, RETRANSMISSION, UTILIZATION, metric_keys, run_metrics
 from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table
 from ccfair.studies.validate.truth import (
@@ -47,6 +48,7 @@ from ccfair.studies.validate.truth import (
     other_arrival_runs,
     run_arrival,
 )
+from ccfair.units import parse_duration_ns
 from conftest import REPO, run_cli
 
 TRUTH = load_truth(TRUTH_FILE)
@@ -59,40 +61,36 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "reno-cubic-20ms", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-reno", "spread"): "ideal hosts repeat the run exactly",
+    ("testbed", "reno-reno", "spread"): "spread ratio 2.73",
     ("ideal", "cubic-cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-late", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "bbr-bbr", "spread"): "spread ratio 2.53",
-    ("testbed", "bbr-bbr", "spread"): "spread ratio 2.52",
-    ("testbed", "bbr-bbr-late", "jain"): "jain gap +0.070",
+    ("testbed", "bbr-bbr", "spread"): "spread ratio 2.86",
+    ("testbed", "bbr-bbr-late", "jain"): "jain gap +0.057",
+    ("testbed", "bbr-cubic-0.25bdp", "sojourn"): "sojourn p50 -21 %",
+    ("testbed", "bbr-cubic-0.5bdp", "spread"): "spread ratio 0.43",
     ("ideal", "reno-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "reno-rtt-10-100", "spread"): "spread ratio 2.11",
-    ("ideal", "cubic-rtt-10-100", "share"): "share gap 0.087",
-    ("ideal", "cubic-rtt-10-100", "jain"): "jain gap +0.080",
+    ("ideal", "cubic-rtt-10-100", "share"): "share gap 0.085",
+    ("ideal", "cubic-rtt-10-100", "jain"): "jain gap +0.077",
     ("ideal", "cubic-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "bbr-vs-8cubic", "share"): "share gap 0.138",
     ("ideal", "bbr-vs-8cubic", "jain"): "jain gap +0.148",
-    ("testbed", "bbr-vs-8cubic", "share"): "share gap 0.136",
-    ("testbed", "bbr-vs-8cubic", "jain"): "jain gap +0.144",
     ("ideal", "bbr-vs-16cubic", "share"): "share gap 0.109",
     ("ideal", "bbr-vs-16cubic", "jain"): "jain gap -0.108",
-    ("testbed", "bbr-vs-16cubic", "jain"): "jain gap -0.075",
     ("ideal", "5reno-5cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "10cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-staggered-4", "share"): "share gap 0.097",
     ("ideal", "cubic-staggered-4", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "bbr-staggered-4", "jain"): "jain gap -0.064",
-    ("testbed", "bbr-staggered-4", "share"): "share gap 0.088",
+    ("testbed", "bbr-staggered-4", "jain"): "jain gap +0.071",
     ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "reno-cubic-100M", "spread"): "spread ratio 2.00",
     ("ideal", "cubic-cubic-200M", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic-200M", "share"): "share gap 0.113",
-    ("testbed", "cubic-cubic-200M", "jain"): "jain gap -0.069",
     ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.06",
-    ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.01",
+    ("testbed", "loss-bbr-1pct", "spread"): "spread ratio 0.03",
     ("ideal", "loss-bbr-5pct", "spread"): "spread ratio 0.10",
-    ("testbed", "loss-bbr-5pct", "spread"): "spread ratio 0.10",
+    ("testbed", "loss-bbr-5pct", "spread"): "spread ratio 0.03",
     ("ideal", "loss-bbr-10pct", "utilization"): "utilization gap +0.089",
     ("testbed", "loss-bbr-10pct", "utilization"): "utilization gap +0.066",
     ("ideal", "loss-bbr-15pct", "utilization"): "utilization gap +0.139",
@@ -100,12 +98,12 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M-offloads", "share"): "share gap 0.152",
     ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
-    ("testbed", "cubic-cubic-200M-offloads", "spread"): "spread ratio 2.00",
+    ("testbed", "cubic-cubic-200M-offloads", "jain"): "jain gap -0.057",
+    ("testbed", "cubic-cubic-200M-offloads", "spread"): "spread ratio 2.17",
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
     "ideal": "mean |share gap| 0.031, max 0.152",
-    "testbed": "mean |share gap| 0.027, max 0.136",
 }
 
 
@@ -387,6 +385,53 @@ def test_the_testbed_side_runs_the_truth_kernels_clock() -> None:
     for cell in CELLS:
         assert cell.scenario("testbed")["host"]["hz"] == KERNEL_HZ, cell.name
         assert "host" not in cell.scenario(None) or "hz" not in cell.scenario(None)["host"], cell.name
+
+
+def test_the_kernel_loop_is_the_emulator_twice_and_each_hosts_turnaround() -> None:
+    nan = math.nan
+    # No turnaround timed, no lateness spread: the preset's hosts, paths lengthened by the emulator's two
+    # crossings less the two ends' noise medians.
+    loop = kernel_loop(20e3, nan, (nan, nan, nan), (nan, nan, nan))
+    assert loop == KernelLoop(round(40e3 - 2 * math.log(2) * 5e3), 5000)
+    # Hosts whose turnaround spreads like an exponential of mean m (p90 - p10 = m ln 9) and an emulator
+    # whose lateness spreads like one of mean e (p99 - p50 = e ln 50): each end's noise has the mean
+    # sqrt(m^2 + e^2), and the loop's medians are kept.
+    m, e = 12e3, 9e3
+    host = (20e3, 20e3 + 0.5 * m, 20e3 + m * math.log(9))
+    loop = kernel_loop(30e3, 30e3 + e * math.log(50), host, host)
+    noise = math.hypot(m, e)
+    assert loop.noise_mean_ns == round(noise)
+    assert loop.excess_ns == round(60e3 + 2 * host[1] - 2 * math.log(2) * noise)
+    # Only paced flows: the receiver's turnaround stands in for the sender's.
+    assert kernel_loop(30e3, 30e3 + e * math.log(50), host, (nan, nan, nan)) == loop
+    # Senders and receivers that differ: the ends' variances are averaged.
+    slow = (20e3, 30e3, 20e3 + 2 * m * math.log(9))
+    both = kernel_loop(30e3, nan, host, slow)
+    assert both.noise_mean_ns == round(math.sqrt((m**2 + (2 * m) ** 2) / 2))
+    # A loop shorter than the simulated noise is never shortened below the configured paths.
+    assert kernel_loop(0.0, nan, (1e3, 2e3, 90e3), (1e3, 2e3, 90e3)).excess_ns == 0
+
+
+def test_the_testbed_side_goes_round_the_kernel_loop_over_the_kernels_buffer() -> None:
+    # Every compared cell has its hosts timed in at least one stored run; its testbed side's paths are the
+    # configured ones plus the loop's excess and its hosts' noise the loop's, the buffer stays the kernel
+    # side's, and the ideal side and the kernel's own scenario are untouched.
+    for cell in _truth_cells():
+        stored = TRUTH["cells"][cell.name]["runs"]
+        assert any(r["health"].get("receiver_turnaround_p50_ns") for r in stored), cell.name
+        loop = cell_truth(TRUTH, cell, REPETITIONS).loop
+        # Tens of microseconds a crossing or a turn: well under a millisecond in all.
+        assert 20_000 <= loop.excess_ns < 500_000, (cell.name, loop)
+        assert 1_000 <= loop.noise_mean_ns < 100_000, (cell.name, loop)
+        testbed = cell.scenario("testbed", loop)
+        plain = cell.scenario("testbed")
+        assert testbed["host"]["noise_scale"] == f"{loop.noise_mean_ns}ns"
+        for g, h in zip(testbed["flows"], plain["flows"], strict=True):
+            assert parse_duration_ns(g["rtt"], "rtt") == parse_duration_ns(h["rtt"], "rtt") + loop.excess_ns
+        limits = [Scenario.from_dict(doc).buffer_limit() for doc in (testbed, plain, cell.scenario(None))]
+        assert limits[0] == limits[1] == limits[2], (cell.name, limits)
+        assert cell.scenario("ideal", loop) == cell.scenario("ideal")
+        assert cell.scenario(None, loop) == cell.scenario(None)
 
 
 def test_the_testbed_side_offers_the_kernel_sides_first_receive_window() -> None:

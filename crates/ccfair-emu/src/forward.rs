@@ -139,6 +139,10 @@ struct Output {
     /// waited in the emulator's sockets before it read them.
     read_latency_senders: Spread,
     read_latency_receiver: Spread,
+    /// The hosts' turnaround over the window ([`crate::turnaround`]): the receiver's, and each flow's
+    /// sender's.
+    turnaround_receiver: Spread,
+    turnaround_sender: Vec<Spread>,
     health: Health,
 }
 
@@ -394,6 +398,8 @@ impl Forwarder {
                     rec.frame_sent();
                     if dir == Out::ToSender && pkt.is_tcp {
                         rec.ack_departed(t, pkt.flow, pkt.ack);
+                    } else if let Some(end) = pkt.data_end {
+                        rec.data_departed(t, pkt.flow, end);
                     }
                 }
                 Err(_) => self.health.tx_errors += 1,
@@ -563,6 +569,7 @@ impl Forwarder {
             wire_ecn: p.ecn,
             hash: p.hash,
             ack: p.ack,
+            data_end: (p.proto == 6 && p.payload > 0).then(|| p.seq.wrapping_add(p.payload)),
             is_tcp: p.proto == 6,
             packet_value: 0,
         };
@@ -570,7 +577,7 @@ impl Forwarder {
             Side::Senders => self.shaper.from_sender(now, pkt, p.payload, p.seq),
             Side::Receiver => {
                 if pkt.is_tcp {
-                    self.shaper.rec.ack_arrived(flow);
+                    self.shaper.rec.ack_arrived(now, flow, p.ack);
                 }
                 self.shaper.from_receiver(now, pkt)
             }
@@ -605,6 +612,7 @@ impl Forwarder {
         self.health.held_at_end = self.shaper.held_frames();
         let (lateness_window, lateness_run) = self.shaper.rec.lateness_spread();
         let [read_latency_senders, read_latency_receiver] = self.shaper.rec.read_latency_spreads();
+        let (turnaround_receiver, turnaround_sender) = self.shaper.rec.turnaround_spreads();
         let output = Output {
             queue: self.shaper.rec.take_queue(),
             flows: self.shaper.rec.flow_records(),
@@ -613,6 +621,8 @@ impl Forwarder {
             lateness_run,
             read_latency_senders,
             read_latency_receiver,
+            turnaround_receiver,
+            turnaround_sender,
             health: self.health.clone(),
         };
         clock::write_json(&cfg.out, &output)

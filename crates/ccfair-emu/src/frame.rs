@@ -177,6 +177,8 @@ pub struct EmuPacket {
     pub hash: u32,
     /// The TCP acknowledgment number (ACK direction: for RTT sampling); 0 otherwise.
     pub ack: u32,
+    /// The end of the TCP payload (data direction: for the hosts' turnaround); `None` without payload.
+    pub data_end: Option<u32>,
     pub is_tcp: bool,
     /// Packet value stamped by the edge marker of a core-stateless AQM (PPV, VDQ-CSAQM); 0 when none.
     pub packet_value: u32,

@@ -19,3 +19,4 @@ pub mod send;
 pub mod shaper;
 pub mod sys;
 pub mod tcpinfo;
+pub mod turnaround;

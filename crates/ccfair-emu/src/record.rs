@@ -23,6 +23,8 @@ use ccfair_core::queue_meter::quantile_or_nan as pct;
 use ccfair_core::{FlowCounters, LogHistogram, QueueSeries, RunMeter, Time, Totals};
 use serde::Serialize;
 
+use crate::turnaround::Turnaround;
+
 /// Segments timed at once per flow; beyond that the oldest timing is forgotten (no bias: the sample of an
 /// ACK is always the newest segment it covers).
 const RTT_RING: usize = 4096;
@@ -93,11 +95,13 @@ impl RttTimer {
     }
 }
 
-/// Quantiles of a histogram, for the report.
+/// Quantiles of a histogram, for the report (p10 and p90 give a distribution's spread without its tail).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Spread {
     pub count: u64,
+    pub p10_ns: f64,
     pub p50_ns: f64,
+    pub p90_ns: f64,
     pub p99_ns: f64,
     pub max_ns: f64,
     pub mean_ns: f64,
@@ -107,7 +111,9 @@ impl Spread {
     fn of(h: &LogHistogram) -> Spread {
         Spread {
             count: h.count(),
+            p10_ns: pct(h, 0.1),
             p50_ns: pct(h, 0.5),
+            p90_ns: pct(h, 0.9),
             p99_ns: pct(h, 0.99),
             max_ns: h.max().map_or(f64::NAN, |x| x as f64),
             mean_ns: h.mean().unwrap_or(f64::NAN),
@@ -145,6 +151,8 @@ pub struct Recorder {
     pub lateness_run: LogHistogram,
     /// Per side of the emulator (senders, receiver), the window's read latencies (`read_latency`).
     read_latency: [LogHistogram; 2],
+    /// The hosts' turnaround samples of the window.
+    turnaround: Turnaround,
     /// Frames the emulator forwarded (shaped, delayed or passed through), the kernel run's "events".
     frames: u64,
 }
@@ -161,6 +169,7 @@ impl Recorder {
             lateness_window: LogHistogram::new(),
             lateness_run: LogHistogram::new(),
             read_latency: [LogHistogram::new(), LogHistogram::new()],
+            turnaround: Turnaround::new(n_flows),
             ..Recorder::default()
         }
     }
@@ -186,19 +195,32 @@ impl Recorder {
     pub fn data_arrived(&mut self, now: Time, flow: u32, seq: u32, payload: u32) {
         self.meter.sent(flow, false);
         self.rtt[flow as usize].on_data(now, seq, payload);
+        let in_window = self.meter.in_window();
+        self.turnaround
+            .data_arrived(flow, seq.wrapping_add(payload), now, in_window);
     }
 
-    /// A TCP frame of `flow` arrived from its receiver.
+    /// A TCP frame of `flow` acknowledging `ack` arrived from its receiver at `now`.
     #[inline]
-    pub fn ack_arrived(&mut self, flow: u32) {
+    pub fn ack_arrived(&mut self, now: Time, flow: u32, ack: u32) {
         self.ack_frames[flow as usize] += 1;
+        let in_window = self.meter.in_window();
+        self.turnaround.ack_arrived(flow, ack, now, in_window);
     }
 
+    /// A TCP frame of `flow` acknowledging `ack` was handed to the sender's veth at `now`.
     #[inline]
     pub fn ack_departed(&mut self, now: Time, flow: u32, ack: u32) {
         if let Some(rtt) = self.rtt[flow as usize].on_ack(now, ack) {
             self.meter.rtt(flow, rtt);
         }
+        self.turnaround.ack_sent(flow, now);
+    }
+
+    /// A data segment of `flow` ending at `end` was handed to the receiver's veth at `now`.
+    #[inline]
+    pub fn data_departed(&mut self, now: Time, flow: u32, end: u32) {
+        self.turnaround.data_sent(flow, end, now);
     }
 
     #[inline]
@@ -311,6 +333,12 @@ impl Recorder {
         }
     }
 
+    /// The window's turnaround of the receiver and of each flow's sender ([`Turnaround`]).
+    pub fn turnaround_spreads(&self) -> (Spread, Vec<Spread>) {
+        let t = &self.turnaround;
+        (Spread::of(&t.receiver), t.sender.iter().map(Spread::of).collect())
+    }
+
     pub fn read_latency_spreads(&self) -> [Spread; 2] {
         [
             Spread::of(&self.read_latency[0]),
@@ -338,7 +366,7 @@ mod tests {
         r.ack_departed(t(80), 0, 1300); // covers the third: 60 us
         r.ack_departed(t(90), 0, 1300); // duplicate: no sample
         for _ in 0..3 {
-            r.ack_arrived(0);
+            r.ack_arrived(t(0), 0, 0);
         }
         let f = &r.flow_records()[0];
         assert_eq!(f.ack_frames, 3);

@@ -284,6 +284,7 @@ mod tests {
             wire_ecn: Ecn::NotEct,
             hash: flow,
             ack: 0,
+            data_end: None,
             is_tcp: true,
             packet_value: 0,
         }

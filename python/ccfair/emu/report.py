@@ -31,6 +31,8 @@ def kernel_report(result: Any) -> str:
         ("data read after arrival p50", us("emulator_read_latency_p50_ns")),
         ("data read after arrival p99", us("emulator_read_latency_p99_ns")),
         ("ACKs read after arrival p50", us("emulator_ack_read_latency_p50_ns")),
+        ("receiver turnaround p50", us("host_receiver_turnaround_p50_ns")),
+        ("sender turnaround p50 (unpaced)", us("host_sender_turnaround_p50_ns")),
         ("sender waited for a CPU", share("sender_cpu_wait_share")),
         ("receiver waited for a CPU", share("receiver_cpu_wait_share")),
         ("testbed limited", f"YES: {s.get('emulator_note')}" if limited else "no"),

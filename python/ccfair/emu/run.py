@@ -27,10 +27,11 @@ import math
 import os
 import select
 import signal
+import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -308,11 +309,45 @@ def stop_programs(programs: list[Program]) -> None:
         p.stderr.close()
 
 
+def paces(cc: str, group: Mapping[str, Any]) -> bool:
+    """Whether a flow's kernel paces its sending: BBR asks for TCP's internal pacing, and a group with
+    ``pacing`` switches it on (SO_MAX_PACING_RATE)."""
+    return "bbr" in cc or bool(group.get("pacing"))
+
+
+def _ns(value: Any) -> float:
+    """A duration from the emulator's JSON, where a NaN is written as null."""
+    return math.nan if value is None else float(value)
+
+
+TURNAROUND_QUANTILES = ("p10", "p50", "p90")
+
+
+def host_turnaround(emu: Mapping[str, Any], paced: Sequence[bool]) -> dict[str, float]:
+    """The hosts' turnaround timed at the emulator over the window (``crates/ccfair-emu/src/turnaround.rs``):
+    the receiver's p10, p50 and p90, and for the sender the median over the unpaced flows of each (a paced
+    flow's data waits for its pacing timer, not for the host); NaN where there is no sample (an emulator
+    from before the timing, or only paced flows)."""
+    receiver = emu.get("turnaround_receiver") or {}
+    flows = [
+        s
+        for s, p in zip(emu.get("turnaround_sender") or [], paced, strict=False)
+        if not p and s.get("count", 0) > 0
+    ]
+    out = {}
+    for q in TURNAROUND_QUANTILES:
+        out[f"host_receiver_turnaround_{q}_ns"] = _ns(receiver.get(f"{q}_ns"))
+        senders = [x for s in flows if not math.isnan(x := _ns(s.get(f"{q}_ns")))]
+        out[f"host_sender_turnaround_{q}_ns"] = statistics.median(senders) if senders else math.nan
+    return out
+
+
 def health_summary(
     emu: Mapping[str, Any],
     spec: Mapping[str, Any],
     sender: Mapping[str, Any] | None = None,
     receiver: Mapping[str, Any] | None = None,
+    paced: Sequence[bool] = (),
 ) -> dict[str, Any]:
     """The emulator's lateness and losses, the endpoint programs' wait for a CPU (from the ``sender`` and
     ``receiver`` outputs, when given), and whether the testbed (rather than the bottleneck) may have limited
@@ -356,6 +391,7 @@ def health_summary(
         "emulator_read_latency_p99_ns": data_read.get("p99_ns", math.nan),
         "emulator_ack_read_latency_p50_ns": ack_read.get("p50_ns", math.nan),
         "emulator_ack_read_latency_p99_ns": ack_read.get("p99_ns", math.nan),
+        **host_turnaround(emu, paced),
         "emulator_rx_drops": int(h["rx_kernel_drops"]),
         "emulator_stall_max_ns": stall_ns,
         "emulator_stalls": int(h.get("stalls", 0)),
@@ -578,7 +614,13 @@ def execute(
         "congestion_controls": " ".join(s["cc"] for s in outputs["snd"]["flows"]),
         "host": host_provenance(spec),
         "offloads": offload_provenance(readback),
-        **health_summary(outputs["rtr"], spec, outputs["snd"], outputs["rcv"]),
+        **health_summary(
+            outputs["rtr"],
+            spec,
+            outputs["snd"],
+            outputs["rcv"],
+            [paces(cc, spec["groups"][g]) for _, g, cc, *_ in infos],
+        ),
     }
     if provenance["emulator_limited"] and rt_limit.startswith(RT_LIMIT_NOT_LIFTED):
         provenance["emulator_note"] += f"; {rt_limit}"

@@ -98,7 +98,8 @@
 //! 19 / 22 / 27 µs (2 flows at 10 Mbit/s: an idler CPU wakes more slowly); the receiver sends the ACK a
 //! segment triggers 7 / 14 / 22 µs and 19 / 23 / 29 µs after it. The fixed part (8 to 20 µs at each end)
 //! only lengthens the path by tens of µs; the variable part spreads like an exponential of mean 4 to 6.5
-//! µs, the 5 µs used here. Measured the same way, the kernel's receiver (GRO off) sends no stretch ACKs
+//! µs, the 5 µs used here. (A longer path does move phase-locked flows: the validation grid's kernel-like
+//! hosts carry the loop their kernel side measured, `python/ccfair/studies/validate/grid.py`.) Measured the same way, the kernel's receiver (GRO off) sends no stretch ACKs
 //! outside loss recovery (at most 6 segments, under 1 % of the segments in ACKs of more than two), so
 //! host timing does not bunch the ACKs a sender sees. The home host's 50 µs is an assumption of the right
 //! order: the gap of a NIC that moderates its interrupts to 20,000 per second.

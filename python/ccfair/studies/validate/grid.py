@@ -44,12 +44,23 @@ after it plus the host's start jitter U[0, ``KERNEL_START_SPREAD_NS``), so conse
 200 us apart, as measured. The third is the kernel's clock: the truth's kernel runs at
 ``CONFIG_HZ=250`` (``KERNEL_HZ``, recorded in the truth's provenance), so its Cubic reads time in 4 ms
 jiffies and its delayed-ACK timer fires on 4 ms ticks, at a phase that differs from run to run; the testbed
-side gets ``hz = 250`` (the preset's random tick phase stays). What remains of the preset is what a real
-host adds on its own and the kernel side has too: processing noise, timer slack, the receive window.
+side gets ``hz = 250`` (the preset's random tick phase stays). The fourth is the loop: the kernel side's
+flows go round a longer loop than their configured RTT. The emulator hands each frame on late by a
+measured median (its departure lateness, 11 to 41 us by rate, in every truth run's health), once on the data
+path and once on the ACK path, and the hosts take time to turn a segment into an ACK and an ACK into new
+data (the veths, softirq, TCP and the transmit path: tens of microseconds, timed at the emulator,
+``crates/ccfair-emu/src/turnaround.rs``). With every flow on one bottleneck, which flow finds the room a
+departure makes is decided by where the ACK clock falls between departures, and a cell can swing by a
+quarter of the link within one packet time of loop delay (README, "Validation against the kernel"). So the
+testbed side's flows are lengthened by the measured excess (``kernel_loop_excess_ns``), less the median of
+the per-packet noise its own hosts add, and keep the kernel side's buffer (``base_rtt`` is the configured
+one). What remains of the preset is what a real host adds on its own and the kernel side has too:
+processing noise, timer slack, the receive window.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,13 +93,65 @@ KERNEL_HZ = 250
 # window is 10 segments (``ss``: rcv_ssthresh 14480 before any data) where Linux's default is the whole
 # buffer.
 KERNEL_INITRWND = 10
+# The testbed side's per-packet host noise, written out so the loop arithmetic below owns its median: the
+# preset's own values (an exponential of mean 5 us at each end, README "End hosts").
+KERNEL_SIDE_NOISE_MEAN_NS = 5_000
 KERNEL_SIDE_HOST = {
     "tso": True,
     "gro": False,
     "start_jitter": f"{KERNEL_START_SPREAD_NS}ns",
     "hz": KERNEL_HZ,
     "rcv_initial_window": KERNEL_INITRWND,
+    "noise": "exponential",
 }
+
+
+@dataclass(frozen=True)
+class KernelLoop:
+    """What the kernel side's loop adds to its configured RTT, as the testbed side models it (module docs):
+    every path lengthened by ``excess_ns``, and each host's per-packet noise an exponential of mean
+    ``noise_mean_ns``. The default is the preset's hosts on the configured paths."""
+
+    excess_ns: int = 0
+    noise_mean_ns: int = KERNEL_SIDE_NOISE_MEAN_NS
+
+
+NO_LOOP = KernelLoop()  # the preset's hosts on the configured paths (no loop measured)
+
+
+def _exponential_mean(low_ns: float, high_ns: float, q_low: float, q_high: float) -> float:
+    """The mean of the exponential whose quantiles ``q_low`` and ``q_high`` lie ``high - low`` apart."""
+    return (high_ns - low_ns) / math.log((1 - q_low) / (1 - q_high))
+
+
+def kernel_loop(
+    lateness_p50_ns: float,
+    lateness_p99_ns: float,
+    receiver_ns: tuple[float, float, float],
+    sender_ns: tuple[float, float, float],
+) -> KernelLoop:
+    """The kernel loop of a cell from what its runs measured (NaN: not measured): the emulator's departure
+    lateness (p50, p99; once on the data and once on the ACK crossing) and each host's turnaround (p10, p50,
+    p90). Each simulated end stands for one host and one crossing of the emulator: its noise is the
+    exponential that spreads like both together (the variances of the host's, from its p10..p90, and the
+    emulator's, from its p50..p99, added), and the paths are lengthened by what the loop's medians exceed the
+    two ends' noise medians by (never shortened). A sender whose flows all pace has no turnaround of its own
+    to time (its data waits for the pacing timer); the receiver's, the same kernel on the same CPUs, stands
+    in for it. Without turnaround the preset's host noise stands for the hosts'."""
+    if any(math.isnan(x) for x in sender_ns):
+        sender_ns = receiver_ns
+    lateness_p50_ns = 0.0 if math.isnan(lateness_p50_ns) else lateness_p50_ns
+    emulator = (
+        0.0 if math.isnan(lateness_p99_ns) else _exponential_mean(lateness_p50_ns, lateness_p99_ns, 0.5, 0.99)
+    )
+    hosts_measured = not any(math.isnan(x) for x in receiver_ns)
+    if hosts_measured:
+        host_sq = sum(_exponential_mean(e[0], e[2], 0.1, 0.9) ** 2 for e in (receiver_ns, sender_ns)) / 2
+    else:
+        host_sq = float(KERNEL_SIDE_NOISE_MEAN_NS) ** 2
+    noise_mean = math.sqrt(host_sq + emulator**2)
+    loop = 2 * lateness_p50_ns + (receiver_ns[1] + sender_ns[1] if hosts_measured else 0.0)
+    return KernelLoop(max(0, round(loop - 2 * math.log(2) * noise_mean)), round(noise_mean))
 
 
 @dataclass(frozen=True)
@@ -111,22 +174,32 @@ class Cell:
     def classes(self) -> list[str]:
         return list(dict.fromkeys(g["label"] for g in self.flows))
 
-    def scenario(self, preset: str | None) -> dict[str, Any]:
-        """The cell's scenario document; ``preset`` is the simulator's host preset (None: the kernel's)."""
+    def scenario(self, preset: str | None, loop: KernelLoop = NO_LOOP) -> dict[str, Any]:
+        """The cell's scenario document; ``preset`` is the simulator's host preset (None: the kernel's). A
+        kernel-like preset's hosts and paths go round the kernel side's ``loop``: its flows are
+        ``loop.excess_ns`` longer than configured, over the same buffer, and its hosts' noise is the
+        loop's."""
         link: dict[str, Any] = {"rate": self.rate, "buffer": self.buffer, "aqm": self.aqm}
         if self.base_rtt is not None:
             link["base_rtt"] = self.base_rtt
         kernel_like = preset is not None and preset != "ideal"
+        flows = _in_kernel_start_order(self.flows) if kernel_like else [dict(g) for g in self.flows]
+        if kernel_like and loop.excess_ns > 0:
+            rtts = [parse_duration_ns(g["rtt"], "rtt") for g in flows]
+            link.setdefault("base_rtt", f"{min(rtts)}ns")
+            for g, rtt in zip(flows, rtts, strict=True):
+                g["rtt"] = f"{rtt + loop.excess_ns}ns"
         doc: dict[str, Any] = {
             "duration": self.duration,
             "measure": {"start": self.measure_start},
             "link": link,
-            "flows": _in_kernel_start_order(self.flows) if kernel_like else [dict(g) for g in self.flows],
+            "flows": flows,
         }
         host: dict[str, Any] = {}
         if kernel_like:
             host["preset"] = preset
             host.update(KERNEL_SIDE_HOST)
+            host["noise_scale"] = f"{loop.noise_mean_ns}ns"
         if self.offloads == "on":
             host.update(OFFLOAD_HOST)
         if host:
@@ -400,11 +473,19 @@ def plan_name(cell: Cell, side: str) -> str:
     return f"{PLAN_PREFIX}{side}-{cell.name}"
 
 
-def cell_plan(cell: Cell, backend: str, preset: str | None, repetitions: int, round_: int = 0) -> Plan:
+def cell_plan(
+    cell: Cell,
+    backend: str,
+    preset: str | None,
+    repetitions: int,
+    round_: int = 0,
+    loop: KernelLoop = NO_LOOP,
+) -> Plan:
     """The plan of one cell on one side: the cell's scenario, ``repetitions`` runs. Seeds come from the
     plan seed and the repetition only, so a larger count reuses the runs a store already has. A later
     ``round_`` of a kernel cell (a top-up of a stored truth) has its own plan seed, so its runs and seeds
-    differ from those of the rounds before it."""
+    differ from those of the rounds before it. ``loop``: the kernel side's loop as measured, which a
+    kernel-like side's hosts and paths go round (:meth:`Cell.scenario`)."""
     side = side_name(backend, preset)
     name = plan_name(cell, side)
     document = {
@@ -412,6 +493,6 @@ def cell_plan(cell: Cell, backend: str, preset: str | None, repetitions: int, ro
         "backend": backend,
         "seed": PLAN_SEED + round_,
         "repetitions": repetitions,
-        "scenario": cell.scenario(preset),
+        "scenario": cell.scenario(preset, loop),
     }
     return plan_from_dict(document, default_name=name)

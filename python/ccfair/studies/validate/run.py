@@ -20,7 +20,7 @@ from typing import Any
 from ccfair.cli_support import note
 from ccfair.errors import ScenarioError
 from ccfair.studies.run import run_plans
-from ccfair.studies.validate.grid import Cell, cell_plan
+from ccfair.studies.validate.grid import NO_LOOP, Cell, KernelLoop, cell_plan
 from ccfair.sweep.driver import plan_runs, run_sweep
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan
@@ -44,9 +44,11 @@ def planned_ids(plan: Plan) -> list[str]:
     return [r.run_id for r in sorted(runs, key=lambda r: r.repetition)]
 
 
-def check_cell(cell: Cell, backend: str, preset: str | None, repetitions: int) -> Plan | str:
+def check_cell(
+    cell: Cell, backend: str, preset: str | None, repetitions: int, loop: KernelLoop = NO_LOOP
+) -> Plan | str:
     """The cell's plan, or why this backend cannot run it (its scenario refused by the backend's rules)."""
-    plan = cell_plan(cell, backend, preset, repetitions)
+    plan = cell_plan(cell, backend, preset, repetitions, loop=loop)
     try:
         plan_runs(plan, quiet=True, limits=None)
     except ScenarioError as e:
@@ -56,13 +58,20 @@ def check_cell(cell: Cell, backend: str, preset: str | None, repetitions: int) -
 
 
 def run_sim_side(
-    cells: Sequence[Cell], preset: str, repetitions: int, out: Path, args: argparse.Namespace
+    cells: Sequence[Cell],
+    preset: str,
+    repetitions: int,
+    out: Path,
+    args: argparse.Namespace,
+    loops: Mapping[str, KernelLoop] | None = None,
 ) -> SideRuns:
-    """Runs every cell the simulator accepts with host preset ``preset``."""
+    """Runs every cell the simulator accepts with host preset ``preset``; a kernel-like preset goes round
+    the cell's kernel loop (``loops``, by cell name; the preset's hosts on the configured paths without)."""
     side = SideRuns()
     plans = []
     for cell in cells:
-        checked = check_cell(cell, SIMULATOR, preset, repetitions)
+        loop = (loops or {}).get(cell.name, NO_LOOP)
+        checked = check_cell(cell, SIMULATOR, preset, repetitions, loop)
         if isinstance(checked, str):
             side.skipped[cell.name] = checked
             continue

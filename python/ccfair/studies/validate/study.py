@@ -105,7 +105,8 @@ def compare(
         else:
             truths[cell.name] = t
             compared.append(cell)
-    sides = {p: run_sim_side(compared, p, repetitions, out, args) for p in PRESETS}
+    loops = {name: t.loop for name, t in truths.items()}
+    sides = {p: run_sim_side(compared, p, repetitions, out, args, loops) for p in PRESETS}
     rows = []
     for cell in compared:
         refused = [
@@ -117,6 +118,8 @@ def compare(
         sim = {p: sim_metrics(out, cell, sides[p]) for p in PRESETS}
         row = compare_cell(cell, truths[cell.name].runs, sim)
         row["kernel_excluded"] = truths[cell.name].excluded
+        loop = truths[cell.name].loop
+        row["kernel_loop"] = {"excess_ns": loop.excess_ns, "noise_mean_ns": loop.noise_mean_ns}
         rows.append(row)
     provenance = truth["provenance"]
     return {

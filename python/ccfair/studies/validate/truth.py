@@ -12,7 +12,9 @@ Layout::
 
     RUN = {"run_id", "repetition", "started_at", "git_revision", "cpu_model", "kernel_release",
            "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "stall_max_ns", "rx_drops",
-                      "sender_cpu_wait_share", "receiver_cpu_wait_share", "limited", "note", "arrival"},
+                      "sender_cpu_wait_share", "receiver_cpu_wait_share",
+                      "receiver_turnaround_p10_ns"/"_p50_ns"/"_p90_ns", the same for "sender_...",
+                      "limited", "note", "arrival"},
            "excluded": null | WHY, "metrics": {KEY: value or null}}
 
 A run the testbed's health flags (``emulator_limited``: lateness p99 above 2 % of the smallest RTT, an
@@ -29,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +39,7 @@ from typing import Any
 
 from ccfair import __version__, fsio
 from ccfair.emu.arrival import BEFORE_THE_CHOICE
-from ccfair.studies.validate.grid import Cell
+from ccfair.studies.validate.grid import NO_LOOP, Cell, KernelLoop, kernel_loop
 from ccfair.studies.validate.metrics import store_metrics
 
 GENERATOR = "ccfair validate truth"
@@ -58,6 +61,8 @@ class CellTruth:
     runs: list[dict[str, float]]
     excluded: list[str]  # "repetition N: why", per excluded run
     skipped: str | None = None  # why the cell has no truth
+    # The kernel side's loop as its runs measured it (``grid.kernel_loop``): the testbed side goes round it.
+    loop: KernelLoop = NO_LOOP
 
 
 def is_truth_file(path: Path) -> bool:
@@ -92,16 +97,41 @@ def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTr
         return CellTruth([], [], str(stored["skipped"]))
     runs: list[dict[str, float]] = []
     excluded: list[str] = []
+    used: list[Mapping[str, Any]] = []
     for run in stored["runs"]:
         if run["excluded"]:
             excluded.append(f"repetition {run['repetition']}: {run['excluded']}")
         elif len(runs) < repetitions:
             runs.append({k: math.nan if v is None else float(v) for k, v in run["metrics"].items()})
-    return CellTruth(runs, excluded)
+            used.append(run)
+    return CellTruth(runs, excluded, loop=measured_loop(used, stored["runs"]))
 
 
-def _json_number(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _median_of(runs: Sequence[Mapping[str, Any]], key: str) -> float:
+    values = [float(v) for r in runs if (v := r.get("health", {}).get(key)) is not None]
+    return statistics.median(values) if values else math.nan
+
+
+def measured_loop(used: Sequence[Mapping[str, Any]], stored: Sequence[Mapping[str, Any]]) -> KernelLoop:
+    """A cell's kernel loop (``grid.kernel_loop``): the emulator's lateness from the compared runs (``used``),
+    the hosts' turnaround from every stored run that timed it (each times thousands of turns; a run flagged
+    for a stall still times them), each quantile the median over those runs."""
+
+    def turnaround(end: str) -> tuple[float, float, float]:
+        p10, p50, p90 = (_median_of(stored, f"{end}_turnaround_{q}_ns") for q in ("p10", "p50", "p90"))
+        return p10, p50, p90
+
+    return kernel_loop(
+        _median_of(used, "lateness_p50_ns"),
+        _median_of(used, "lateness_p99_ns"),
+        turnaround("receiver"),
+        turnaround("sender"),
+    )
+
+
+def _json_number(value: float | None) -> float | None:
+    """A number for JSON: NaN, and a run summary's null (a NaN as the store keeps it), become null."""
+    return None if value is None or math.isnan(value) else value
 
 
 def listed(value: Any) -> list[str]:
@@ -238,6 +268,14 @@ def build_truth(
                         "receiver_cpu_wait_share": _json_number(
                             summary.get("receiver_cpu_wait_share", math.nan)
                         ),
+                        # The hosts' turnaround timed at the emulator (null: not measured).
+                        **{
+                            f"{end}_turnaround_{q}_ns": _json_number(
+                                summary.get(f"host_{end}_turnaround_{q}_ns", math.nan)
+                            )
+                            for end in ("receiver", "sender")
+                            for q in ("p10", "p50", "p90")
+                        },
                         "limited": limited,
                         "note": summary.get("emulator_note") or "",
                         # When the emulator started a frame's time (CCFAIR_EMU_ARRIVAL); runs from before the
