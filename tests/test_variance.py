@@ -143,6 +143,24 @@ def test_compare_keeps_each_runs_delivered_bytes_and_says_when_the_simulator_rep
     assert "one run" in compare.identical_line(1, False)
 
 
+def test_compare_says_how_much_longer_the_kernels_loop_was_than_the_configured_path() -> None:
+    from ccfair.emu import compare
+
+    summary = {
+        "emulator_lateness_p50_ns": 20e3,
+        "host_receiver_turnaround_p50_ns": 30e3,
+        "host_sender_turnaround_p50_ns": 25e3,
+    }
+    assert compare.kernel_loop_ns(summary) == 95e3
+    # Every flow paces: the receiver's turnaround stands in for the sender's.
+    assert compare.kernel_loop_ns({**summary, "host_sender_turnaround_p50_ns": None}) == 100e3
+    # A run from before the emulator timed the hosts: not known, and not said.
+    old = {"emulator_lateness_p50_ns": 20e3}
+    assert compare.loop_line([compare.kernel_loop_ns(old)]) is None
+    line = compare.loop_line([95e3, 105e3, float("nan")])
+    assert line is not None and "100 us longer than the configured RTT" in line
+
+
 def test_status_of_a_plan_with_no_finished_run_yet(tmp_path: Path) -> None:
     """A sweep's plan is stored before its first run finishes; until then the catalog has no flows table,
     and ``status`` (which a user runs while a sweep starts, or after it was killed early) must still work."""

@@ -175,6 +175,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names = compare.class_names(sc)
     sim, kernel = [], []
     sim_outcomes, kernel_outcomes = [], []
+    loops: list[float] = []
     for i in range(args.repetitions):
         for backend in ("sim", "kernel"):
             bar = progress_bar(f"{backend} {i + 1}/{args.repetitions}", args.quiet)
@@ -189,6 +190,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                         note(f"warning: kernel run {i + 1}: {result.summary['emulator_note']}", args.quiet)
                     kernel.append(compare.metrics_of(result, names))
                     kernel_outcomes.append(compare.outcome_of(result))
+                    loops.append(compare.kernel_loop_ns(result.summary))
             finally:
                 if bar is not None:
                     bar.close()
@@ -200,6 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "rows": rows,
             "simulator_identical": sim_identical,
             "kernel_identical": identical(kernel_outcomes),
+            "kernel_loop_ns": loops,
             "simulator_runs": sim,
             "kernel_runs": kernel,
         }
@@ -208,4 +211,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"{args.file}: {args.repetitions} runs per backend (simulator seeds from {first})")
         print(compare.render_table(rows))
         print(compare.identical_line(args.repetitions, sim_identical))
+        line = compare.loop_line(loops)
+        if line is not None:
+            print(line)
     return EXIT_OK

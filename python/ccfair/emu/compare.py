@@ -69,8 +69,40 @@ def identical_line(runs: int, identical: bool) -> str:
     return (
         f"simulator: the {runs} repetitions are identical (the same delivered bytes per flow), so its ±0 is "
         "no agreement: the scenario is deterministic in the simulator (ideal hosts, no random loss, BBR or "
-        "random AQM draw); the kernel backend takes no [host] table, but a simulator run or sweep with "
-        '[host] preset = "testbed" shows testbed-like variance'
+        'random AQM draw); with [host] preset = "testbed" the simulator\'s repetitions vary as a '
+        "testbed's do"
+    )
+
+
+def kernel_loop_ns(summary: Any) -> float:
+    """How much longer a kernel run's loop was than its configured RTT, at the medians: the emulator's
+    departure lateness on the data and on the ACK crossing, and the receiver's and the sender's turnaround
+    timed at the emulator (the receiver's stands in for a sender whose flows all pace). NaN for a run from
+    before the emulator timed the hosts."""
+
+    def num(key: str) -> float:
+        v = summary.get(key)
+        return math.nan if v is None else float(v)
+
+    receiver = num("host_receiver_turnaround_p50_ns")
+    sender = num("host_sender_turnaround_p50_ns")
+    if math.isnan(sender):
+        sender = receiver
+    return 2 * num("emulator_lateness_p50_ns") + receiver + sender
+
+
+def loop_line(loops_ns: list[float]) -> str | None:
+    """What the kernel side's loop added to the configured paths, and why it can matter; None when no run
+    measured it."""
+    xs = [x for x in loops_ns if not math.isnan(x)]
+    if not xs:
+        return None
+    return (
+        f"kernel: its loop was {statistics.fmean(xs) / 1e3:.0f} us longer than the configured RTT (the "
+        "emulator's lateness on both crossings and the hosts' turnaround, medians); the simulator's paths "
+        "are the configured ones, its testbed hosts add about 7 us. Where flows share one drop-tail "
+        "bottleneck at equal RTTs the answer can move within one packet time of loop delay (README, "
+        "'The kernel loop')"
     )
 
 
