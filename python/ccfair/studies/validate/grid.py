@@ -51,11 +51,13 @@ path and once on the ACK path, and the hosts take time to turn a segment into an
 data (the veths, softirq, TCP and the transmit path: tens of microseconds, timed at the emulator,
 ``crates/ccfair-emu/src/turnaround.rs``). With every flow on one bottleneck, which flow finds the room a
 departure makes is decided by where the ACK clock falls between departures, and a cell can swing by a
-quarter of the link within one packet time of loop delay (README, "Validation against the kernel"). So the
-testbed side's flows are lengthened by the measured excess (``kernel_loop_excess_ns``), less the median of
-the per-packet noise its own hosts add, and keep the kernel side's buffer (``base_rtt`` is the configured
-one). What remains of the preset is what a real host adds on its own and the kernel side has too:
-processing noise, timer slack, the receive window.
+quarter of the link within one packet time of loop delay (README, "Validation against the kernel"); the
+kernel loop's spread (tens of microseconds per packet) smears that phase where a packet time is short. So
+the testbed side goes round the loop its cell's kernel runs measured (``kernel_loop``): its hosts'
+per-packet noise spreads like the loop's, its flows are lengthened by what the loop's medians exceed that
+noise's by, and they keep the kernel side's buffer (``base_rtt`` is the configured one). What remains of the
+preset is what a real host adds on its own and the kernel side has too: timer slack and granularity, the
+receive window.
 """
 
 from __future__ import annotations
