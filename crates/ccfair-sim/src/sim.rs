@@ -610,7 +610,8 @@ impl<O: Observer> Simulation<O> {
             let pkt = *self.bottleneck.in_transmission().expect("a transmission started");
             let sojourn = now.saturating_since(pkt.enqueue_ts);
             self.report.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
-            self.events.push(end, code(EV_LINK_DONE, 0));
+            // One transmission at a time: the link's departure is the queue's single event.
+            self.events.push_single(end, code(EV_LINK_DONE, 0));
         }
     }
 
