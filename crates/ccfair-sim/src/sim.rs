@@ -568,7 +568,10 @@ impl<O: Observer> Simulation<O> {
             return;
         }
         let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
-        self.after_qdisc(started);
+        self.report_qdisc_events();
+        if let Some(end) = started {
+            self.link_started(end);
+        }
     }
 
     fn on_host_tx(&mut self, f: u32) {
@@ -595,23 +598,35 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Reports what the qdisc did and, if a transmission started, schedules its end.
-    fn after_qdisc(&mut self, started: Option<Time>) {
-        let now = self.now;
+    /// Reports what the qdisc dropped or marked during its last call.
+    #[inline]
+    fn report_qdisc_events(&mut self) {
         if !self.qev.drops.is_empty() || !self.qev.marks.is_empty() {
-            for (pkt, reason) in self.qev.drops.drain(..) {
-                self.report.segment_dropped(now, pkt.flow, pkt.seq, reason);
-            }
-            for flow in self.qev.marks.drain(..) {
-                self.report.segment_marked(now, flow);
-            }
+            self.report_qdisc_events_now();
         }
-        if let Some(end) = started {
-            let pkt = *self.bottleneck.in_transmission().expect("a transmission started");
-            let sojourn = now.saturating_since(pkt.enqueue_ts);
-            self.report.queue_departure(now, pkt.flow, sojourn, pkt.wire_len);
-            self.events.push(end, code(EV_LINK_DONE, 0));
+    }
+
+    #[cold]
+    fn report_qdisc_events_now(&mut self) {
+        let now = self.now;
+        for (pkt, reason) in self.qev.drops.drain(..) {
+            self.report.segment_dropped(now, pkt.flow, pkt.seq, reason);
         }
+        for flow in self.qev.marks.drain(..) {
+            self.report.segment_marked(now, flow);
+        }
+    }
+
+    /// A transmission started: reports the packet's departure from the queue and schedules its end.
+    #[inline]
+    fn link_started(&mut self, end: Time) {
+        let now = self.now;
+        let pkt = self.bottleneck.in_transmission().expect("a transmission started");
+        let sojourn = now.saturating_since(pkt.enqueue_ts);
+        let (flow, wire_len) = (pkt.flow, pkt.wire_len);
+        self.report.queue_departure(now, flow, sojourn, wire_len);
+        // One transmission at a time: the link's departure is the queue's single event.
+        self.events.push_single(end, code(EV_LINK_DONE, 0));
     }
 
     fn on_link_done(&mut self) {
@@ -619,7 +634,10 @@ impl<O: Observer> Simulation<O> {
         let now = self.now;
         let (pkt, next) = self.bottleneck.tx_done(now, &mut self.qev);
         self.report.0.link_tx(pkt.wire_len);
-        self.after_qdisc(next);
+        self.report_qdisc_events();
+        if let Some(end) = next {
+            self.link_started(end);
+        }
         let fl = &mut self.flows[pkt.flow as usize];
         let (exit, was_empty) = if fl.host.has_noise() {
             let delay = fl.host.recv_delay();
@@ -702,6 +720,9 @@ impl<O: Observer> Simulation<O> {
     }
 
     fn send_acks(&mut self, f: u32, acks: &mut Vec<Ack>) {
+        if acks.is_empty() {
+            return; // half the segments a receiver takes are not ACKed at once
+        }
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         for ack in acks.drain(..) {

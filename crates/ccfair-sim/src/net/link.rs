@@ -45,6 +45,7 @@ impl Bottleneck {
 
     /// Offers a packet to the qdisc. If the link was idle, transmission starts at once and the returned time
     /// is when it ends (the caller schedules that event).
+    #[inline]
     pub fn enqueue(
         &mut self,
         now: Time,
@@ -62,6 +63,7 @@ impl Bottleneck {
     }
 
     /// Dequeues the next packet and starts serializing it; returns its end time.
+    #[inline]
     fn start_next(&mut self, now: Time, sink: &mut dyn QdiscSink<Segment>) -> Option<Time> {
         let pkt = self.qdisc.dequeue(now, sink)?;
         self.busy_bytes += pkt.wire_len() as u128;
@@ -73,6 +75,7 @@ impl Bottleneck {
 
     /// The packet in transmission finished at `now` (its scheduled end). Returns it, with the end time of the
     /// next transmission if the queue was not empty.
+    #[inline]
     pub fn tx_done(&mut self, now: Time, sink: &mut dyn QdiscSink<Segment>) -> (Segment, Option<Time>) {
         let (pkt, end) = self
             .in_tx

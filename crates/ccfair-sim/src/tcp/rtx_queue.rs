@@ -102,28 +102,39 @@ impl RtxQueue {
     }
 
     /// Appends segment `seq` (must be `end_seq()`), sent at `xmit_time`, at the tail of the time-sorted list.
+    /// The entry is written once, already linked (every segment sent goes through here).
+    #[inline]
     pub fn push_back(&mut self, seq: u32, xmit_time: Time, tx: TxSnapshot) {
         debug_assert_eq!(seq, self.end_seq());
         if self.segs.is_empty() {
             self.base = seq;
         }
+        let tail = self.ts_tail;
+        if tail == NIL {
+            self.ts_head = seq;
+        } else {
+            self.get_mut(tail).next = seq;
+        }
+        self.ts_tail = seq;
         self.segs.push_back(SegState {
             xmit_time,
             flags: 0,
             tx,
-            prev: NIL,
+            prev: tail,
             next: NIL,
-            in_tsorted: false,
+            in_tsorted: true,
         });
-        self.link_tail(seq);
     }
 
-    /// Removes the front entry (cumulatively acknowledged).
+    /// Removes the front entry (cumulatively acknowledged) and returns it, out of the time-sorted list.
+    #[inline]
     pub fn pop_front(&mut self) -> SegState {
-        let seq = self.base;
-        self.unlink(seq);
-        let s = self.segs.pop_front().expect("pop_front on an empty queue");
+        let mut s = self.segs.pop_front().expect("pop_front on an empty queue");
         self.base += 1;
+        if s.in_tsorted {
+            s.in_tsorted = false;
+            self.unlink_links(s.prev, s.next);
+        }
         s
     }
 
@@ -174,6 +185,12 @@ impl RtxQueue {
             s.in_tsorted = false;
             (s.prev, s.next)
         };
+        self.unlink_links(prev, next);
+    }
+
+    /// Joins an entry's neighbours `prev` and `next` in the time-sorted list (the entry leaves it).
+    #[inline]
+    fn unlink_links(&mut self, prev: u32, next: u32) {
         if prev == NIL {
             self.ts_head = next;
         } else {

@@ -691,7 +691,8 @@ impl Sender {
 
         while !self.q.is_empty() && self.q.head_seq() < self.tp.snd_una {
             let seq = self.q.head_seq();
-            let seg = *self.q.get(seq);
+            // Taken out first: nothing below reads the queue, and its snapshot is used once more, here.
+            let mut seg = self.q.pop_front();
             let sacked = seg.flags;
             if sacked & RETRANS != 0 {
                 if sacked & SACKED_RETRANS != 0 {
@@ -717,17 +718,15 @@ impl Sender {
             }
             self.tp.packets_out -= 1;
             pkts_acked += 1;
-            let segm = self.q.get_mut(seq);
             self.rate.skb_delivered(
-                &mut segm.tx,
-                segm.xmit_time,
+                &mut seg.tx,
+                seg.xmit_time,
                 seq + 1,
                 sacked & RETRANS != 0,
                 sacked & SACKED_ACKED != 0,
                 rate,
             );
             flag |= FLAG_DATA_ACKED;
-            self.q.pop_front();
         }
         if self.q.is_empty() {
             self.q.reset_base(self.tp.snd_nxt);

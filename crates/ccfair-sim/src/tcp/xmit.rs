@@ -251,6 +251,8 @@ impl Sender {
         let mut sent = 0;
         let mut deferred_by_cwnd = false;
         let max_segs = self.tso_segs();
+        // Neither snd_una nor the receive window moves while sending.
+        let wnd_end = self.snd_wnd_end();
         while self.has_unsent() {
             if self.pacing_check() {
                 break;
@@ -264,7 +266,7 @@ impl Sender {
                 }
             }
             // tcp_snd_wnd_test: the receive window must allow the burst's first segment.
-            let wnd_room = self.snd_wnd_end().saturating_sub(self.tp.snd_nxt);
+            let wnd_room = wnd_end.saturating_sub(self.tp.snd_nxt);
             if wnd_room == 0 {
                 break;
             }
