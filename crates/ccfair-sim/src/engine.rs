@@ -415,6 +415,21 @@ mod tests {
         assert_eq!(q.pop_until(Time::from_ns(10)), Some((Time::from_ns(10), 1)));
     }
 
+    type Reference = std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u64)>>;
+
+    /// Pops the next event due by `limit` from the queue and from the reference heap of (time, push order,
+    /// code), asserts they agree, and returns it.
+    fn pop_both(q: &mut EventQueue, reference: &mut Reference, limit: u64, step: u64) -> Option<(u64, u64)> {
+        use std::cmp::Reverse;
+        let want = match reference.peek() {
+            Some(Reverse((t, _, _))) if *t <= limit => reference.pop().map(|Reverse((t, _, c))| (t, c)),
+            _ => None,
+        };
+        let got = q.pop_until(Time::from_ns(limit)).map(|(t, c)| (t.ns(), c));
+        assert_eq!(got, want, "step {step}");
+        got
+    }
+
     #[test]
     fn interleaved_pushes_and_pops_match_a_reference_heap() {
         use std::cmp::Reverse;
@@ -440,14 +455,7 @@ mod tests {
                 seq += 1;
             } else {
                 let limit = now + (x >> 40) % 50_000;
-                let want = match reference.peek() {
-                    Some(Reverse((t, _, _))) if *t <= limit => {
-                        reference.pop().map(|Reverse((t, _, c))| (t, c))
-                    }
-                    _ => None,
-                };
-                let got = q.pop_until(Time::from_ns(limit)).map(|(t, c)| (t.ns(), c));
-                assert_eq!(got, want, "step {step}");
+                let got = pop_both(&mut q, &mut reference, limit, step);
                 if let Some((t, _)) = got {
                     now = t;
                 }
@@ -485,14 +493,7 @@ mod tests {
                 seq += 1;
             } else {
                 let limit = now + (x >> 40) % 20_000;
-                let want = match reference.peek() {
-                    Some(Reverse((t, _, _))) if *t <= limit => {
-                        reference.pop().map(|Reverse((t, _, c))| (t, c))
-                    }
-                    _ => None,
-                };
-                let got = q.pop_until(Time::from_ns(limit)).map(|(t, c)| (t.ns(), c));
-                assert_eq!(got, want, "step {step}");
+                let got = pop_both(&mut q, &mut reference, limit, step);
                 if let Some((t, c)) = got {
                     now = t;
                     single_pending &= c != 0;
