@@ -563,3 +563,20 @@ def test_the_provenance_names_the_machines_of_the_runs_it_holds():
     for key in ("cpu_model", "kernel_release"):
         assert all(r.get(key) for c in TRUTH["cells"].values() for r in c.get("runs", [])), key
         assert TRUTH["provenance"][key] == held_values(TRUTH["cells"], key, None), key
+
+
+def test_a_cell_whose_simulator_runs_failed_is_reported_not_compared_and_exits_1(tmp_path: Path) -> None:
+    # 50 Cubic flows at 100 Mbit/s for 15 s take far longer than the 1 ms each run is given, so every run
+    # fails (timeout); a second invocation leaves them failed, as a sweep does, and says how to retry.
+    out = tmp_path / "out"
+    args = ["validate", "--cells", "50cubic", "--repetitions", "1", "--time-limit", "1ms", "--out", str(out)]
+    for _ in range(2):
+        r = run_cli(*args, "--jobs", "1")
+        assert r.returncode == 1, r.stderr
+        assert "Catalog Error" not in r.stderr
+        assert "1 cell is short of simulator runs" in r.stderr and "--retry-failed" in r.stderr
+    assert "failed before and left (--retry-failed runs them again)" in r.stderr
+    document = json.loads((out / "validate.json").read_text())
+    assert document["cells"] == []
+    assert document["pending"]["50cubic"] == "sim ideal: 0 of 1 runs done; sim testbed: 0 of 1 runs done"
+    assert "50cubic: sim ideal: 0 of 1 runs done" in (out / "validate.md").read_text()

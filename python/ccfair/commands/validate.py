@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ccfair.cli_support import EXIT_OK, check_out_dir, examples, note, positive_int, print_json
+from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, examples, note, positive_int, print_json
 from ccfair.commands.harm import add_sweep_options
 from ccfair.errors import ScenarioError
 from ccfair.tables import Column, render, text
@@ -121,7 +122,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(full_text(document))
         sys.stdout.flush()
+    if document["incomplete"]:
+        # As a sweep with failed runs: the comparison is written, but it is not the whole grid's.
+        count = len(document["incomplete"])
+        note(
+            f"{count} {'cell is' if count == 1 else 'cells are'} short of simulator runs "
+            f"({incomplete_text(document)}); "
+            f"`ccfair status {out}` shows why, and --retry-failed runs them again",
+            False,
+        )
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def incomplete_text(document: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}: {why}" for name, why in document["incomplete"].items())
 
 
 def list_cells(cells: list[Any], repetitions: int, args: argparse.Namespace) -> int:

@@ -78,9 +78,14 @@ def run_plans(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> lis
                 limits=limits,
             )
             reports.append(report)
+            failed_before = (
+                f", {report.skipped_failed} failed before and left (--retry-failed runs them again)"
+                if report.skipped_failed
+                else ""
+            )
             note(
                 f"plan {plan.name}: {report.runs} runs, {report.already_done} done before, "
-                f"{report.to_run} run now ({report.done} done, {report.failed} failed)",
+                f"{report.to_run} run now ({report.done} done, {report.failed} failed){failed_before}",
                 args.quiet,
             )
     except KeyboardInterrupt:

@@ -81,6 +81,8 @@ def store_metrics(root: Path, cell: Cell, run_ids: Sequence[str]) -> dict[str, d
     runs = query(
         root, f"SELECT run_id, {', '.join(RUN_COLUMNS)} FROM runs WHERE status = 'done' AND run_id IN ({ids})"
     )
+    if runs.empty:
+        return {}  # none done (all failed or cut short): the store may not have a flows table yet
     columns = ", ".join(f'"{c}"' for c in FLOW_COLUMNS)  # "group" is an SQL keyword
     flows = query(root, f"SELECT run_id, {columns} FROM flows WHERE run_id IN ({ids})")
     by_run: dict[str, list[dict[str, Any]]] = {}

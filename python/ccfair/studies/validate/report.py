@@ -228,7 +228,17 @@ def full_text(document: Mapping[str, Any]) -> str:
         out.append("")
         out.append("cells not compared:")
         out.extend(pending_lines(document))
+    if short := short_cells(document):
+        out.append("")
+        out.append("cells compared on fewer simulator runs than planned (failed or cut short):")
+        out.extend(f"  {name}: {why}" for name, why in short.items())
     return "\n".join(out) + "\n"
+
+
+def short_cells(document: Mapping[str, Any]) -> dict[str, str]:
+    """The compared cells some of whose simulator runs are missing (a document before this was recorded has
+    none)."""
+    return {n: w for n, w in document.get("incomplete", {}).items() if n not in document["pending"]}
 
 
 def summary_markdown(document: Mapping[str, Any]) -> str:
@@ -258,4 +268,7 @@ def markdown_page(document: Mapping[str, Any]) -> str:
     ]
     if document["pending"]:
         lines += ["", "Cells not compared:", "", *[f"- {n}: {w}" for n, w in document["pending"].items()]]
+    if short := short_cells(document):
+        lines += ["", "Cells compared on fewer simulator runs than planned:", ""]
+        lines += [f"- {n}: {w}" for n, w in short.items()]
     return "\n".join(lines) + "\n"

@@ -96,6 +96,7 @@ def compare(
 ) -> dict[str, Any]:
     """Runs the simulator side of every cell with a truth and compares; returns the document."""
     pending: dict[str, str] = {}
+    incomplete: dict[str, str] = {}  # cells whose simulator runs failed or were cut short
     compared = []
     truths = {}
     for cell in cells:
@@ -116,6 +117,13 @@ def compare(
             pending[cell.name] = "; ".join(refused)
             continue
         sim = {p: sim_metrics(out, cell, sides[p]) for p in PRESETS}
+        short = {p: (len(sim[p]), len(sides[p].runs[cell.name])) for p in PRESETS}
+        short = {p: counts for p, counts in short.items() if counts[0] < counts[1]}
+        if short:
+            incomplete[cell.name] = "; ".join(f"sim {p}: {d} of {n} runs done" for p, (d, n) in short.items())
+        if any(done == 0 for done, _ in short.values()):
+            pending[cell.name] = incomplete[cell.name]
+            continue
         row = compare_cell(cell, truths[cell.name].runs, sim)
         row["kernel_excluded"] = truths[cell.name].excluded
         loop = truths[cell.name].loop
@@ -131,6 +139,7 @@ def compare(
         },
         "cells": rows,
         "pending": pending,
+        "incomplete": incomplete,
         "summary": {p: grid_summary(rows, p) for p in PRESETS},
     }
 
