@@ -56,8 +56,15 @@ kernel loop's spread (tens of microseconds per packet) smears that phase where a
 the testbed side goes round the loop its cell's kernel runs measured (``kernel_loop``): its hosts'
 per-packet noise spreads like the loop's, its flows are lengthened by what the loop's medians exceed that
 noise's by, and they keep the kernel side's buffer (``base_rtt`` is the configured one). What remains of the
-preset is what a real host adds on its own and the kernel side has too: timer slack and granularity, the
-receive window.
+preset is what a real host adds on its own and the kernel side has too: timer granularity, the receive
+window. The pacing timer is the kernel side's own, not the preset's: the preset's 10 us slack is sch_fq's
+watchdog range, but the kernel backend's senders pace inside TCP (their veth's qdisc is not sch_fq), with an
+hrtimer armed without a slack range that fires from the timer softirq (``tcp_pacing_check``,
+``net/ipv4/tcp_output.c``), so its lateness is the interrupt's and the softirq's wake-up. Traced on the
+kernel backend (``ccfair.devtools.pacing_latency``), it has a mean of ``KERNEL_PACING_LATENESS_MEAN_NS``;
+the testbed side's timer fires within a uniform slack of twice that, the same mean (the kernel's lateness
+has a floor of about 11 us and a tail, not a uniform's shape; half of it comes back as credit to the next
+gap in both, ``tcp_update_skb_after_send``, so its mean is what moves a paced flow's rate).
 """
 
 from __future__ import annotations
@@ -98,6 +105,8 @@ KERNEL_INITRWND = 10
 # The testbed side's per-packet host noise, written out so the loop arithmetic below owns its median: the
 # preset's own values (an exponential of mean 5 us at each end, README "End hosts").
 KERNEL_SIDE_NOISE_MEAN_NS = 5_000
+# The kernel backend's TCP pacing timer's mean lateness (module docs; README "Validation against the kernel").
+KERNEL_PACING_LATENESS_MEAN_NS = 17_000
 KERNEL_SIDE_HOST = {
     "tso": True,
     "gro": False,
@@ -105,6 +114,7 @@ KERNEL_SIDE_HOST = {
     "hz": KERNEL_HZ,
     "rcv_initial_window": KERNEL_INITRWND,
     "noise": "exponential",
+    "pacing_slack": f"{2 * KERNEL_PACING_LATENESS_MEAN_NS}ns",
 }
 
 
