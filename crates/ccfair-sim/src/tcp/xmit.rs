@@ -253,7 +253,11 @@ impl Sender {
         let max_segs = self.tso_segs();
         // Neither snd_una nor the receive window moves while sending.
         let wnd_end = self.snd_wnd_end();
-        while self.has_unsent() {
+        let singles = push_one == 0 && max_segs == 1 && !self.tp.internal_pacing;
+        if singles {
+            sent = self.write_singles(wnd_end, out);
+        }
+        while !singles && self.has_unsent() {
             if self.pacing_check() {
                 break;
             }
@@ -303,6 +307,73 @@ impl Sender {
             }
         }
         sent
+    }
+
+    /// The loop of [`Self::write_xmit`] for an unpaced sender whose skbs are single segments (no TSO, and no
+    /// pacing: neither deferral nor the pacing check can stop it), run in one go: each pass sends one segment
+    /// while the application has data, cwnd has room (one segment more in flight per pass) and the receive
+    /// window allows it, until TCP Small Queues stops it; so the passes are the smallest of those rooms, and
+    /// the run's segments share what each pass would work out again (departure time, the rate snapshot but
+    /// for its in-flight count, the timestamp). The same segments, state and order as the loop, in fewer
+    /// instructions: this is the path of every unpaced flow without TSO, one or two segments per ACK.
+    /// Returns the segments sent.
+    fn write_singles(&mut self, wnd_end: u32, out: &mut Vec<Segment>) -> u32 {
+        if !self.has_unsent() {
+            return 0;
+        }
+        let in_flight = self.tp.in_flight();
+        let cwnd = self.tp.snd_cwnd;
+        let mut n = (self.app_end_seq - self.tp.snd_nxt)
+            .min(cwnd.saturating_sub(in_flight))
+            .min(wnd_end.saturating_sub(self.tp.snd_nxt));
+        if self.tsq.host_queue {
+            // The check runs before each pass that the windows allow, with the passes so far counted.
+            let mut k = 0;
+            while k < n && !self.small_queue_check(1, k) {
+                k += 1;
+            }
+            n = k;
+        }
+        if n > 0 {
+            self.transmit_singles(n, in_flight, out);
+        }
+        n
+    }
+
+    /// `n` new segments, each its own skb, sent now one after the other (`transmit_new` of one segment, `n`
+    /// times): only the first can start from an empty pipe (the `TxStart` event, the rate sample's new send
+    /// phase) or carry a queued CWR, and only it can re-arm the RTO (after it the timer is the RTO). Unpaced,
+    /// so the departure time does not advance between them. `in_flight` is the packets in flight before.
+    fn transmit_singles(&mut self, n: u32, in_flight: u32, out: &mut Vec<Segment>) {
+        debug_assert!(!self.tp.internal_pacing && n > 0);
+        let (xmit_time, _) = self.departure(n);
+        let prior_packets = self.tp.packets_out;
+        let mut snapshot = self.rate.skb_sent(&mut self.tp, xmit_time, in_flight + 1);
+        let first = self.make_segment(self.tp.snd_nxt, false);
+        self.stats.sent_segments += n as u64 - 1;
+        let finite = self.size_is_finite();
+        let start = self.tp.snd_nxt;
+        for k in 0..n {
+            let seq = start + k;
+            snapshot.in_flight = in_flight + k + 1;
+            self.q.push_back(seq, xmit_time, snapshot);
+            out.push(Segment {
+                seq,
+                wire_len: if seq == self.last_seq {
+                    self.last_wire_len
+                } else {
+                    self.wire_len
+                },
+                cwr: first.cwr && k == 0,
+                psh: seq == self.last_seq && finite,
+                ..first
+            });
+        }
+        self.tp.snd_nxt += n;
+        self.tp.packets_out += n;
+        if prior_packets == 0 || self.xmit_timer_kind() == Some(XmitTimer::LossProbe) {
+            self.rearm_rto();
+        }
     }
 
     /// Common part of every transmission (`__tcp_transmit_skb` + `tcp_update_skb_after_send`): returns the
