@@ -138,6 +138,40 @@ impl RtxQueue {
         s
     }
 
+    /// How many entries from the head, below `end`, are plain: sent once, neither SACKed nor marked lost (no
+    /// tag at all). Such entries were sent in sequence order, so their send times never decrease.
+    #[inline]
+    pub fn plain_prefix(&self, end: u32) -> u32 {
+        let below = end.saturating_sub(self.base).min(self.len()) as usize;
+        self.segs.iter().take(below).take_while(|s| s.flags == 0).count() as u32
+    }
+
+    /// Removes the `m` front entries (cumulatively acknowledged) out of the time-sorted list. A stretch of them
+    /// that follow each other in the list as in the queue (each linked to the next: segments sent in order) is
+    /// cut out with one join of its outer neighbours instead of one per entry.
+    #[inline]
+    pub fn drop_front(&mut self, m: u32) {
+        debug_assert!(m <= self.len());
+        // The list neighbour before the stretch being cut out, once its first entry was passed over.
+        let mut stretch_prev: Option<u32> = None;
+        for i in 0..m {
+            let seq = self.base + i;
+            let s = &self.segs[i as usize];
+            if !s.in_tsorted {
+                continue;
+            }
+            let prev = stretch_prev.take().unwrap_or(s.prev);
+            if s.next == seq + 1 && i + 1 < m {
+                // The next entry goes too and is this one's list successor: join around both later.
+                stretch_prev = Some(prev);
+                continue;
+            }
+            self.unlink_links(prev, s.next);
+        }
+        self.segs.drain(..m as usize);
+        self.base += m;
+    }
+
     /// Sets the base of an empty queue (the next segment to be sent).
     pub fn reset_base(&mut self, seq: u32) {
         debug_assert!(self.segs.is_empty());

@@ -691,6 +691,35 @@ impl Sender {
 
         while !self.q.is_empty() && self.q.head_seq() < self.tp.snd_una {
             let seq = self.q.head_seq();
+            let plain = self.q.plain_prefix(self.tp.snd_una);
+            if plain > 0 {
+                // A run of segments sent once and neither SACKed nor lost, in send order: what the loop below does
+                // for each, for all at once. Each is delivered now, counts for the RTT (the first and the last
+                // send times) and in `reord`; RACK's reference and the rate sample both follow the most recently
+                // sent segment, which is the run's last (see `Rack::advance`, `RateState::skb_delivered`: once one
+                // segment of the run is taken, every later one is), so only it is offered to them.
+                let last = seq + plain - 1;
+                let first_xmit = self.q.get(seq).xmit_time;
+                let (last_xmit, mut last_tx) = {
+                    let s = self.q.get(last);
+                    (s.xmit_time, s.tx)
+                };
+                last_ackt = last_xmit;
+                first_ackt.get_or_insert(first_xmit);
+                reord = reord.min(seq);
+                if seq < self.tp.high_seq {
+                    flag |= FLAG_ORIG_SACK_ACKED;
+                }
+                self.count_delivered(plain, ece);
+                self.rack.advance(now, 0, last + 1, last_xmit, min_rtt);
+                self.tp.packets_out -= plain;
+                pkts_acked += plain;
+                self.rate
+                    .skb_delivered(&mut last_tx, last_xmit, last + 1, false, false, rate);
+                flag |= FLAG_DATA_ACKED;
+                self.q.drop_front(plain);
+                continue;
+            }
             // Taken out first: nothing below reads the queue, and its snapshot is used once more, here.
             let mut seg = self.q.pop_front();
             let sacked = seg.flags;
