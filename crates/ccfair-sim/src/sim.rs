@@ -454,7 +454,7 @@ impl<O: Observer> Simulation<O> {
                     if reductions > 0 {
                         self.report.0.cwnd_reductions(f, reductions);
                     }
-                    self.transmit(&mut buf);
+                    self.transmit(f, &mut buf);
                     self.seg_buf = buf;
                 }
                 self.sync_sender_timers(f);
@@ -466,7 +466,7 @@ impl<O: Observer> Simulation<O> {
                     self.events_processed += 1;
                     let mut buf = std::mem::take(&mut self.seg_buf);
                     fl.sender.on_pacing_timer(self.now, &mut buf);
-                    self.transmit(&mut buf);
+                    self.transmit(f, &mut buf);
                     self.seg_buf = buf;
                 }
                 self.sync_sender_timers(f);
@@ -496,7 +496,7 @@ impl<O: Observer> Simulation<O> {
                 self.events_processed += 1;
                 let mut buf = std::mem::take(&mut self.seg_buf);
                 self.flows[f as usize].sender.start(self.now, &mut buf);
-                self.transmit(&mut buf);
+                self.transmit(f, &mut buf);
                 self.seg_buf = buf;
                 self.sync_sender_timers(f);
             }
@@ -529,11 +529,31 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Hands freshly sent segments to the network, after the sending host's processing delay if it has one,
-    /// through its NIC.
-    fn transmit(&mut self, buf: &mut Vec<Segment>) {
+    /// Hands flow `f`'s freshly sent segments to the network, after the sending host's processing delay if it
+    /// has one, through its NIC. What decides a segment's way there is the flow's (its host, its NIC, its path
+    /// loss) or the run's (the edge marker), so it is decided once for all of them: on an ideal host and a
+    /// lossless unmarked path each goes straight into the bottleneck.
+    fn transmit(&mut self, f: u32, buf: &mut Vec<Segment>) {
         let now = self.now;
+        let fl = &self.flows[f as usize];
+        let direct = !fl.host.has_noise()
+            && !self.nics[fl.egress.group as usize].is_finite()
+            && fl.egress.loss <= 0.0
+            && self.marker.is_none();
+        if direct {
+            for seg in buf.drain(..) {
+                debug_assert_eq!(seg.flow, f);
+                self.report.segment_sent(now, f, seg.seq, seg.retransmit);
+                let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
+                self.report_qdisc_events();
+                if let Some(end) = started {
+                    self.link_started(end);
+                }
+            }
+            return;
+        }
         for seg in buf.drain(..) {
+            debug_assert_eq!(seg.flow, f);
             self.report.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];
             let nic = &mut self.nics[fl.egress.group as usize];
@@ -591,7 +611,7 @@ impl<O: Observer> Simulation<O> {
             let mut buf = std::mem::take(&mut self.seg_buf);
             // A wakeup that changed nothing but the sender's clock leaves its timers as they were synced.
             if fl.sender.on_tsq_wakeup(self.now, &mut buf) {
-                self.transmit(&mut buf);
+                self.transmit(f, &mut buf);
                 self.sync_sender_timers(f);
             }
             self.seg_buf = buf;
@@ -757,7 +777,7 @@ impl<O: Observer> Simulation<O> {
         if fl.sender.finished() {
             fl.finished_at.get_or_insert(now);
         }
-        self.transmit(&mut buf);
+        self.transmit(f, &mut buf);
         self.seg_buf = buf;
         self.sync_sender_timers(f);
     }
