@@ -190,6 +190,10 @@ pub struct Sender {
     connected: bool,
     // Timers.
     pub(super) xmit_timer: Option<(Time, XmitTimer)>,
+    /// The ACK being processed owes `tcp_set_xmit_timer` (deferred by `on_ack` to its `write_xmit`, which arms
+    /// the timer once: the loss probe after what it sent, or what `set_xmit_timer` arms if it sent nothing;
+    /// meanwhile a new segment does not re-arm the RTO, which would be overwritten).
+    pub(super) xmit_timer_owed: bool,
     pub(super) pacing_timer: Option<Time>,
     /// ECN: the CWR flag is due on the next data segment (`TCP_ECN_QUEUE_CWR`).
     pub(super) ecn_queue_cwr: bool,
@@ -249,6 +253,7 @@ impl Sender {
             started: false,
             connected: false,
             xmit_timer: None,
+            xmit_timer_owed: false,
             pacing_timer: None,
             ecn_queue_cwr: false,
             ecn: cfg.ecn,
@@ -502,7 +507,18 @@ impl Sender {
             self.fastretrans_alert(num_dupack, &mut flag, &mut rexmit);
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
-            self.set_xmit_timer();
+            if rexmit == Rexmit::None
+                && self.tp.packets_out > 0
+                && matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+            {
+                // `tcp_set_xmit_timer` would arm a loss probe, which the first new segment sent below would turn
+                // into the RTO (`tcp_rearm_rto` while a probe is pending) and `tcp_write_xmit` then into a
+                // new loss probe, from the same state but the packets out: nothing reads the timer in between
+                // (no retransmission is due), so it is armed once, by `write_xmit` (see `xmit_timer_owed`).
+                self.xmit_timer_owed = true;
+            } else {
+                self.set_xmit_timer();
+            }
         }
 
         let delivered = self.tp.delivered - prior_delivered;
@@ -515,6 +531,7 @@ impl Sender {
         self.cong_control(delivered, flag, &rate.rs);
         self.xmit_recovery(rexmit, out);
         self.write_xmit(0, out);
+        debug_assert!(!self.xmit_timer_owed);
     }
 
     /// `tcp_ack_is_dubious`.

@@ -303,7 +303,16 @@ impl Sender {
                 self.core.prr.prr_out += sent;
             }
             if push_one != 2 {
-                self.schedule_loss_probe(false);
+                let probe = self.schedule_loss_probe(false);
+                debug_assert!(probe || !self.xmit_timer_owed);
+            }
+        }
+        if self.xmit_timer_owed {
+            // The ACK's `tcp_set_xmit_timer` (see `Sender::on_ack`): what it would have armed is overwritten by
+            // the loss probe just scheduled if anything was sent; if not, nothing it depends on has changed.
+            self.xmit_timer_owed = false;
+            if sent == 0 {
+                self.set_xmit_timer();
             }
         }
         sent
@@ -371,7 +380,9 @@ impl Sender {
         }
         self.tp.snd_nxt += n;
         self.tp.packets_out += n;
-        if prior_packets == 0 || self.xmit_timer_kind() == Some(XmitTimer::LossProbe) {
+        if prior_packets == 0
+            || (!self.xmit_timer_owed && self.xmit_timer_kind() == Some(XmitTimer::LossProbe))
+        {
             self.rearm_rto();
         }
     }
@@ -450,7 +461,9 @@ impl Sender {
             out.push(seg);
         }
         self.advance_pacing(segs, prior_wstamp);
-        if prior_packets == 0 || self.xmit_timer_kind() == Some(XmitTimer::LossProbe) {
+        if prior_packets == 0
+            || (!self.xmit_timer_owed && self.xmit_timer_kind() == Some(XmitTimer::LossProbe))
+        {
             self.rearm_rto();
         }
     }
