@@ -277,4 +277,39 @@ mod tests {
         assert_eq!(q.head_seq(), 8);
         assert_eq!(q.len(), 2);
     }
+
+    /// `drop_front` leaves the same list as popping the entries one by one, whatever of them the list holds
+    /// and in whatever order.
+    #[test]
+    fn drop_front_matches_popping_one_by_one() {
+        let build = || {
+            let mut q = RtxQueue::with_capacity(4);
+            q.reset_base(1);
+            for seq in 1..12 {
+                q.push_back(seq, Time::from_ns(seq as u64), TxSnapshot::default());
+            }
+            q.unlink(3); // SACKed
+            q.move_to_tail(2); // retransmitted
+            q.move_to_tail(6);
+            q.unlink(9);
+            q
+        };
+        for m in 0..=11 {
+            let mut popped = build();
+            for _ in 0..m {
+                popped.pop_front();
+            }
+            let mut dropped = build();
+            dropped.drop_front(m);
+            assert_eq!(order(&dropped), order(&popped), "m = {m}");
+            assert_eq!(
+                (dropped.head_seq(), dropped.len()),
+                (popped.head_seq(), popped.len())
+            );
+            assert_eq!(dropped.plain_prefix(12), popped.plain_prefix(12));
+        }
+        let q = build();
+        assert_eq!(q.plain_prefix(12), 11); // no tags were set: every entry counts
+        assert_eq!(q.plain_prefix(4), 3);
+    }
 }

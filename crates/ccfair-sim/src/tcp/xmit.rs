@@ -18,7 +18,10 @@
 //! Speed: a throttled sender is woken each time one of its segments leaves the host, and most wakeups find
 //! the host still over the limit. The limit that holds it is worked out once per state of the sender and
 //! kept with TSQ's other fields on one cache line (`Tsq`), so such a wakeup reads nothing else of the sender
-//! and changes nothing; it gives the same result as running `tcp_write_xmit` (see `on_tsq_wakeup`).
+//! and changes nothing; it gives the same result as running `tcp_write_xmit` (see `on_tsq_wakeup`). An
+//! unpaced sender whose skbs are single segments (no TSO) sends what its windows allow as one run, worked out
+//! once rather than pass by pass (`write_singles`); and the timer an ACK re-arms is armed once, by the
+//! `write_xmit` that follows it (see `Sender::xmit_timer_owed`).
 
 use ccfair_cc::CaState;
 use ccfair_cc::stack;
