@@ -354,8 +354,10 @@ impl Sender {
 
     /// `n` new segments, each its own skb, sent now one after the other (`transmit_new` of one segment, `n`
     /// times): only the first can start from an empty pipe (the `TxStart` event, the rate sample's new send
-    /// phase) or carry a queued CWR, and only it can re-arm the RTO (after it the timer is the RTO). Unpaced,
-    /// so the departure time does not advance between them. `in_flight` is the packets in flight before.
+    /// phase) or carry a queued CWR, and only it can re-arm the RTO (after it the timer is the RTO), which is
+    /// done after the run with the same result (it reads the queue's head, which the run does not change
+    /// unless the queue was empty, and then its first segment is the head either way). Unpaced, so the
+    /// departure time does not advance between them. `in_flight` is the packets in flight before.
     fn transmit_singles(&mut self, n: u32, in_flight: u32, out: &mut Vec<Segment>) {
         debug_assert!(!self.tp.internal_pacing && n > 0);
         let (xmit_time, _) = self.departure(n);
