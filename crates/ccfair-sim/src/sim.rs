@@ -445,8 +445,7 @@ impl<O: Observer> Simulation<O> {
                     self.events_processed += 1;
                     let rto_before = fl.sender.stats.rto_events;
                     let reductions_before = fl.sender.stats.cwnd_reductions;
-                    let mut buf = std::mem::take(&mut self.seg_buf);
-                    fl.sender.on_xmit_timer(self.now, &mut buf);
+                    fl.sender.on_xmit_timer(self.now, &mut self.seg_buf);
                     if fl.sender.stats.rto_events > rto_before {
                         self.report.0.rto_event(f);
                     }
@@ -454,8 +453,7 @@ impl<O: Observer> Simulation<O> {
                     if reductions > 0 {
                         self.report.0.cwnd_reductions(f, reductions);
                     }
-                    self.transmit(&mut buf);
-                    self.seg_buf = buf;
+                    self.transmit(f);
                 }
                 self.sync_sender_timers(f);
             }
@@ -464,40 +462,35 @@ impl<O: Observer> Simulation<O> {
                 fl.pacing_slot.popped(self.now);
                 if fl.sender.pacing_deadline().is_some_and(|d| d <= self.now) {
                     self.events_processed += 1;
-                    let mut buf = std::mem::take(&mut self.seg_buf);
-                    fl.sender.on_pacing_timer(self.now, &mut buf);
-                    self.transmit(&mut buf);
-                    self.seg_buf = buf;
+                    fl.sender.on_pacing_timer(self.now, &mut self.seg_buf);
+                    self.transmit(f);
                 }
                 self.sync_sender_timers(f);
             }
             EV_DELACK_TIMER | EV_COMP_TIMER => {
                 let now = self.now;
                 let fl = &mut self.flows[f as usize];
-                let mut acks = std::mem::take(&mut self.ack_buf);
+                let acks = &mut self.ack_buf;
                 if kind == EV_DELACK_TIMER {
                     fl.delack_slot.popped(now);
                     if fl.receiver.delack_deadline().is_some_and(|d| d <= now) {
                         self.events_processed += 1;
-                        fl.receiver.on_delack_timer(now, &mut acks);
+                        fl.receiver.on_delack_timer(now, acks);
                     }
                 } else {
                     fl.comp_slot.popped(now);
                     if fl.receiver.comp_deadline().is_some_and(|d| d <= now) {
                         self.events_processed += 1;
-                        fl.receiver.on_comp_timer(now, &mut acks);
+                        fl.receiver.on_comp_timer(now, acks);
                     }
                 }
-                self.send_acks(f, &mut acks);
-                self.ack_buf = acks;
+                self.send_acks(f);
                 self.sync_receiver_timers(f);
             }
             EV_START => {
                 self.events_processed += 1;
-                let mut buf = std::mem::take(&mut self.seg_buf);
-                self.flows[f as usize].sender.start(self.now, &mut buf);
-                self.transmit(&mut buf);
-                self.seg_buf = buf;
+                self.flows[f as usize].sender.start(self.now, &mut self.seg_buf);
+                self.transmit(f);
                 self.sync_sender_timers(f);
             }
             EV_STOP => {
@@ -529,11 +522,34 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Hands freshly sent segments to the network, after the sending host's processing delay if it has one,
-    /// through its NIC.
-    fn transmit(&mut self, buf: &mut Vec<Segment>) {
+    /// Hands flow `f`'s freshly sent segments (in `seg_buf`, which it empties) to the network, after the
+    /// sending host's processing delay if it has one, through its NIC. What decides a segment's way there is
+    /// the flow's (its host, its NIC, its path loss) or the run's (the edge marker), so it is decided once for
+    /// all of them: on an ideal host and a lossless unmarked path each goes straight into the bottleneck.
+    fn transmit(&mut self, f: u32) {
         let now = self.now;
+        let fl = &self.flows[f as usize];
+        let direct = !fl.host.has_noise()
+            && !self.nics[fl.egress.group as usize].is_finite()
+            && fl.egress.loss <= 0.0
+            && self.marker.is_none();
+        if direct {
+            for i in 0..self.seg_buf.len() {
+                let seg = self.seg_buf[i];
+                debug_assert_eq!(seg.flow, f);
+                self.report.segment_sent(now, f, seg.seq, seg.retransmit);
+                let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
+                self.report_qdisc_events();
+                if let Some(end) = started {
+                    self.link_started(end);
+                }
+            }
+            self.seg_buf.clear();
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.seg_buf);
         for seg in buf.drain(..) {
+            debug_assert_eq!(seg.flow, f);
             self.report.segment_sent(now, seg.flow, seg.seq, seg.retransmit);
             let fl = &mut self.flows[seg.flow as usize];
             let nic = &mut self.nics[fl.egress.group as usize];
@@ -553,6 +569,7 @@ impl<O: Observer> Simulation<O> {
                 self.onto_wire(seg);
             }
         }
+        self.seg_buf = buf;
     }
 
     /// A segment reaches the wire: the edge marker (PPV), path loss, then the bottleneck.
@@ -588,13 +605,11 @@ impl<O: Observer> Simulation<O> {
         // A segment left the host: a sender TCP Small Queues throttled may send again.
         let fl = &mut self.flows[f as usize];
         if fl.sender.tsq_throttled() {
-            let mut buf = std::mem::take(&mut self.seg_buf);
             // A wakeup that changed nothing but the sender's clock leaves its timers as they were synced.
-            if fl.sender.on_tsq_wakeup(self.now, &mut buf) {
-                self.transmit(&mut buf);
+            if fl.sender.on_tsq_wakeup(self.now, &mut self.seg_buf) {
+                self.transmit(f);
                 self.sync_sender_timers(f);
             }
-            self.seg_buf = buf;
         }
     }
 
@@ -699,8 +714,7 @@ impl<O: Observer> Simulation<O> {
     fn deliver(&mut self, f: u32, seg: &Segment, segments: u32) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        let mut acks = std::mem::take(&mut self.ack_buf);
-        let d = fl.receiver.on_segments(now, seg, segments, &mut acks);
+        let d = fl.receiver.on_segments(now, seg, segments, &mut self.ack_buf);
         if d.segments > 0 {
             let mss = self.spec.mss() as u64;
             let delivered_end = d.first_seq.saturating_add(d.segments);
@@ -714,18 +728,23 @@ impl<O: Observer> Simulation<O> {
             self.report
                 .delivered_to_app(now, f, d.first_seq, d.segments, bytes);
         }
-        self.send_acks(f, &mut acks);
-        self.ack_buf = acks;
+        self.send_acks(f);
         self.sync_receiver_timers(f);
     }
 
-    fn send_acks(&mut self, f: u32, acks: &mut Vec<Ack>) {
-        if acks.is_empty() {
-            return; // half the segments a receiver takes are not ACKed at once
+    /// Puts the receiver's ACKs on the return path. Inlined for its test: half the segments a receiver takes
+    /// are not ACKed at once, and for them this is all there is to do.
+    #[inline]
+    fn send_acks(&mut self, f: u32) {
+        if !self.ack_buf.is_empty() {
+            self.send_acks_now(f);
         }
+    }
+
+    fn send_acks_now(&mut self, f: u32) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
-        for ack in acks.drain(..) {
+        for ack in self.ack_buf.drain(..) {
             let (exit, was_empty) = fl.ack_pipe.push(now, ack);
             if was_empty {
                 self.events.push(exit, code(EV_ACK, f));
@@ -743,9 +762,9 @@ impl<O: Observer> Simulation<O> {
         if let Some(t) = next {
             self.events.push(t, code(EV_ACK, f));
         }
-        let mut buf = std::mem::take(&mut self.seg_buf);
         let reductions_before = fl.sender.stats.cwnd_reductions;
-        fl.sender.on_ack(now, &ack, &mut buf, &mut self.rate_scratch);
+        fl.sender
+            .on_ack(now, &ack, &mut self.seg_buf, &mut self.rate_scratch);
         let reductions = fl.sender.stats.cwnd_reductions - reductions_before;
         if reductions > 0 {
             self.report.0.cwnd_reductions(f, reductions);
@@ -757,8 +776,7 @@ impl<O: Observer> Simulation<O> {
         if fl.sender.finished() {
             fl.finished_at.get_or_insert(now);
         }
-        self.transmit(&mut buf);
-        self.seg_buf = buf;
+        self.transmit(f);
         self.sync_sender_timers(f);
     }
 
@@ -773,6 +791,8 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
+    /// Inlined: it runs for every segment a receiver takes, and usually finds its timers armed early enough.
+    #[inline]
     fn sync_receiver_timers(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
         let delack = fl.receiver.delack_deadline().map(|d| fl.host.delack_fire(d));

@@ -138,6 +138,40 @@ impl RtxQueue {
         s
     }
 
+    /// How many entries from the head, below `end`, are plain: sent once, neither SACKed nor marked lost (no
+    /// tag at all). Such entries were sent in sequence order, so their send times never decrease.
+    #[inline]
+    pub fn plain_prefix(&self, end: u32) -> u32 {
+        let below = end.saturating_sub(self.base).min(self.len()) as usize;
+        self.segs.iter().take(below).take_while(|s| s.flags == 0).count() as u32
+    }
+
+    /// Removes the `m` front entries (cumulatively acknowledged) out of the time-sorted list. A stretch of them
+    /// that follow each other in the list as in the queue (each linked to the next: segments sent in order) is
+    /// cut out with one join of its outer neighbours instead of one per entry.
+    #[inline]
+    pub fn drop_front(&mut self, m: u32) {
+        debug_assert!(m <= self.len());
+        // The list neighbour before the stretch being cut out, once its first entry was passed over.
+        let mut stretch_prev: Option<u32> = None;
+        for i in 0..m {
+            let seq = self.base + i;
+            let s = &self.segs[i as usize];
+            if !s.in_tsorted {
+                continue;
+            }
+            let prev = stretch_prev.take().unwrap_or(s.prev);
+            if s.next == seq + 1 && i + 1 < m {
+                // The next entry goes too and is this one's list successor: join around both later.
+                stretch_prev = Some(prev);
+                continue;
+            }
+            self.unlink_links(prev, s.next);
+        }
+        self.segs.drain(..m as usize);
+        self.base += m;
+    }
+
     /// Sets the base of an empty queue (the next segment to be sent).
     pub fn reset_base(&mut self, seq: u32) {
         debug_assert!(self.segs.is_empty());
@@ -242,5 +276,40 @@ mod tests {
         assert_eq!(order(&q), vec![8, 9]);
         assert_eq!(q.head_seq(), 8);
         assert_eq!(q.len(), 2);
+    }
+
+    /// `drop_front` leaves the same list as popping the entries one by one, whatever of them the list holds
+    /// and in whatever order.
+    #[test]
+    fn drop_front_matches_popping_one_by_one() {
+        let build = || {
+            let mut q = RtxQueue::with_capacity(4);
+            q.reset_base(1);
+            for seq in 1..12 {
+                q.push_back(seq, Time::from_ns(seq as u64), TxSnapshot::default());
+            }
+            q.unlink(3); // SACKed
+            q.move_to_tail(2); // retransmitted
+            q.move_to_tail(6);
+            q.unlink(9);
+            q
+        };
+        for m in 0..=11 {
+            let mut popped = build();
+            for _ in 0..m {
+                popped.pop_front();
+            }
+            let mut dropped = build();
+            dropped.drop_front(m);
+            assert_eq!(order(&dropped), order(&popped), "m = {m}");
+            assert_eq!(
+                (dropped.head_seq(), dropped.len()),
+                (popped.head_seq(), popped.len())
+            );
+            assert_eq!(dropped.plain_prefix(12), popped.plain_prefix(12));
+        }
+        let q = build();
+        assert_eq!(q.plain_prefix(12), 11); // no tags were set: every entry counts
+        assert_eq!(q.plain_prefix(4), 3);
     }
 }

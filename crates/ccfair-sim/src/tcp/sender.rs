@@ -190,6 +190,10 @@ pub struct Sender {
     connected: bool,
     // Timers.
     pub(super) xmit_timer: Option<(Time, XmitTimer)>,
+    /// The ACK being processed owes `tcp_set_xmit_timer` (deferred by `on_ack` to its `write_xmit`, which arms
+    /// the timer once: the loss probe after what it sent, or what `set_xmit_timer` arms if it sent nothing;
+    /// meanwhile a new segment does not re-arm the RTO, which would be overwritten).
+    pub(super) xmit_timer_owed: bool,
     pub(super) pacing_timer: Option<Time>,
     /// ECN: the CWR flag is due on the next data segment (`TCP_ECN_QUEUE_CWR`).
     pub(super) ecn_queue_cwr: bool,
@@ -249,6 +253,7 @@ impl Sender {
             started: false,
             connected: false,
             xmit_timer: None,
+            xmit_timer_owed: false,
             pacing_timer: None,
             ecn_queue_cwr: false,
             ecn: cfg.ecn,
@@ -502,7 +507,18 @@ impl Sender {
             self.fastretrans_alert(num_dupack, &mut flag, &mut rexmit);
         }
         if flag & FLAG_SET_XMIT_TIMER != 0 {
-            self.set_xmit_timer();
+            if rexmit == Rexmit::None
+                && self.tp.packets_out > 0
+                && matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+            {
+                // `tcp_set_xmit_timer` would arm a loss probe, which the first new segment sent below would turn
+                // into the RTO (`tcp_rearm_rto` while a probe is pending) and `tcp_write_xmit` then into a
+                // new loss probe, from the same state but the packets out: nothing reads the timer in between
+                // (no retransmission is due), so it is armed once, by `write_xmit` (see `xmit_timer_owed`).
+                self.xmit_timer_owed = true;
+            } else {
+                self.set_xmit_timer();
+            }
         }
 
         let delivered = self.tp.delivered - prior_delivered;
@@ -515,6 +531,7 @@ impl Sender {
         self.cong_control(delivered, flag, &rate.rs);
         self.xmit_recovery(rexmit, out);
         self.write_xmit(0, out);
+        debug_assert!(!self.xmit_timer_owed);
     }
 
     /// `tcp_ack_is_dubious`.
@@ -691,6 +708,35 @@ impl Sender {
 
         while !self.q.is_empty() && self.q.head_seq() < self.tp.snd_una {
             let seq = self.q.head_seq();
+            let plain = self.q.plain_prefix(self.tp.snd_una);
+            if plain > 0 {
+                // A run of segments sent once and neither SACKed nor lost, in send order: what the loop below does
+                // for each, for all at once. Each is delivered now, counts for the RTT (the first and the last
+                // send times) and in `reord`; RACK's reference and the rate sample both follow the most recently
+                // sent segment, which is the run's last (see `Rack::advance`, `RateState::skb_delivered`: once one
+                // segment of the run is taken, every later one is), so only it is offered to them.
+                let last = seq + plain - 1;
+                let first_xmit = self.q.get(seq).xmit_time;
+                let (last_xmit, mut last_tx) = {
+                    let s = self.q.get(last);
+                    (s.xmit_time, s.tx)
+                };
+                last_ackt = last_xmit;
+                first_ackt.get_or_insert(first_xmit);
+                reord = reord.min(seq);
+                if seq < self.tp.high_seq {
+                    flag |= FLAG_ORIG_SACK_ACKED;
+                }
+                self.count_delivered(plain, ece);
+                self.rack.advance(now, 0, last + 1, last_xmit, min_rtt);
+                self.tp.packets_out -= plain;
+                pkts_acked += plain;
+                self.rate
+                    .skb_delivered(&mut last_tx, last_xmit, last + 1, false, false, rate);
+                flag |= FLAG_DATA_ACKED;
+                self.q.drop_front(plain);
+                continue;
+            }
             // Taken out first: nothing below reads the queue, and its snapshot is used once more, here.
             let mut seg = self.q.pop_front();
             let sacked = seg.flags;

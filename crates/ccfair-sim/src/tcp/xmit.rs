@@ -18,7 +18,10 @@
 //! Speed: a throttled sender is woken each time one of its segments leaves the host, and most wakeups find
 //! the host still over the limit. The limit that holds it is worked out once per state of the sender and
 //! kept with TSQ's other fields on one cache line (`Tsq`), so such a wakeup reads nothing else of the sender
-//! and changes nothing; it gives the same result as running `tcp_write_xmit` (see `on_tsq_wakeup`).
+//! and changes nothing; it gives the same result as running `tcp_write_xmit` (see `on_tsq_wakeup`). An
+//! unpaced sender whose skbs are single segments (no TSO) sends what its windows allow as one run, worked out
+//! once rather than pass by pass (`write_singles`); and the timer an ACK re-arms is armed once, by the
+//! `write_xmit` that follows it (see `Sender::xmit_timer_owed`).
 
 use ccfair_cc::CaState;
 use ccfair_cc::stack;
@@ -253,7 +256,11 @@ impl Sender {
         let max_segs = self.tso_segs();
         // Neither snd_una nor the receive window moves while sending.
         let wnd_end = self.snd_wnd_end();
-        while self.has_unsent() {
+        let singles = push_one == 0 && max_segs == 1 && !self.tp.internal_pacing;
+        if singles {
+            sent = self.write_singles(wnd_end, out);
+        }
+        while !singles && self.has_unsent() {
             if self.pacing_check() {
                 break;
             }
@@ -299,10 +306,90 @@ impl Sender {
                 self.core.prr.prr_out += sent;
             }
             if push_one != 2 {
-                self.schedule_loss_probe(false);
+                let probe = self.schedule_loss_probe(false);
+                debug_assert!(probe || !self.xmit_timer_owed);
+            }
+        }
+        if self.xmit_timer_owed {
+            // The ACK's `tcp_set_xmit_timer` (see `Sender::on_ack`): what it would have armed is overwritten by
+            // the loss probe just scheduled if anything was sent; if not, nothing it depends on has changed.
+            self.xmit_timer_owed = false;
+            if sent == 0 {
+                self.set_xmit_timer();
             }
         }
         sent
+    }
+
+    /// The loop of [`Self::write_xmit`] for an unpaced sender whose skbs are single segments (no TSO, and no
+    /// pacing: neither deferral nor the pacing check can stop it), run in one go: each pass sends one segment
+    /// while the application has data, cwnd has room (one segment more in flight per pass) and the receive
+    /// window allows it, until TCP Small Queues stops it; so the passes are the smallest of those rooms, and
+    /// the run's segments share what each pass would work out again (departure time, the rate snapshot but
+    /// for its in-flight count, the timestamp). The same segments, state and order as the loop, in fewer
+    /// instructions: this is the path of every unpaced flow without TSO, one or two segments per ACK.
+    /// Returns the segments sent.
+    fn write_singles(&mut self, wnd_end: u32, out: &mut Vec<Segment>) -> u32 {
+        if !self.has_unsent() {
+            return 0;
+        }
+        let in_flight = self.tp.in_flight();
+        let cwnd = self.tp.snd_cwnd;
+        let mut n = (self.app_end_seq - self.tp.snd_nxt)
+            .min(cwnd.saturating_sub(in_flight))
+            .min(wnd_end.saturating_sub(self.tp.snd_nxt));
+        if self.tsq.host_queue {
+            // The check runs before each pass that the windows allow, with the passes so far counted.
+            let mut k = 0;
+            while k < n && !self.small_queue_check(1, k) {
+                k += 1;
+            }
+            n = k;
+        }
+        if n > 0 {
+            self.transmit_singles(n, in_flight, out);
+        }
+        n
+    }
+
+    /// `n` new segments, each its own skb, sent now one after the other (`transmit_new` of one segment, `n`
+    /// times): only the first can start from an empty pipe (the `TxStart` event, the rate sample's new send
+    /// phase) or carry a queued CWR, and only it can re-arm the RTO (after it the timer is the RTO), which is
+    /// done after the run with the same result (it reads the queue's head, which the run does not change
+    /// unless the queue was empty, and then its first segment is the head either way). Unpaced, so the
+    /// departure time does not advance between them. `in_flight` is the packets in flight before.
+    fn transmit_singles(&mut self, n: u32, in_flight: u32, out: &mut Vec<Segment>) {
+        debug_assert!(!self.tp.internal_pacing && n > 0);
+        let (xmit_time, _) = self.departure(n);
+        let prior_packets = self.tp.packets_out;
+        let mut snapshot = self.rate.skb_sent(&mut self.tp, xmit_time, in_flight + 1);
+        let first = self.make_segment(self.tp.snd_nxt, false);
+        self.stats.sent_segments += n as u64 - 1;
+        let finite = self.size_is_finite();
+        let start = self.tp.snd_nxt;
+        for k in 0..n {
+            let seq = start + k;
+            snapshot.in_flight = in_flight + k + 1;
+            self.q.push_back(seq, xmit_time, snapshot);
+            out.push(Segment {
+                seq,
+                wire_len: if seq == self.last_seq {
+                    self.last_wire_len
+                } else {
+                    self.wire_len
+                },
+                cwr: first.cwr && k == 0,
+                psh: seq == self.last_seq && finite,
+                ..first
+            });
+        }
+        self.tp.snd_nxt += n;
+        self.tp.packets_out += n;
+        if prior_packets == 0
+            || (!self.xmit_timer_owed && self.xmit_timer_kind() == Some(XmitTimer::LossProbe))
+        {
+            self.rearm_rto();
+        }
     }
 
     /// Common part of every transmission (`__tcp_transmit_skb` + `tcp_update_skb_after_send`): returns the
@@ -379,7 +466,9 @@ impl Sender {
             out.push(seg);
         }
         self.advance_pacing(segs, prior_wstamp);
-        if prior_packets == 0 || self.xmit_timer_kind() == Some(XmitTimer::LossProbe) {
+        if prior_packets == 0
+            || (!self.xmit_timer_owed && self.xmit_timer_kind() == Some(XmitTimer::LossProbe))
+        {
             self.rearm_rto();
         }
     }
