@@ -256,20 +256,23 @@ impl Receiver {
         }
         self.ack_snd_check(now, acks);
         if delivery.segments > 0 && self.win.is_some() {
-            self.app_read(now, acks);
+            self.app_read(now, end.min(self.rcv_nxt), acks);
         }
         delivery
     }
 
-    /// The application read everything in order (`tcp_recvmsg`): `tcp_rcv_space_adjust`, then
-    /// `tcp_cleanup_rbuf`'s window update.
-    fn app_read(&mut self, now: Time, acks: &mut Vec<Ack>) {
+    /// The application read everything in order (`tcp_recvmsg`), the skb that arrived (up to
+    /// `arrived_end`) first and then what it released from the out-of-order queue: `tcp_rcv_space_adjust`
+    /// runs after each skb copied, so a measurement due now ends after the first, with the released data
+    /// still queued (`inq`); then `tcp_cleanup_rbuf`'s window update.
+    fn app_read(&mut self, now: Time, arrived_end: u32, acks: &mut Vec<Ack>) {
         let Some(w) = self.win.as_deref() else { return };
         let mss = w.mss();
         let span = self.ooo_span(mss);
         let unacked = (self.rcv_nxt - self.rcv_wup) as u64 * mss;
         let w = self.win.as_deref_mut().expect("checked");
-        w.rcv_space_adjust(now, self.rcv_nxt, span);
+        // The later skbs of the read find the measurement not due (or just restarted) at the same `now`.
+        w.rcv_space_adjust(now, arrived_end, self.rcv_nxt, span);
         // tcp_cleanup_rbuf: the read emptied the receive queue (nothing held out of order either) after a
         // PSH segment: ACK now rather than wait for a second segment or the delayed-ACK timer.
         let pushed_ack = self.ack_scheduled && self.pushed && self.ofo.is_empty();

@@ -25,10 +25,16 @@
 //!   out-of-order data (`tcp_data_queue_ofo`, SACK connections): `rcv_ssthresh += min(room, max(2·advmss,
 //!   2·len))`, room = min(window_clamp, tcp_space) − rcv_ssthresh. The skbs here all have the truesize the
 //!   ratio says, so the kernel's "check #2" always takes the `2·advmss` branch.
-//! - `tcp_rcv_space_adjust` (the application reads every in-order byte at once, so this runs on every
-//!   in-order arrival and nothing stays queued: `inq` = 0): once per receiver RTT, `copied` = bytes read
-//!   since `rcvq_space.seq`; if more than `rcvq_space.space`, `tcp_rcvbuf_grow(copied)`; then a new
-//!   measurement starts.
+//! - `tcp_rcv_space_adjust` (the application reads every in-order byte as soon as it arrives, and
+//!   `tcp_recvmsg` runs this after each skb it copies): once per receiver RTT, `copied` = bytes read since
+//!   `rcvq_space.seq` less the in-order bytes still queued (`inq`, "tcp: add receive queue awareness in
+//!   tcp_rcv_space_adjust()"); if more than `rcvq_space.space`, `tcp_rcvbuf_grow(copied)`; then a new
+//!   measurement starts at what was read. When an arriving segment fills a hole, the read takes it first
+//!   and the segments it released from the out-of-order queue after it, so a measurement due then ends
+//!   with those still queued: they count in the next one (the kernel backend's `tcp_rcvbuf_grow`
+//!   tracepoint shows such `inq`). Deviation: the kernel may coalesce some of the released segments into
+//!   the arriving skb (`tcp_ofo_queue` → `tcp_try_coalesce`, up to `MAX_SKB_FRAGS`), which would then count
+//!   as read at once; here the arriving skb is read alone.
 //! - `tcp_rcvbuf_grow(newval)` after "tcp: fix too slow tcp_rcvbuf_grow() action" (6.18): rcvwin =
 //!   2·newval + 2·(2·newval)·(newval − old)/old, plus the out-of-order span (last OOO end − rcv_nxt);
 //!   rcvbuf = min(tcp_space_from_win(rcvwin), tcp_rmem[2]); if larger than now, the buffer grows and
@@ -384,17 +390,19 @@ impl RcvWindow {
         self.rmem_alloc = self.rmem_alloc.saturating_sub(self.truesize(segments));
     }
 
-    /// `tcp_rcv_space_adjust` after the application read up to `copied_seq` at `now`, with the
-    /// out-of-order queue ending `ooo_span` bytes beyond it.
-    pub fn rcv_space_adjust(&mut self, now: Time, copied_seq: u32, ooo_span: u64) {
+    /// `tcp_rcv_space_adjust` after the application read up to `copied_seq` at `now`, with the in-order
+    /// data up to `rcv_nxt` not yet read (`inq`, which does not count as read) and the out-of-order queue
+    /// ending `ooo_span` bytes beyond `rcv_nxt`.
+    pub fn rcv_space_adjust(&mut self, now: Time, copied_seq: u32, rcv_nxt: u32, ooo_span: u64) {
         let Some(start) = self.space_time else {
             return;
         };
         if self.rcv_rtt_us8 == 0 || now.saturating_since(start) < Dur::from_us(self.rcv_rtt_us()) {
             return;
         }
-        let copied = (copied_seq - self.space_seq) as u64 * self.mss;
-        if copied > self.space {
+        let read = (copied_seq - self.space_seq) as u64 * self.mss;
+        let inq = (rcv_nxt - copied_seq) as u64 * self.mss;
+        if let Some(copied) = read.checked_sub(inq).filter(|&c| c > self.space) {
             self.rcvbuf_grow(copied, ooo_span);
         }
         self.space_seq = copied_seq;
@@ -559,10 +567,10 @@ mod tests {
         let mut w = measured(100, 1000, cfg(160));
         let (old_space, old_rcvbuf) = (w.space(), w.rcvbuf());
         // Less than one RTT after the measurement began: nothing happens, however much was read.
-        w.rcv_space_adjust(ms(1099), 30, 0);
+        w.rcv_space_adjust(ms(1099), 30, 30, 0);
         assert_eq!((w.space(), w.rcvbuf()), (old_space, old_rcvbuf));
         // One RTT: 30 segments read (43440 bytes) > space 14480.
-        w.rcv_space_adjust(ms(1100), 30, 0);
+        w.rcv_space_adjust(ms(1100), 30, 30, 0);
         let copied: u64 = 30 * 1448;
         let mut rcvwin = 2 * copied;
         rcvwin += 2 * (rcvwin * (copied - old_space) / old_space);
@@ -571,11 +579,29 @@ mod tests {
         assert_eq!(w.rcvbuf(), rcvbuf);
         assert_eq!(w.window_clamp(), (rcvbuf * 160) >> 8);
         // The next measurement starts at this read: the same amount again does not grow it.
-        w.rcv_space_adjust(ms(1200), 60, 0);
+        w.rcv_space_adjust(ms(1200), 60, 60, 0);
         assert_eq!(w.rcvbuf(), rcvbuf);
         // The cap is tcp_rmem[2].
-        w.rcv_space_adjust(ms(1300), 60 + 20_000, 0);
+        w.rcv_space_adjust(ms(1300), 60 + 20_000, 60 + 20_000, 0);
         assert_eq!(w.rcvbuf(), 32 << 20);
+    }
+
+    #[test]
+    fn data_still_queued_when_a_measurement_ends_does_not_count_as_read() {
+        // A hole filled: the application has read the arriving skb (up to 30) but 25 segments it released
+        // are still queued (`inq`) when the measurement falls due; 30 - 25 = 5 segments count, less than
+        // the space, so the buffer stays, and the next measurement starts after the first skb.
+        let mut w = measured(100, 1000, cfg(160));
+        let (old_space, old_rcvbuf) = (w.space(), w.rcvbuf());
+        w.rcv_space_adjust(ms(1100), 30, 55, 0);
+        assert_eq!((w.space(), w.rcvbuf()), (old_space, old_rcvbuf));
+        // Had everything been read, the 55 segments would have grown it (as the same call without inq).
+        let mut all_read = measured(100, 1000, cfg(160));
+        all_read.rcv_space_adjust(ms(1100), 55, 55, 0);
+        assert!(all_read.rcvbuf() > old_rcvbuf);
+        // The released 25 count in the next measurement, which began at 30.
+        w.rcv_space_adjust(ms(1200), 55 + 20, 55 + 20, 0);
+        assert_eq!(w.space(), 45 * 1448);
     }
 
     #[test]
@@ -588,7 +614,7 @@ mod tests {
                 ..cfg(160)
             },
         );
-        w.rcv_space_adjust(ms(1100), 30, 0);
+        w.rcv_space_adjust(ms(1100), 30, 30, 0);
         assert_eq!((w.space(), w.rcvbuf()), (30 * 1448, 131_072));
     }
 
