@@ -538,11 +538,7 @@ impl<O: Observer> Simulation<O> {
                 let seg = self.seg_buf[i];
                 debug_assert_eq!(seg.flow, f);
                 self.report.segment_sent(now, f, seg.seq, seg.retransmit);
-                let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
-                self.report_qdisc_events();
-                if let Some(end) = started {
-                    self.link_started(end);
-                }
+                self.enter_bottleneck(seg);
             }
             self.seg_buf.clear();
             return;
@@ -584,7 +580,13 @@ impl<O: Observer> Simulation<O> {
                 .segment_dropped(now, seg.flow, seg.seq, DropReason::PathLoss);
             return;
         }
-        let started = self.bottleneck.enqueue(now, seg, &mut self.qev);
+        self.enter_bottleneck(seg);
+    }
+
+    /// A segment enters the bottleneck's queue discipline (which may start the link).
+    #[inline]
+    fn enter_bottleneck(&mut self, seg: Segment) {
+        let started = self.bottleneck.enqueue(self.now, seg, &mut self.qev);
         self.report_qdisc_events();
         if let Some(end) = started {
             self.link_started(end);

@@ -373,11 +373,7 @@ impl Sender {
             self.q.push_back(seq, xmit_time, snapshot);
             out.push(Segment {
                 seq,
-                wire_len: if seq == self.last_seq {
-                    self.last_wire_len
-                } else {
-                    self.wire_len
-                },
+                wire_len: self.wire_len_of(seq),
                 cwr: first.cwr && k == 0,
                 psh: seq == self.last_seq && finite,
                 ..first
@@ -385,10 +381,28 @@ impl Sender {
         }
         self.tp.snd_nxt += n;
         self.tp.packets_out += n;
+        self.rearm_rto_after_new_data(prior_packets);
+    }
+
+    /// `tcp_event_new_data_sent`'s timer: new data re-arms the RTO when it is the only data out, or when a
+    /// loss probe was pending (`tcp_rearm_rto`); not while an ACK still owes `tcp_set_xmit_timer`, which
+    /// `write_xmit` then arms once (see `Sender::xmit_timer_owed`).
+    #[inline]
+    fn rearm_rto_after_new_data(&mut self, prior_packets: u32) {
         if prior_packets == 0
             || (!self.xmit_timer_owed && self.xmit_timer_kind() == Some(XmitTimer::LossProbe))
         {
             self.rearm_rto();
+        }
+    }
+
+    /// A segment's length on the wire: every segment is full-sized but a finite flow's last.
+    #[inline]
+    fn wire_len_of(&self, seq: u32) -> u32 {
+        if seq == self.last_seq {
+            self.last_wire_len
+        } else {
+            self.wire_len
         }
     }
 
@@ -432,11 +446,7 @@ impl Sender {
         Segment {
             flow: self.flow,
             seq,
-            wire_len: if seq == self.last_seq {
-                self.last_wire_len
-            } else {
-                self.wire_len
-            },
+            wire_len: self.wire_len_of(seq),
             tsval_ms: ts_clock_ms(self.tp.now),
             enqueue_ts: Time::ZERO,
             ecn,
@@ -466,11 +476,7 @@ impl Sender {
             out.push(seg);
         }
         self.advance_pacing(segs, prior_wstamp);
-        if prior_packets == 0
-            || (!self.xmit_timer_owed && self.xmit_timer_kind() == Some(XmitTimer::LossProbe))
-        {
-            self.rearm_rto();
-        }
+        self.rearm_rto_after_new_data(prior_packets);
     }
 
     /// `__tcp_retransmit_skb`: sends segment `seq` again (tags it EVER_RETRANS).
