@@ -29,6 +29,8 @@ from ccfair.emu import collect, doctor, netns
 from ccfair.emu import run as emu_run
 from ccfair.emu.binary import emulator_binary
 from ccfair.emu.scenario import kernel_ccs, kernel_scenario
+from ccfair.studies.validate.grid import PLAN_SEED
+from ccfair.sweep.identity import run_seed
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -383,6 +385,13 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
     new = runs[len(first) :]
     assert [r["repetition"] for r in new] == [run["repetition"] + 1 + k for k in range(len(new))]
     assert all(r["run_id"] not in {f["run_id"] for f in first} for r in new)
+    # Each run records its seed: repetition `repetition - round` of the plan seeded PLAN_SEED + round, the
+    # round being the runs the cell held when its measurement began (what the simulator side runs again).
+    rounds = [0] * len(first) + [len(first)] * len(new)
+    assert [r["round"] for r in runs] == rounds
+    assert [r["seed"] for r in runs] == [
+        run_seed(PLAN_SEED + k, {}, r["repetition"] - k) for r, k in zip(runs, rounds, strict=True)
+    ]
     lacking = 2 - sum(not r["excluded"] for r in first)
     healthy_new = sum(not r["excluded"] for r in new)
     assert 1 <= len(new) <= 2 * lacking

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -97,11 +98,11 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "cubic-cubic-200M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "loss-bbr-1pct", "spread"): "spread ratio 0.06",
     ("ideal", "loss-bbr-5pct", "spread"): "spread ratio 0.10",
-    ("ideal", "loss-bbr-10pct", "utilization"): "utilization gap +0.089",
-    ("testbed", "loss-bbr-10pct", "utilization"): "utilization gap +0.064",
+    ("testbed", "loss-bbr-5pct", "spread"): "spread ratio 0.09",
     ("ideal", "loss-bbr-15pct", "utilization"): "utilization gap +0.139",
-    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap +0.114",
-    ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.293",
+    ("testbed", "loss-bbr-15pct", "utilization"): "utilization gap +0.108",
+    ("ideal", "loss-bbr-20pct", "utilization"): "utilization gap +0.295",
+    ("testbed", "loss-bbr-20pct", "utilization"): "utilization gap +0.069",
     ("ideal", "reno-cubic-offloads", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-200M-offloads", "share"): "share gap 0.152",
     ("ideal", "cubic-cubic-200M-offloads", "spread"): "ideal hosts repeat the run exactly",
@@ -184,6 +185,24 @@ def test_every_cell_with_truth_is_compared(document: dict[str, Any]) -> None:
     # Every cell of the grid has its kernel truth, the cells with offloads on included.
     assert set(document["pending"]) == {c.name for c in CELLS} - compared
     assert not document["pending"]
+
+
+@pytest.mark.parametrize("cell", ["loss-cubic-1pct", "loss-cubic-5pct"])
+@pytest.mark.parametrize("preset", PRESETS)
+def test_under_random_loss_cubic_follows_the_kernel_seed_for_seed(
+    document: dict[str, Any], preset: str, cell: str
+) -> None:
+    # Both backends draw a flow's path loss from the run's seed, and the simulator runs the seeds of the
+    # kernel runs it is compared with. Cubic's window then follows the same losses on both: its utilization
+    # matches run for run (1-4 % apart on average), where one backend's runs spread by 16-19 % (coefficient
+    # of variation) from seed to seed: runs paired with the wrong seeds are 18-30 % apart.
+    paired = _cell(document, cell)["paired"]
+    assert len(paired) == _cell(document, cell)["kernel_runs"] >= 10
+    assert len({row["seed"] for row in paired}) == len(paired)
+    apart = [abs(row[preset] - row["kernel"]) / row["kernel"] for row in paired]
+    assert statistics.fmean(apart) < 0.08, apart
+    kernel = [row["kernel"] for row in paired]
+    assert statistics.pstdev(kernel) / statistics.fmean(kernel) > 0.1  # seeds that make a difference
 
 
 def _numbers(text: str) -> list[float]:

@@ -66,12 +66,13 @@ class Stat:
         return Stat(statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else math.nan, len(xs))
 
     def to_json(self) -> dict[str, Any]:
-        return {"mean": _num(self.mean), "sd": _num(self.sd), "n": self.n}
+        return {"mean": json_number(self.mean), "sd": json_number(self.sd), "n": self.n}
 
 
-def _num(x: float) -> float | None:
-    """A JSON number: None for NaN, and for an infinite spread ratio (a kernel spread of zero)."""
-    return None if math.isnan(x) or math.isinf(x) else x
+def json_number(x: float | None) -> float | None:
+    """A JSON number: None for NaN, for an infinite spread ratio (a kernel spread of zero) and for a run
+    summary's null (a NaN as the store keeps it)."""
+    return None if x is None or math.isnan(x) or math.isinf(x) else x
 
 
 def headline_key(cell: Cell) -> str:
@@ -187,11 +188,11 @@ def compare_cell(
         row: dict[str, Any] = {"metric": k, "kernel": kernel[k].to_json()}
         for p, stats in sim_stats.items():
             row[p] = stats[k].to_json()
-            row[f"gap_{p}"] = _num(stats[k].mean - kernel[k].mean)
+            row[f"gap_{p}"] = json_number(stats[k].mean - kernel[k].mean)
         metrics.append(row)
     for p, stats in sim_stats.items():
         gaps, ok = side_gaps(cell, kernel, stats)
-        sides[p] = {"gaps": {t: _num(v) for t, v in gaps.items()}, "ok": ok}
+        sides[p] = {"gaps": {t: json_number(v) for t, v in gaps.items()}, "ok": ok}
     return {
         "cell": cell.name,
         "what": cell.what,

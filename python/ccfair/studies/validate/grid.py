@@ -496,10 +496,11 @@ def cell_plan(
     """The plan of one cell on one side: the cell's scenario, ``repetitions`` runs. Seeds come from the
     plan seed and the repetition only, so a larger count reuses the runs a store already has. A later
     ``round_`` of a kernel cell (a top-up of a stored truth) has its own plan seed, so its runs and seeds
-    differ from those of the rounds before it. ``loop``: the kernel side's loop as measured, which a
-    kernel-like side's hosts and paths go round (:meth:`Cell.scenario`)."""
+    differ from those of the rounds before it; the simulator runs a kernel round's seeds as a plan of its
+    own, named after the round. ``loop``: the kernel side's loop as measured, which a kernel-like side's
+    hosts and paths go round (:meth:`Cell.scenario`)."""
     side = side_name(backend, preset)
-    name = plan_name(cell, side)
+    name = plan_name(cell, side) + (f"-round-{round_}" if round_ and backend == SIMULATOR else "")
     document = {
         "name": name,
         "backend": backend,

@@ -64,9 +64,12 @@ def run_sim_side(
     out: Path,
     args: argparse.Namespace,
     loops: Mapping[str, KernelLoop] | None = None,
+    draws: Mapping[str, Sequence[tuple[int, int]] | None] | None = None,
 ) -> SideRuns:
     """Runs every cell the simulator accepts with host preset ``preset``; a kernel-like preset goes round
-    the cell's kernel loop (``loops``, by cell name; the preset's hosts on the configured paths without)."""
+    the cell's kernel loop (``loops``, by cell name; the preset's hosts on the configured paths without).
+    A cell with ``draws`` (by cell name: the (round, repetition in the round) of each kernel run it is
+    compared with) runs those runs' seeds, in their order; one without runs the first ``repetitions``."""
     side = SideRuns()
     plans = []
     for cell in cells:
@@ -75,8 +78,18 @@ def run_sim_side(
         if isinstance(checked, str):
             side.skipped[cell.name] = checked
             continue
-        plans.append(checked)
-        side.runs[cell.name] = planned_ids(checked)
+        wanted = (draws or {}).get(cell.name)
+        if not wanted:
+            plans.append(checked)
+            side.runs[cell.name] = planned_ids(checked)
+            continue
+        ids: dict[tuple[int, int], str] = {}
+        for round_ in sorted({r for r, _ in wanted}):
+            count = 1 + max(k for r, k in wanted if r == round_)
+            plan = cell_plan(cell, SIMULATOR, preset, count, round_=round_, loop=loop)
+            plans.append(plan)
+            ids.update(((round_, k), run_id) for k, run_id in enumerate(planned_ids(plan)))
+        side.runs[cell.name] = [ids[d] for d in wanted]
     if plans:
         run_plans(plans, out, args)
     return side
@@ -144,10 +157,10 @@ def run_kernel_side(
             good = sum(healthy(health[i]) for i in ids if i in health)
             if good >= wanted or count >= MAX_ATTEMPTS_FACTOR * wanted:
                 break
+            more = min(count + wanted - good, MAX_ATTEMPTS_FACTOR * wanted) - count
             note(
-                f"cell {cell.name}: {good} of {len(ids)} kernel runs healthy; running {wanted - good} more",
-                args.quiet,
+                f"cell {cell.name}: {good} of {len(ids)} kernel runs healthy; running {more} more", args.quiet
             )
-            count = min(count + wanted - good, MAX_ATTEMPTS_FACTOR * wanted)
+            count += more
         side.runs[cell.name] = ids
     return side

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,13 @@ from typing import Any
 from ccfair import fsio
 from ccfair.cli_support import note
 from ccfair.emu.arrival import arrival_mode
-from ccfair.studies.validate.compare import compare_cell, grid_summary
-from ccfair.studies.validate.grid import PRESETS, Cell
+from ccfair.studies.validate.compare import compare_cell, grid_summary, headline_key, json_number
+from ccfair.studies.validate.grid import PLAN_SEED, PRESETS, Cell
 from ccfair.studies.validate.metrics import store_metrics
 from ccfair.studies.validate.report import markdown_page
 from ccfair.studies.validate.run import SideRuns, run_kernel_side, run_sim_side
 from ccfair.studies.validate.truth import (
+    CellTruth,
     build_truth,
     cell_truth,
     held_healthy,
@@ -26,6 +28,7 @@ from ccfair.studies.validate.truth import (
     other_arrival_runs,
     write_truth,
 )
+from ccfair.sweep.identity import run_seed
 
 GENERATOR = "ccfair validate"
 JSON_NAME = "validate.json"
@@ -91,6 +94,25 @@ def sim_metrics(out: Path, cell: Cell, side: SideRuns) -> list[dict[str, float]]
     return [by_id[i] for i in ids if i in by_id]
 
 
+def paired_runs(
+    cell: Cell, truth: CellTruth, sim: Mapping[str, Sequence[Mapping[str, float]]]
+) -> list[dict[str, Any]] | None:
+    """Run for run, the headline metric of each kernel run and of each preset's run of the same seed
+    (None when the kernel runs do not record their seeds or a simulator run is missing). Where the seed
+    decides what both backends draw (a flow's random path loss), the two agree run for run until their
+    sending diverges."""
+    if truth.draws is None or any(len(runs) != len(truth.runs) for runs in sim.values()):
+        return None
+    head = headline_key(cell)
+    rows = []
+    for i, (round_, k) in enumerate(truth.draws):
+        row: dict[str, Any] = {"seed": run_seed(PLAN_SEED + round_, {}, k)}
+        row["kernel"] = json_number(truth.runs[i].get(head, math.nan))
+        row.update((p, json_number(runs[i].get(head, math.nan))) for p, runs in sim.items())
+        rows.append(row)
+    return rows
+
+
 def compare(
     cells: Sequence[Cell], repetitions: int, out: Path, truth: Mapping[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -107,7 +129,8 @@ def compare(
             truths[cell.name] = t
             compared.append(cell)
     loops = {name: t.loop for name, t in truths.items()}
-    sides = {p: run_sim_side(compared, p, repetitions, out, args, loops) for p in PRESETS}
+    draws = {name: t.draws for name, t in truths.items()}
+    sides = {p: run_sim_side(compared, p, repetitions, out, args, loops, draws) for p in PRESETS}
     rows = []
     for cell in compared:
         refused = [
@@ -125,6 +148,9 @@ def compare(
             pending[cell.name] = incomplete[cell.name]
             continue
         row = compare_cell(cell, truths[cell.name].runs, sim)
+        paired = paired_runs(cell, truths[cell.name], sim)
+        if paired is not None:
+            row["paired"] = paired
         row["kernel_excluded"] = truths[cell.name].excluded
         loop = truths[cell.name].loop
         row["kernel_loop"] = {"excess_ns": loop.excess_ns, "noise_mean_ns": loop.noise_mean_ns}

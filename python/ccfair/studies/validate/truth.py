@@ -10,7 +10,8 @@ Layout::
                     "probes"}, "first_run_at", "last_run_at", "repetitions", "health_rule"},
      "cells": {NAME: {"scenario": {...}, "runs": [RUN, ...]} | {"scenario": {...}, "skipped": WHY}}}
 
-    RUN = {"run_id", "repetition", "started_at", "git_revision", "cpu_model", "kernel_release",
+    RUN = {"run_id", "repetition", "round", "seed", "started_at", "git_revision", "cpu_model",
+           "kernel_release",
            "health": {"lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns", "stall_max_ns", "rx_drops",
                       "sender_cpu_wait_share", "receiver_cpu_wait_share",
                       "receiver_turnaround_p10_ns"/"_p50_ns"/"_p90_ns", the same for "sender_...",
@@ -24,6 +25,13 @@ cell is its first ``repetitions`` healthy runs. A cell's stored scenario is the 
 scenario has changed since is reported as stale rather than compared. Each run records when the emulator
 started its frames' time (``arrival``, :mod:`ccfair.emu.arrival`); a top-up keeps only the runs of the mode
 it measures with, so no cell mixes the two.
+
+A run's ``seed`` is the one the sweep gave it: repetition ``repetition - round`` of the cell's plan with
+seed ``PLAN_SEED + round`` (``round``: how many runs the cell held when the measurement that ran it began,
+0 for the first). The simulator side runs the same seeds, so where a seed decides what both backends draw
+(a flow's random path loss) the comparison is run for run (:attr:`CellTruth.draws`). Runs stored before
+seeds were recorded have neither key; a cell with such a run among those it uses is compared with the
+simulator's first repetitions instead.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from typing import Any
 
 from ccfair import __version__, fsio
 from ccfair.emu.arrival import BEFORE_THE_CHOICE
+from ccfair.studies.validate.compare import json_number
 from ccfair.studies.validate.grid import NO_LOOP, Cell, KernelLoop, kernel_loop
 from ccfair.studies.validate.metrics import store_metrics
 
@@ -63,6 +72,9 @@ class CellTruth:
     skipped: str | None = None  # why the cell has no truth
     # The kernel side's loop as its runs measured it (``grid.kernel_loop``): the testbed side goes round it.
     loop: KernelLoop = NO_LOOP
+    # The (round, repetition in the round) of each run in ``runs``, which name its seed; None when a run
+    # does not record them (stored before seeds were).
+    draws: tuple[tuple[int, int], ...] | None = None
 
 
 def is_truth_file(path: Path) -> bool:
@@ -104,7 +116,14 @@ def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTr
         elif len(runs) < repetitions:
             runs.append({k: math.nan if v is None else float(v) for k, v in run["metrics"].items()})
             used.append(run)
-    return CellTruth(runs, excluded, loop=measured_loop(used, stored["runs"]))
+    return CellTruth(runs, excluded, loop=measured_loop(used, stored["runs"]), draws=run_draws(used))
+
+
+def run_draws(runs: Sequence[Mapping[str, Any]]) -> tuple[tuple[int, int], ...] | None:
+    """Each run's (round, repetition in its round), or None if one of them does not record its round."""
+    if any("round" not in r for r in runs):
+        return None
+    return tuple((int(r["round"]), int(r["repetition"]) - int(r["round"])) for r in runs)
 
 
 def _median_of(runs: Sequence[Mapping[str, Any]], key: str) -> float:
@@ -127,11 +146,6 @@ def measured_loop(used: Sequence[Mapping[str, Any]], stored: Sequence[Mapping[st
         turnaround("receiver"),
         turnaround("sender"),
     )
-
-
-def _json_number(value: float | None) -> float | None:
-    """A number for JSON: NaN, and a run summary's null (a NaN as the store keeps it), become null."""
-    return None if value is None or math.isnan(value) else value
 
 
 def listed(value: Any) -> list[str]:
@@ -236,7 +250,7 @@ def build_truth(
         quoted = ", ".join(f"'{r}'" for r in ids)
         rows = query(
             out,
-            "SELECT run_id, repetition, started_at, git_revision, host, summary_json FROM runs "
+            "SELECT run_id, repetition, seed, started_at, git_revision, host, summary_json FROM runs "
             f"WHERE status = 'done' AND run_id IN ({quoted})",
         ).to_dict("records")
         by_id = {r["run_id"]: r for r in rows}
@@ -254,6 +268,9 @@ def build_truth(
                 {
                     "run_id": run_id,
                     "repetition": first + int(row["repetition"]),
+                    # The kernel side ran this measurement's runs as round ``first`` (run.run_kernel_side).
+                    "round": first,
+                    "seed": int(row["seed"]),
                     "started_at": str(row["started_at"]),
                     "git_revision": row["git_revision"],
                     "cpu_model": summary.get("cpu_model") or machine,
@@ -264,13 +281,13 @@ def build_truth(
                         "lateness_max_ns": summary.get("emulator_lateness_max_ns"),
                         "stall_max_ns": summary.get("emulator_stall_max_ns"),
                         "rx_drops": summary.get("emulator_rx_drops"),
-                        "sender_cpu_wait_share": _json_number(summary.get("sender_cpu_wait_share", math.nan)),
-                        "receiver_cpu_wait_share": _json_number(
+                        "sender_cpu_wait_share": json_number(summary.get("sender_cpu_wait_share", math.nan)),
+                        "receiver_cpu_wait_share": json_number(
                             summary.get("receiver_cpu_wait_share", math.nan)
                         ),
                         # The hosts' turnaround timed at the emulator (null: not measured).
                         **{
-                            f"{end}_turnaround_{q}_ns": _json_number(
+                            f"{end}_turnaround_{q}_ns": json_number(
                                 summary.get(f"host_{end}_turnaround_{q}_ns", math.nan)
                             )
                             for end in ("receiver", "sender")
@@ -283,7 +300,7 @@ def build_truth(
                         "arrival": summary.get("emulator_arrival", BEFORE_THE_CHOICE),
                     },
                     "excluded": f"testbed health: {summary.get('emulator_note')}" if limited else None,
-                    "metrics": {k: _json_number(v) for k, v in metrics[run_id].items()},
+                    "metrics": {k: json_number(v) for k, v in metrics[run_id].items()},
                 }
             )
         doc_cells[cell.name] = {"scenario": scenario, "runs": cell_runs}
