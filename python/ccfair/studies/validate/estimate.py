@@ -19,17 +19,18 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
     rows = []
     for cell in cells:
         duration_s = parse_duration_ns(cell.duration, "duration") / 1e9
-        kernel = check_cell(cell, KERNEL, None, repetitions)
-        kernel_seconds = repetitions * (duration_s + KERNEL_SETUP_S)
-        kernel_text = f"{repetitions} runs, {kernel_seconds:.0f} s"
+        runs = cell.runs(repetitions)
+        kernel = check_cell(cell, KERNEL, None, runs)
+        kernel_seconds = runs * (duration_s + KERNEL_SETUP_S)
+        kernel_text = f"{runs} runs, {kernel_seconds:.0f} s"
         if isinstance(kernel, str):
             kernel_text += f"; cannot run here: {kernel}"
         events = 0
         for preset in PRESETS:
-            sim = check_cell(cell, SIMULATOR, preset, repetitions)
+            sim = check_cell(cell, SIMULATOR, preset, runs)
             if not isinstance(sim, str):
-                _, runs = plan_runs(sim, quiet=True, limits=None)
-                events += sum(r.estimate.events for r in runs if r.estimate is not None)
+                _, planned = plan_runs(sim, quiet=True, limits=None)
+                events += sum(r.estimate.events for r in planned if r.estimate is not None)
         rows.append(
             {
                 "cell": cell.name,

@@ -69,12 +69,13 @@ def run_sim_side(
     """Runs every cell the simulator accepts with host preset ``preset``; a kernel-like preset goes round
     the cell's kernel loop (``loops``, by cell name; the preset's hosts on the configured paths without).
     A cell with ``draws`` (by cell name: the (round, repetition in the round) of each kernel run it is
-    compared with) runs those runs' seeds, in their order; one without runs the first ``repetitions``."""
+    compared with) runs those runs' seeds, in their order; one without runs as many as the cell takes
+    (:meth:`Cell.runs`)."""
     side = SideRuns()
     plans = []
     for cell in cells:
         loop = (loops or {}).get(cell.name, NO_LOOP)
-        checked = check_cell(cell, SIMULATOR, preset, repetitions, loop)
+        checked = check_cell(cell, SIMULATOR, preset, cell.runs(repetitions), loop)
         if isinstance(checked, str):
             side.skipped[cell.name] = checked
             continue
@@ -135,7 +136,7 @@ def run_kernel_side(
             note(f"cell {cell.name}: not run on the kernel: {checked}", args.quiet)
             continue
         held, held_healthy = (stored or {}).get(cell.name, (0, 0))
-        wanted = repetitions - held_healthy
+        wanted = cell.runs(repetitions) - held_healthy
         if wanted <= 0:
             continue
         count = wanted

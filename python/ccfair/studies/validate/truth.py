@@ -99,7 +99,9 @@ def load_truth(path: Path, option: str = "--truth") -> dict[str, Any]:
 
 
 def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTruth:
-    """The truth of ``cell``: its first ``repetitions`` healthy runs."""
+    """The truth of ``cell``: its first healthy runs, as many as it takes when the grid runs
+    ``repetitions`` (:meth:`Cell.runs`)."""
+    wanted = cell.runs(repetitions)
     stored = truth["cells"].get(cell.name)
     if stored is None:
         return CellTruth([], [], "not measured")
@@ -113,7 +115,7 @@ def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTr
     for run in stored["runs"]:
         if run["excluded"]:
             excluded.append(f"repetition {run['repetition']}: {run['excluded']}")
-        elif len(runs) < repetitions:
+        elif len(runs) < wanted:
             runs.append({k: math.nan if v is None else float(v) for k, v in run["metrics"].items()})
             used.append(run)
     return CellTruth(runs, excluded, loop=measured_loop(used, stored["runs"]), draws=run_draws(used))
