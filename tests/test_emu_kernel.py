@@ -236,6 +236,28 @@ def test_the_simulators_codel_marks_a_kernel_ecn_flow_through_the_emulator(tmp_p
     assert r.summary["utilization"] > 0.9
 
 
+def test_flows_connect_side_by_side_so_bbr_flows_probe_rtt_together() -> None:
+    # Kernel BBR stamps its min-RTT filter when the connection is established (and again at any lower RTT
+    # sample) and enters PROBE_RTT (cwnd 4 in the Open state) when the stamp is 10 s old. Connected one
+    # after the other, 8 flows at 400 ms would carry stamps up to 2.8 s old into the run, and the first
+    # flows probe from 7.2 s on; connected side by side, none probes before 10 s less the handshake and the
+    # start, as the simulator's flows (all established at time 0) probe at 10 s.
+    r = ccfair.run(
+        {
+            "duration": "11s",
+            "interval": "50ms",
+            "link": {"rate": "10Mbps", "buffer": "1bdp"},
+            "flows": [{"cc": "bbr", "rtt": "400ms", "count": 8}],
+        },
+        backend="kernel",
+    )
+    ts = r.timeseries
+    probing = ts[(ts["cwnd"] <= 4) & (ts["ca_state"] == 0) & (ts["t_ns"] > 5e9)]
+    first = probing.groupby("flow_id")["t_ns"].min()
+    assert len(first) >= 1, "no flow probed by 11 s"
+    assert first.min() >= 9e9, first
+
+
 def offload_run(host: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """One Cubic flow, 100 Mbps, 20 ms, 10 s, with ``host``; the result, its totals and its provenance. Run
     through ``execute`` (not ``ccfair.run``), so the rate needs no doctor measurement at 100 Mbps: these

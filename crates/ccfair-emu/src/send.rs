@@ -1,8 +1,12 @@
 //! `ccfair-emu send`: the bulk senders. One TCP socket per flow, its congestion control set with
 //! TCP_CONGESTION (and internal pacing switched on with SO_MAX_PACING_RATE when the scenario asks) before it
 //! connects. Every flow connects before the epoch (the simulator's flows are likewise established at time 0
-//! with one handshake RTT sample over the empty path); from its start time it writes as fast as the socket takes data, until its stop time or, for a
-//! finite flow, until it has written its size, when it shuts down its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
+//! with one handshake RTT sample over the empty path), all at once: their handshakes run side by side, so
+//! each flow's congestion control starts within one handshake of the others (BBR stamps its min-RTT filter
+//! then, and enters PROBE_RTT when that stamp is 10 s old; connected one after the other, N flows of RTT R
+//! would carry stamps N x R apart into the run). From its start time a flow writes as fast as the socket
+//! takes data, until its stop time or, for a finite flow, until it has written its size, when it shuts down
+//! its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
 //! (and BBR's TCP_CC_INFO) of every flow.
 //!
 //! Flows with the same start time start in flow order: one wakeup writes to each in turn, and the kernel
@@ -157,13 +161,18 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
     let _ = sys::set_timer_slack_ns(1);
     crate::config::pin(&cfg.cpus, "send");
     let duration = cfg.schedule.duration_ns;
-    let mut flows = Vec::with_capacity(cfg.flows.len());
+    let mut streams = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {
-        let stream = sys::tcp_connect(SocketAddrV4::new(f.dst, f.port), &f.cc, f.pacing)
+        let stream = sys::tcp_connect_start(SocketAddrV4::new(f.dst, f.port), &f.cc, f.pacing)
             .map_err(|e| format!("flow {i}: connect to {}:{}: {e}", f.dst, f.port))?;
-        stream
-            .set_nonblocking(true)
-            .map_err(|e| format!("flow {i}: {e}"))?;
+        streams.push(stream);
+    }
+    sys::await_connected(&streams).map_err(|(i, e)| {
+        let f = &cfg.flows[i];
+        format!("flow {i}: connect to {}:{}: {e}", f.dst, f.port)
+    })?;
+    let mut flows = Vec::with_capacity(cfg.flows.len());
+    for ((i, f), stream) in cfg.flows.iter().enumerate().zip(streams) {
         let cc = sys::tcp_congestion(stream.as_raw_fd()).map_err(|e| format!("flow {i}: {e}"))?;
         if cc != f.cc {
             return Err(format!("flow {i}: asked for {} but the socket runs {cc}", f.cc));

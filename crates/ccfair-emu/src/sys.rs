@@ -358,11 +358,18 @@ pub fn poll_many(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize>
     }
 }
 
-/// A TCP socket with its congestion control (and optionally internal pacing) set before it connects, then
-/// connected (blocking, with the kernel's SYN retries) and handed over as a std stream.
-pub fn tcp_connect(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Result<TcpStream> {
+/// A non-blocking TCP socket with its congestion control (and optionally internal pacing) set before it
+/// connects, its connection started (the handshake completes in the kernel; [`await_connected`] waits for
+/// it), handed over as a std stream.
+pub fn tcp_connect_start(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Result<TcpStream> {
     // SAFETY: plain socket(2) call.
-    let raw = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
+    let raw = check(unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    })?;
     // SAFETY: `raw` is a fresh descriptor we own.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let s = fd.as_raw_fd();
@@ -392,14 +399,50 @@ pub fn tcp_connect(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Result<TcpS
         sin_zero: [0; 8],
     };
     // SAFETY: `addr` is a valid sockaddr_in of the given size.
-    check(unsafe {
+    let started = check(unsafe {
         libc::connect(
             s,
             &addr as *const libc::sockaddr_in as *const libc::sockaddr,
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         )
-    })?;
+    });
+    match started {
+        Ok(_) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
     Ok(TcpStream::from(fd))
+}
+
+/// Waits until every connection [`tcp_connect_start`] began has completed (with the kernel's SYN retries,
+/// as a blocking connect would); the first that failed is an error with its index.
+pub fn await_connected(streams: &[TcpStream]) -> Result<(), (usize, io::Error)> {
+    let mut pending: Vec<usize> = (0..streams.len()).collect();
+    let mut pfds: Vec<libc::pollfd> = Vec::with_capacity(streams.len());
+    while !pending.is_empty() {
+        pfds.clear();
+        pfds.extend(pending.iter().map(|&i| libc::pollfd {
+            fd: streams[i].as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        }));
+        poll_many(&mut pfds, 1_000_000_000).map_err(|e| (pending[0], e))?;
+        let mut still = Vec::with_capacity(pending.len());
+        for (&i, p) in pending.iter().zip(&pfds) {
+            if p.revents == 0 {
+                still.push(i);
+                continue;
+            }
+            let mut err = [0u8; 4];
+            getsockopt_bytes(p.fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err).map_err(|e| (i, e))?;
+            let code = i32::from_ne_bytes(err);
+            if code != 0 {
+                return Err((i, io::Error::from_raw_os_error(code)));
+            }
+        }
+        pending = still;
+    }
+    Ok(())
 }
 
 /// The raw `struct tcp_info` bytes of a socket and how many the kernel filled.
