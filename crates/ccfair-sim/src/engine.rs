@@ -33,6 +33,9 @@
 //! It is 40 % of the events at 10 Gb/s; its key is made like every other (with its sequence), so the order
 //! is the same.
 //!
+//! A bucket that becomes current asks the caches for the next bucket's storage ([`crate::prefetch`]): it was
+//! written about a one-way delay ago and, with thousands of flows, has left the caches since.
+//!
 //! Timers are cancelled lazily: a [`TimerSlot`] remembers the earliest event it has in the queue, and the
 //! owner keeps the real deadline. Re-arming a timer later than the pending event pushes nothing (the pending
 //! event notices the new deadline when it pops); re-arming it earlier pushes one event. Linux re-arms its RTO
@@ -290,6 +293,12 @@ impl EventQueue {
         Some((Time::from_ns((top >> 64) as u64), top as u64 & CODE_MASK))
     }
 
+    /// The events of the bucket after the current one.
+    #[inline]
+    fn next_bucket(&self) -> &[u128] {
+        &self.wheel[((self.current + 1) & WHEEL_MASK) as usize]
+    }
+
     /// Makes the next bucket with events current and sorts its events into `run` (which must be empty);
     /// false if the wheel and the far heap hold none.
     #[cold]
@@ -312,6 +321,9 @@ impl EventQueue {
         self.wheel_len -= self.run.len();
         self.run.sort_unstable_by(|a, b| b.cmp(a));
         self.occupied[slot / 64] &= !(1 << (slot % 64));
+        // The next bucket's storage was written about a one-way delay ago and is cold: it becomes the run after
+        // this one, a few events from now.
+        crate::prefetch::value(self.next_bucket());
         true
     }
 
