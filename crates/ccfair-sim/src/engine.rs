@@ -33,8 +33,10 @@
 //! It is 40 % of the events at 10 Gb/s; its key is made like every other (with its sequence), so the order
 //! is the same.
 //!
-//! A bucket that becomes current asks the caches for the next bucket's storage ([`crate::prefetch`]): it was
-//! written about a one-way delay ago and, with thousands of flows, has left the caches since.
+//! A bucket that becomes current asks the caches for the next bucket's storage (`crate::prefetch`): it was
+//! written about a one-way delay ago and, with thousands of flows, has left the caches since. For the
+//! simulation's own prefetching, [`EventQueue::upcoming`] tells the codes of the next events as far as `run`
+//! (then the next bucket, unsorted) knows them.
 //!
 //! Timers are cancelled lazily: a [`TimerSlot`] remembers the earliest event it has in the queue, and the
 //! owner keeps the real deadline. Re-arming a timer later than the pending event pushes nothing (the pending
@@ -291,6 +293,19 @@ impl EventQueue {
             self.single = EMPTY;
         }
         Some((Time::from_ns((top >> 64) as u64), top as u64 & CODE_MASK))
+    }
+
+    /// The code of the event `k` places after the next one (0: the next), as far as the current bucket's
+    /// sorted run and then the next bucket (in insertion order, unsorted) tell. A hint for prefetching: an
+    /// event scheduled later may still come before it, and the link's departure and the `near` heap are not
+    /// looked at.
+    #[inline]
+    pub fn upcoming(&self, k: usize) -> Option<u64> {
+        let key = match self.run.len().checked_sub(k + 1) {
+            Some(i) => self.run[i],
+            None => *self.next_bucket().get(k - self.run.len())?,
+        };
+        Some(key as u64 & CODE_MASK)
     }
 
     /// The events of the bucket after the current one.
