@@ -149,6 +149,11 @@ impl RunMeter {
         end.minus(self.at_window_start[i])
     }
 
+    /// `flow`'s RTT histogram (for prefetch hints; its figures: [`RunMeter::rtt_stats`]).
+    pub fn rtt_histogram(&self, flow: u32) -> &LogHistogram {
+        &self.rtt_hist[flow as usize]
+    }
+
     /// `flow`'s RTT samples in the window: (count, mean ns, p99 ns), NaN without samples.
     pub fn rtt_stats(&self, flow: u32) -> (u64, f64, f64) {
         let h = &self.rtt_hist[flow as usize];

@@ -6,11 +6,17 @@
 //! single unsigned comparison, and as sequences are unique no two keys are equal, so any structure that
 //! hands out the smallest key first gives exactly the same order.
 //!
-//! Layout: a timing wheel in front of two heaps. Time is cut into buckets of [`BUCKET_NS`]; the wheel has
-//! [`WHEEL_BUCKETS`] of them, about 67 ms ahead of the current bucket. An event due within the wheel's span
-//! is appended, unsorted, to its bucket; one beyond it goes into the `far` heap. When the current bucket is
-//! used up, the next non-empty bucket (found through a bitmap) becomes current: `far` gives up what now falls
-//! within the span, and the bucket's events are sorted once into `run`, which hands them out from its end.
+//! Layout: a timing wheel and a coarser level in front of two heaps. Time is cut into buckets of
+//! [`BUCKET_NS`]; the wheel has [`WHEEL_BUCKETS`] of them, about 67 ms, and takes the events due before the
+//! start of the block two after the current bucket's (blocks of half the wheel, 34 ms; so 34 to 67 ms
+//! ahead). An event due within the wheel's span is appended, unsorted, to its bucket; one beyond it is
+//! appended, unsorted, to its block on the coarse level (256 blocks, 8.6 s: a retransmission timer with a
+//! timer per flow), and one beyond that goes into the `far` heap. When the current bucket is used up, the next
+//! non-empty bucket (found through a bitmap) becomes current: the coarse level's blocks now within the
+//! wheel's span move onto it whole, `far` gives up what now falls within the coarse level's, and the
+//! bucket's events are sorted once into `run`, which hands them out from its end. (With 100,000 flows a far
+//! heap of their timers was several cache misses per pop below its first levels; a block is appended to and
+//! read in order.)
 //! An event scheduled into the current bucket (or earlier) after that is inserted into `run` in order, or,
 //! while `run` is long, goes into the `near` heap; a pop takes the smaller of `run`'s and `near`'s next. Most
 //! events are a pipe's head (due a one-way delay ahead, or, for a pipe's next head, often within the current
@@ -32,6 +38,11 @@
 //! (`run`'s, `near`'s and the slot's).
 //! It is 40 % of the events at 10 Gb/s; its key is made like every other (with its sequence), so the order
 //! is the same.
+//!
+//! A bucket that becomes current asks the caches for the next bucket's storage (`crate::prefetch`): it was
+//! written about a one-way delay ago and, with thousands of flows, has left the caches since. For the
+//! simulation's own prefetching, [`EventQueue::upcoming`] tells the codes of the next events as far as `run`
+//! (then the next bucket, unsorted) knows them.
 //!
 //! Timers are cancelled lazily: a [`TimerSlot`] remembers the earliest event it has in the queue, and the
 //! owner keeps the real deadline. Re-arming a timer later than the pending event pushes nothing (the pending
@@ -58,6 +69,17 @@ pub const BUCKET_NS: u64 = 1 << BUCKET_SHIFT;
 /// and the delayed-ACK timer, so their events never wait in the far heap.
 pub const WHEEL_BUCKETS: usize = 1 << 14;
 const WHEEL_MASK: u64 = WHEEL_BUCKETS as u64 - 1;
+
+/// log2 of the buckets in one block of the coarse level: half the wheel, 2^13 buckets (34 ms).
+const BLOCK_SHIFT: u32 = 13;
+/// Blocks on the coarse level: 256 blocks of 34 ms span 8.6 s, more than a retransmission timeout usually
+/// waits, so timers rarely reach the far heap.
+const COARSE_BLOCKS: usize = 256;
+
+#[inline]
+fn block_of(bucket: u64) -> u64 {
+    bucket >> BLOCK_SHIFT
+}
 
 #[inline]
 fn bucket_of(key: u128) -> u64 {
@@ -170,7 +192,15 @@ pub struct EventQueue {
     occupied: Vec<u64>,
     /// Events in the wheel.
     wheel_len: usize,
-    /// Events due after the wheel's span.
+    /// Per block of the coarse level's span, its events in insertion order (slot: block mod
+    /// [`COARSE_BLOCKS`]).
+    coarse: Vec<Vec<u128>>,
+    /// Events on the coarse level.
+    coarse_len: usize,
+    /// The first block of the coarse level: the block two after the current bucket's (see
+    /// [`EventQueue::wheel_end`]).
+    coarse_first: u64,
+    /// Events due after the coarse level's span.
     far: KeyHeap,
     /// The one pending event of [`EventQueue::push_single`], or [`EMPTY`].
     single: u128,
@@ -193,6 +223,9 @@ impl EventQueue {
             wheel: vec![Vec::new(); WHEEL_BUCKETS],
             occupied: vec![0; WHEEL_BUCKETS / 64],
             wheel_len: 0,
+            coarse: vec![Vec::new(); COARSE_BLOCKS],
+            coarse_len: 0,
+            coarse_first: 2,
             far: KeyHeap::new(),
             single: EMPTY,
             current: 0,
@@ -253,15 +286,31 @@ impl EventQueue {
         self.run[i] = key;
     }
 
-    /// A key of a bucket after the current one: on the wheel, or far beyond its span.
+    /// The first bucket the wheel does not take: the first of the block two after the current bucket's, so
+    /// at most [`WHEEL_BUCKETS`] ahead, and whole blocks of the coarse level join the wheel as it moves.
+    #[inline]
+    fn wheel_end(&self) -> u64 {
+        (block_of(self.current) + 2) << BLOCK_SHIFT
+    }
+
+    /// The first block the coarse level does not take.
+    #[inline]
+    fn coarse_end(&self) -> u64 {
+        self.coarse_first + COARSE_BLOCKS as u64
+    }
+
+    /// A key of a bucket after the current one: on the wheel, on the coarse level, or far beyond both.
     #[inline]
     fn place_ahead(&mut self, key: u128) {
         let b = bucket_of(key);
-        if b - self.current < WHEEL_BUCKETS as u64 {
+        if b < self.wheel_end() {
             let slot = (b & WHEEL_MASK) as usize;
             self.wheel[slot].push(key);
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.wheel_len += 1;
+        } else if block_of(b) < self.coarse_end() {
+            self.coarse[block_of(b) as usize % COARSE_BLOCKS].push(key);
+            self.coarse_len += 1;
         } else {
             self.far.push(key);
         }
@@ -290,19 +339,42 @@ impl EventQueue {
         Some((Time::from_ns((top >> 64) as u64), top as u64 & CODE_MASK))
     }
 
+    /// The code of the event `k` places after the next one (0: the next), as far as the current bucket's
+    /// sorted run and then the next bucket (in insertion order, unsorted) tell. A hint for prefetching: an
+    /// event scheduled later may still come before it, and the link's departure and the `near` heap are not
+    /// looked at.
+    #[inline]
+    pub fn upcoming(&self, k: usize) -> Option<u64> {
+        let key = match self.run.len().checked_sub(k + 1) {
+            Some(i) => self.run[i],
+            None => *self.next_bucket().get(k - self.run.len())?,
+        };
+        Some(key as u64 & CODE_MASK)
+    }
+
+    /// The events of the bucket after the current one.
+    #[inline]
+    fn next_bucket(&self) -> &[u128] {
+        &self.wheel[((self.current + 1) & WHEEL_MASK) as usize]
+    }
+
     /// Makes the next bucket with events current and sorts its events into `run` (which must be empty);
-    /// false if the wheel and the far heap hold none.
+    /// false if the queue holds none beyond the current bucket.
     #[cold]
     fn advance(&mut self) -> bool {
+        // Every event on the wheel is due before any on the coarse level, and those before any far one.
         let next = match self.next_occupied() {
             Some(b) => b,
-            None if self.far.len > 0 => bucket_of(self.far.peek()),
-            None => return false,
+            None => match self.first_beyond_wheel() {
+                Some(b) => b,
+                None => return false,
+            },
         };
         self.current = next;
-        // The wheel's span moved: far events now within it join the wheel (those of the new bucket its slot,
-        // which becomes `run` next: none is earlier).
-        while self.far.len > 0 && bucket_of(self.far.peek()) - self.current < WHEEL_BUCKETS as u64 {
+        // The spans moved: whole blocks of the coarse level, then far events, join the level below (those of
+        // the new bucket its slot, which becomes `run` next: none is earlier).
+        self.lower_coarse();
+        while self.far.len > 0 && block_of(bucket_of(self.far.peek())) < self.coarse_end() {
             let key = self.far.pop();
             self.place_ahead(key);
         }
@@ -312,7 +384,42 @@ impl EventQueue {
         self.wheel_len -= self.run.len();
         self.run.sort_unstable_by(|a, b| b.cmp(a));
         self.occupied[slot / 64] &= !(1 << (slot % 64));
+        // The next bucket's storage was written about a one-way delay ago and is cold: it becomes the run after
+        // this one, a few events from now.
+        crate::prefetch::value(self.next_bucket());
         true
+    }
+
+    /// The coarse level's blocks now before [`EventQueue::wheel_end`] move onto the wheel, in full (each
+    /// block's storage stays, empty, for later use).
+    fn lower_coarse(&mut self) {
+        let first = block_of(self.wheel_end());
+        if self.coarse_len == 0 {
+            self.coarse_first = first;
+            return;
+        }
+        while self.coarse_first < first && self.coarse_len > 0 {
+            let slot = self.coarse_first as usize % COARSE_BLOCKS;
+            let mut keys = std::mem::take(&mut self.coarse[slot]);
+            self.coarse_len -= keys.len();
+            self.coarse_first += 1;
+            for key in keys.drain(..) {
+                self.place_ahead(key);
+            }
+            self.coarse[slot] = keys;
+        }
+        self.coarse_first = first;
+    }
+
+    /// With the wheel empty: the bucket of the earliest event on the coarse level, else in the far heap.
+    fn first_beyond_wheel(&self) -> Option<u64> {
+        if self.coarse_len > 0 {
+            let keys = (0..COARSE_BLOCKS as u64)
+                .map(|k| &self.coarse[(self.coarse_first + k) as usize % COARSE_BLOCKS])
+                .find(|keys| !keys.is_empty())?;
+            return keys.iter().min().map(|&key| bucket_of(key));
+        }
+        (self.far.len > 0).then(|| bucket_of(self.far.peek()))
     }
 
     /// The first bucket after the current one that holds events, if the wheel holds any.
@@ -343,7 +450,12 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.run.len() + self.near.len + self.wheel_len + self.far.len + usize::from(self.single != EMPTY)
+        self.run.len()
+            + self.near.len
+            + self.wheel_len
+            + self.coarse_len
+            + self.far.len
+            + usize::from(self.single != EMPTY)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -447,7 +559,8 @@ mod tests {
             let grow = (step / 5000) % 2 == 0;
             if (x >> 60) < if grow { 11 } else { 5 } {
                 // Delays at every scale: within the current bucket, on the wheel, and beyond its span.
-                let scale = [3_000, 100_000, 70_000_000, 300_000_000][((x >> 16) % 4) as usize];
+                let scale =
+                    [3_000, 100_000, 70_000_000, 300_000_000, 20_000_000_000][((x >> 16) % 5) as usize];
                 let at = now + (x >> 20) % scale;
                 let code = (x >> 8) & CODE_MASK;
                 q.push(Time::from_ns(at), code);
@@ -462,6 +575,40 @@ mod tests {
             }
             assert_eq!(q.len(), reference.len());
         }
+    }
+
+    #[test]
+    fn events_crossing_the_coarse_level_and_the_far_heap_match_a_reference_heap() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut x: u64 = 3;
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for step in 0..100_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if (x >> 60) < 8 {
+                // Timers a wheel, a coarse block, the coarse span (8.6 s) and beyond it ahead.
+                let scale = [50_000_000, 40_000_000, 9_000_000_000, 30_000_000_000][((x >> 16) % 4) as usize];
+                let at = now + (x >> 20) % scale;
+                let code = (x >> 8) & CODE_MASK;
+                q.push(Time::from_ns(at), code);
+                reference.push(Reverse((at, seq, code)));
+                seq += 1;
+            } else {
+                // Pops reach far ahead, so the wheel empties and later levels come down to it.
+                let limit = now + (x >> 30) % 2_000_000_000;
+                if let Some((t, _)) = pop_both(&mut q, &mut reference, limit, step) {
+                    now = t;
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while pop_both(&mut q, &mut reference, u64::MAX, 0).is_some() {}
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -69,6 +69,11 @@ impl Recorder {
         self.meter.counters(flow)
     }
 
+    /// What the counters of `flow` occupy (the per-flow counters, the RTT histogram), for prefetch hints.
+    pub fn flow_state(&self, flow: u32) -> (&ccfair_core::FlowCounters, &ccfair_core::LogHistogram) {
+        (self.meter.counters(flow), self.meter.rtt_histogram(flow))
+    }
+
     pub fn rto_event(&mut self, flow: u32) {
         self.meter.rto(flow);
     }

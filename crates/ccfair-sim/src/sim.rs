@@ -21,6 +21,15 @@
 //! lives for one event is kept once for all flows, where it stays in the caches: the ACK's delivery-rate
 //! sample (`rate_scratch`), the segment and ACK buffers.
 //!
+//! Prefetching: the event queue knows the next events (the current bucket's sorted run), so with thousands of
+//! flows (`PREFETCH_MIN_FLOWS`), while one event runs, the loop asks the caches for what the next ones will
+//! read (`prefetch`), in two steps: the event after next gets its flow's own state (the lines of `Flow` its
+//! kind reads, and its counters), whose addresses need nothing read; the next event gets what that state
+//! points to (the pipe entry it takes, the retransmission queue's ends, the algorithm's state), the state
+//! having had an event's time to arrive. A transmission that starts asks for the forward pipe and host its
+//! departure will read. With 100,000 flows this overlaps the misses of consecutive events instead of paying
+//! them one after another; the hints change nothing that runs.
+//!
 //! Every packet-level event is reported once, to `report`: a [`Tee`] of the built-in [`Recorder`] and the
 //! caller's `Observer` `O`, which sees each event after the recorder.
 
@@ -32,6 +41,7 @@ use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng
 use crate::engine::{EventQueue, TimerSlot};
 use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
+use crate::prefetch;
 use crate::recorder::{FlowMeta, FlowView, Recorder};
 use crate::scenario::ScenarioSpec;
 use crate::tcp::{Ack, Arrival, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
@@ -54,6 +64,13 @@ const EV_WINDOW_START: u64 = 10;
 const EV_WINDOW_END: u64 = 11;
 const EV_HOST_TX: u64 = 12;
 const EV_GRO_FLUSH: u64 = 13;
+
+/// The fewest flows with which the event loop prefetches the next events' flow state (see the module docs).
+/// Below a few thousand flows their state stays in a last-level cache of tens of MB, whose latency the core
+/// hides without help, and the hints only cost instructions: on the 2-core EPYC (32 MB L3, corescale's
+/// setting) they made 1000 flows 8 % slower, 2000 flows 2 % slower, 3000 flows 10 % and 5000 flows 13 %
+/// faster.
+const PREFETCH_MIN_FLOWS: usize = 3000;
 
 const FLOW_BITS: u32 = 20;
 /// The most flows a run may have (2^20).
@@ -149,6 +166,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     rate_scratch: RateScratch,
     /// The edge marker a core-stateless AQM needs at the senders (PPV), stamping every segment's value.
     marker: Option<PpvMarker>,
+    /// Whether the event loop prefetches the next events' flow state (`PREFETCH_MIN_FLOWS`).
+    prefetch_flows: bool,
     events_processed: u64,
 }
 
@@ -263,6 +282,7 @@ impl<O: Observer> Simulation<O> {
             .iter()
             .map(|g| Nic::new(g.host.nic_rate_bps))
             .collect();
+        let prefetch_flows = flows.len() >= PREFETCH_MIN_FLOWS;
         Ok(Simulation {
             spec,
             now: Time::ZERO,
@@ -277,6 +297,7 @@ impl<O: Observer> Simulation<O> {
             qev: QdiscEvents::default(),
             rate_scratch: RateScratch::default(),
             marker,
+            prefetch_flows,
             events_processed: 0,
         })
     }
@@ -368,6 +389,9 @@ impl<O: Observer> Simulation<O> {
             };
             pops += 1;
             self.now = at;
+            if self.prefetch_flows {
+                self.prefetch_upcoming();
+            }
             self.dispatch(c);
         }
         false
@@ -427,6 +451,72 @@ impl<O: Observer> Simulation<O> {
             window_ns,
             self.segments_in_network(),
         )
+    }
+
+    /// Asks the caches for what the next events will read while this one runs (see the module docs): the
+    /// event after next its flow's own state, the next one what that state points to. Hints only: an event
+    /// scheduled meanwhile may come first, and nothing here changes what runs.
+    #[inline]
+    fn prefetch_upcoming(&self) {
+        if let Some(c) = self.events.upcoming(1) {
+            self.prefetch_flow(c);
+        }
+        if let Some(c) = self.events.upcoming(0) {
+            self.prefetch_pointed(c);
+        }
+    }
+
+    /// The lines of its flow's own state that an event with code `c` reads (found without reading any).
+    #[inline]
+    fn prefetch_flow(&self, c: u64) {
+        let (kind, f) = (c >> FLOW_BITS, (c & (MAX_FLOWS as u64 - 1)) as u32);
+        let Some(fl) = self.flows.get(f as usize) else {
+            return;
+        };
+        let (counters, rtt_hist) = self.report.0.flow_state(f);
+        match kind {
+            EV_DATA | EV_DELACK_TIMER | EV_COMP_TIMER | EV_GRO_FLUSH => {
+                prefetch::value(&fl.receiver);
+                prefetch::value(&fl.gro);
+                prefetch::value(&fl.data_pipe);
+                prefetch::value(&fl.ack_pipe);
+                prefetch::value(&fl.host);
+                prefetch::value(&fl.delack_slot);
+                prefetch::value(counters);
+            }
+            EV_ACK | EV_XMIT_TIMER | EV_PACING_TIMER | EV_HOST_TX => {
+                prefetch::value(&fl.egress);
+                prefetch::value(&fl.sender);
+                prefetch::value(&fl.ack_pipe);
+                prefetch::value(&fl.host);
+                prefetch::value(&fl.xmit_slot);
+                prefetch::value(counters);
+                prefetch::value(rtt_hist);
+            }
+            _ => {}
+        }
+    }
+
+    /// What an event with code `c` reads through its flow's pointers (read here, so its flow's state should
+    /// already have been asked for).
+    #[inline]
+    fn prefetch_pointed(&self, c: u64) {
+        let (kind, f) = (c >> FLOW_BITS, (c & (MAX_FLOWS as u64 - 1)) as u32);
+        let Some(fl) = self.flows.get(f as usize) else {
+            return;
+        };
+        match kind {
+            EV_DATA => {
+                fl.data_pipe.prefetch_head();
+                fl.ack_pipe.prefetch_next_slot();
+                fl.receiver.prefetch_segment_path();
+            }
+            EV_ACK => {
+                fl.ack_pipe.prefetch_head();
+                fl.sender.prefetch_ack_path();
+            }
+            _ => {}
+        }
     }
 
     fn dispatch(&mut self, c: u64) {
@@ -641,6 +731,12 @@ impl<O: Observer> Simulation<O> {
         let pkt = self.bottleneck.in_transmission().expect("a transmission started");
         let sojourn = now.saturating_since(pkt.enqueue_ts);
         let (flow, wire_len) = (pkt.flow, pkt.wire_len);
+        if self.prefetch_flows {
+            // Its departure, a serialization time from now, reads the flow's forward pipe and host.
+            let fl = &self.flows[flow as usize];
+            prefetch::value(&fl.data_pipe);
+            prefetch::value(&fl.host);
+        }
         self.report.queue_departure(now, flow, sojourn, wire_len);
         // One transmission at a time: the link's departure is the queue's single event.
         self.events.push_single(end, code(EV_LINK_DONE, 0));

@@ -3,7 +3,7 @@
 //!
 //! Because the delay is constant and entries arrive in time order, only the head needs an event in the
 //! simulator's queue, so the event queue holds one entry per non-empty pipe instead of one per packet in
-//! flight.
+//! flight. It can ask the caches for its head entry or its next slot ahead of use (prefetch hints).
 
 use std::collections::VecDeque;
 
@@ -72,6 +72,24 @@ impl<T> Pipe<T> {
 
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// Asks the caches for the head's entry (the next to leave), which has been cold since it entered.
+    #[inline]
+    pub fn prefetch_head(&self) {
+        if let Some(head) = self.items.front() {
+            crate::prefetch::value(head);
+        }
+    }
+
+    /// Asks the caches for the slot the next entry goes into (just past the tail; if the ring wraps there,
+    /// the hint is wasted, never wrong).
+    #[inline]
+    pub fn prefetch_next_slot(&self) {
+        if let Some(tail) = self.items.back() {
+            let next = (tail as *const (Time, T)).wrapping_add(1);
+            crate::prefetch::line(next.cast());
+        }
     }
 
     /// The items in the pipe, oldest first.

@@ -190,6 +190,19 @@ impl Receiver {
     }
 
     /// Processes an arriving data segment; may produce an ACK. Returns what reached the application.
+    /// Asks the caches for what an arriving segment reads through this receiver's pointers: the first
+    /// out-of-order block (if any) and the receive window's state (if it models one). Call it once the
+    /// receiver itself is in the caches.
+    #[inline]
+    pub fn prefetch_segment_path(&self) {
+        if let Some(first) = self.ofo.first() {
+            crate::prefetch::value(first);
+        }
+        if let Some(win) = self.win.as_deref() {
+            crate::prefetch::value(win);
+        }
+    }
+
     pub fn on_segment(&mut self, now: Time, seg: &Segment, acks: &mut Vec<Ack>) -> Delivery {
         self.on_segments(now, seg, 1, acks)
     }

@@ -97,6 +97,22 @@ impl RtxQueue {
         &mut self.segs[(seq - self.base) as usize]
     }
 
+    /// Asks the caches for the head entry (the next to be acknowledged) and the slot past the tail (the next
+    /// written; if the ring wraps there, that hint is wasted, never wrong).
+    #[inline]
+    pub fn prefetch_ends(&self) {
+        if let Some(head) = self.segs.front() {
+            crate::prefetch::value(head);
+        }
+        if let Some(tail) = self.segs.back() {
+            crate::prefetch::line((tail as *const SegState).wrapping_add(1).cast());
+        }
+        // RACK's walk starts at the oldest segment neither SACKed nor lost, often past the head in recovery.
+        if self.contains(self.ts_head) {
+            crate::prefetch::value(self.get(self.ts_head));
+        }
+    }
+
     pub fn front(&self) -> Option<&SegState> {
         self.segs.front()
     }

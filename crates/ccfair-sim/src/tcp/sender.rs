@@ -343,6 +343,15 @@ impl Sender {
     }
 
     /// The ECN codepoint of this connection's new data.
+    /// Asks the caches for what an ACK will read through this sender's pointers: the retransmission queue's
+    /// head (the entries it acknowledges), the slot new segments are written to, and the algorithm's state.
+    /// Call it once the sender itself is in the caches, or the hints wait for it.
+    #[inline]
+    pub fn prefetch_ack_path(&self) {
+        self.q.prefetch_ends();
+        crate::prefetch::value(self.core.cc_ref());
+    }
+
     pub fn ecn_codepoint(&self) -> ccfair_core::Ecn {
         self.ecn.codepoint
     }
