@@ -527,126 +527,121 @@ mod tests {
         assert_eq!(q.pop_until(Time::from_ns(10)), Some((Time::from_ns(10), 1)));
     }
 
-    type Reference = std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u64)>>;
+    /// An event queue checked against a reference heap of (time, push order, code), driven by a seeded
+    /// linear congruential generator: every pop must return what the reference pops.
+    struct Checked {
+        q: EventQueue,
+        reference: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u64)>>,
+        x: u64,
+        pushes: u64,
+        now: u64,
+    }
 
-    /// Pops the next event due by `limit` from the queue and from the reference heap of (time, push order,
-    /// code), asserts they agree, and returns it.
-    fn pop_both(q: &mut EventQueue, reference: &mut Reference, limit: u64, step: u64) -> Option<(u64, u64)> {
-        use std::cmp::Reverse;
-        let want = match reference.peek() {
-            Some(Reverse((t, _, _))) if *t <= limit => reference.pop().map(|Reverse((t, _, c))| (t, c)),
-            _ => None,
-        };
-        let got = q.pop_until(Time::from_ns(limit)).map(|(t, c)| (t.ns(), c));
-        assert_eq!(got, want, "step {step}");
-        got
+    impl Checked {
+        fn new(seed: u64) -> Self {
+            Checked {
+                q: EventQueue::new(),
+                reference: std::collections::BinaryHeap::new(),
+                x: seed,
+                pushes: 0,
+                now: 0,
+            }
+        }
+
+        /// Draws the next number; its top 4 bits choose between a push and a pop.
+        fn draw(&mut self) -> u64 {
+            self.x = self
+                .x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.x
+        }
+
+        /// A time ahead of now by a draw below one of `scales` (picked by the draw too).
+        fn ahead(&self, scales: &[u64]) -> u64 {
+            self.now + (self.x >> 20) % scales[((self.x >> 16) % scales.len() as u64) as usize]
+        }
+
+        fn push(&mut self, at: u64, code: u64, single: bool) {
+            if single {
+                self.q.push_single(Time::from_ns(at), code);
+            } else {
+                self.q.push(Time::from_ns(at), code);
+            }
+            self.reference.push(std::cmp::Reverse((at, self.pushes, code)));
+            self.pushes += 1;
+        }
+
+        /// Pops the next event due by `limit` from both, asserts they agree, moves now to it and returns it.
+        fn pop(&mut self, limit: u64, step: u64) -> Option<(u64, u64)> {
+            use std::cmp::Reverse;
+            let want = match self.reference.peek() {
+                Some(Reverse((t, _, _))) if *t <= limit => {
+                    self.reference.pop().map(|Reverse((t, _, c))| (t, c))
+                }
+                _ => None,
+            };
+            let got = self.q.pop_until(Time::from_ns(limit)).map(|(t, c)| (t.ns(), c));
+            assert_eq!(got, want, "step {step}");
+            assert_eq!(self.q.len(), self.reference.len());
+            if let Some((t, _)) = got {
+                self.now = t;
+            }
+            got
+        }
     }
 
     #[test]
     fn interleaved_pushes_and_pops_match_a_reference_heap() {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut q = EventQueue::new();
-        let mut reference = BinaryHeap::new();
-        let mut x: u64 = 7;
-        let mut seq = 0u64;
-        let mut now = 0u64;
+        let mut c = Checked::new(7);
         for step in 0..200_000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let x = c.draw();
             // Phases of growth and of draining, so the heap crosses many group boundaries both ways.
             let grow = (step / 5000) % 2 == 0;
             if (x >> 60) < if grow { 11 } else { 5 } {
                 // Delays at every scale: within the current bucket, on the wheel, and beyond its span.
-                let scale =
-                    [3_000, 100_000, 70_000_000, 300_000_000, 20_000_000_000][((x >> 16) % 5) as usize];
-                let at = now + (x >> 20) % scale;
-                let code = (x >> 8) & CODE_MASK;
-                q.push(Time::from_ns(at), code);
-                reference.push(Reverse((at, seq, code)));
-                seq += 1;
+                let at = c.ahead(&[3_000, 100_000, 70_000_000, 300_000_000, 20_000_000_000]);
+                c.push(at, (x >> 8) & CODE_MASK, false);
             } else {
-                let limit = now + (x >> 40) % 50_000;
-                let got = pop_both(&mut q, &mut reference, limit, step);
-                if let Some((t, _)) = got {
-                    now = t;
-                }
+                c.pop(c.now + (x >> 40) % 50_000, step);
             }
-            assert_eq!(q.len(), reference.len());
         }
     }
 
     #[test]
     fn events_crossing_the_coarse_level_and_the_far_heap_match_a_reference_heap() {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut q = EventQueue::new();
-        let mut reference = BinaryHeap::new();
-        let mut x: u64 = 3;
-        let mut seq = 0u64;
-        let mut now = 0u64;
+        let mut c = Checked::new(3);
         for step in 0..100_000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let x = c.draw();
             if (x >> 60) < 8 {
                 // Timers a wheel, a coarse block, the coarse span (8.6 s) and beyond it ahead.
-                let scale = [50_000_000, 40_000_000, 9_000_000_000, 30_000_000_000][((x >> 16) % 4) as usize];
-                let at = now + (x >> 20) % scale;
-                let code = (x >> 8) & CODE_MASK;
-                q.push(Time::from_ns(at), code);
-                reference.push(Reverse((at, seq, code)));
-                seq += 1;
+                let at = c.ahead(&[50_000_000, 40_000_000, 9_000_000_000, 30_000_000_000]);
+                c.push(at, (x >> 8) & CODE_MASK, false);
             } else {
                 // Pops reach far ahead, so the wheel empties and later levels come down to it.
-                let limit = now + (x >> 30) % 2_000_000_000;
-                if let Some((t, _)) = pop_both(&mut q, &mut reference, limit, step) {
-                    now = t;
-                }
+                c.pop(c.now + (x >> 30) % 2_000_000_000, step);
             }
-            assert_eq!(q.len(), reference.len());
         }
-        while pop_both(&mut q, &mut reference, u64::MAX, 0).is_some() {}
-        assert!(q.is_empty());
+        while c.pop(u64::MAX, 0).is_some() {}
+        assert!(c.q.is_empty());
     }
 
     #[test]
     fn single_events_keep_the_order_of_their_keys() {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut q = EventQueue::new();
-        let mut reference = BinaryHeap::new();
-        let mut x: u64 = 11;
-        let mut seq = 0u64;
-        let mut now = 0u64;
+        let mut c = Checked::new(11);
         let mut single_pending = false;
         for step in 0..100_000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let x = c.draw();
             if (x >> 60) < 9 {
                 // Ties at the same instant are frequent: the slot's event must still run in push order.
-                let at = now + (x >> 20) % [4, 1_500, 9_000, 80_000_000][((x >> 16) % 4) as usize];
+                let at = c.ahead(&[4, 1_500, 9_000, 80_000_000]);
                 let single = !single_pending && (x >> 10).is_multiple_of(3);
                 let code = if single { 0 } else { 1 + (x >> 8) % 1000 };
-                if single {
-                    q.push_single(Time::from_ns(at), code);
-                    single_pending = true;
-                } else {
-                    q.push(Time::from_ns(at), code);
-                }
-                reference.push(Reverse((at, seq, code)));
-                seq += 1;
-            } else {
-                let limit = now + (x >> 40) % 20_000;
-                let got = pop_both(&mut q, &mut reference, limit, step);
-                if let Some((t, c)) = got {
-                    now = t;
-                    single_pending &= c != 0;
-                }
+                c.push(at, code, single);
+                single_pending |= single;
+            } else if let Some((_, code)) = c.pop(c.now + (x >> 40) % 20_000, step) {
+                single_pending &= code != 0;
             }
-            assert_eq!(q.len(), reference.len());
         }
     }
 
