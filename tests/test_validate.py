@@ -78,8 +78,8 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("testbed", "bbr-cubic-0.5bdp", "spread"): "spread ratio 0.49",
     ("testbed", "bbr-then-cubic-2bdp", "spread"): "spread ratio 0.41",
     ("ideal", "reno-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
-    ("ideal", "cubic-rtt-10-100", "share"): "share gap 0.085",
-    ("ideal", "cubic-rtt-10-100", "jain"): "jain gap +0.077",
+    ("ideal", "cubic-rtt-10-100", "share"): "share gap 0.081",
+    ("ideal", "cubic-rtt-10-100", "jain"): "jain gap +0.073",
     ("ideal", "cubic-rtt-10-100", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "bbr-vs-8cubic", "share"): "share gap 0.138",
     ("ideal", "bbr-vs-8cubic", "jain"): "jain gap +0.148",
@@ -89,7 +89,7 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
     ("ideal", "10cubic", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-staggered-4", "share"): "share gap 0.097",
     ("ideal", "cubic-staggered-4", "spread"): "ideal hosts repeat the run exactly",
-    ("ideal", "bbr-staggered-4", "jain"): "jain gap -0.062",
+    ("ideal", "bbr-staggered-4", "jain"): "jain gap -0.066",
     ("ideal", "reno-cubic-codel", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "cubic-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
     ("ideal", "reno-cubic-100M", "spread"): "ideal hosts repeat the run exactly",
@@ -107,7 +107,7 @@ KNOWN_MISSES: dict[tuple[str, str, str], str] = {
 }
 # preset -> why the grid's share targets (mean < 0.03, max < 0.08) are missed today.
 KNOWN_GRID_MISSES: dict[str, str] = {
-    "ideal": "mean |share gap| 0.031, max 0.152",
+    "ideal": "mean |share gap| 0.032, max 0.152",
 }
 
 
