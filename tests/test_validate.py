@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from ccfair.devtools.validate_docs import known_misses, readme_text
+from ccfair.errors import ScenarioError
 from ccfair.scenario import Scenario
 from ccfair.studies.validate.compare import (
     SPREAD_FLOOR,
@@ -349,6 +350,29 @@ def test_truth_excludes_flagged_runs_and_notices_stale_cells() -> None:
     assert t.excluded == ["repetition 1: emulator health: lateness"]
     stale = {"cells": {cell.name: {"scenario": {**cell.scenario(None), "duration": "1s"}, "runs": []}}}
     assert cell_truth(stale, cell, 3).skipped is not None and "stale" in cell_truth(stale, cell, 3).skipped
+
+
+def test_a_truths_rounds_name_the_seeds_the_simulator_runs_and_a_bad_round_is_refused() -> None:
+    cell = select(["loss-cubic-1pct"])[0]
+
+    def run(rep: int, round_: Any) -> dict[str, Any]:
+        return {"repetition": rep, "round": round_, "excluded": None, "metrics": {"utilization": 0.5}}
+
+    def truth(*runs: dict[str, Any]) -> dict[str, Any]:
+        return {"cells": {cell.name: {"scenario": cell.scenario(None), "runs": list(runs)}}}
+
+    # Two rounds: the second measurement began with 2 runs held, so its runs are repetitions 0 and 1 of the
+    # plan seeded PLAN_SEED + 2.
+    t = cell_truth(truth(run(0, 0), run(1, 0), run(2, 2), run(3, 2)), cell, 10)
+    assert t.draws == ((0, 0), (0, 1), (2, 0), (2, 1))
+    # A run stored before rounds were recorded: the cell is compared unpaired.
+    unrecorded = run(1, 0)
+    del unrecorded["round"]
+    assert cell_truth(truth(run(0, 0), unrecorded), cell, 10).draws is None
+    for bad in (3, -1, "0", 1.0, True):
+        with pytest.raises(ScenarioError) as e:
+            cell_truth(truth(run(0, 0), run(2, bad)), cell, 10)
+        assert e.value.field == "--truth" and cell.name in e.value.message
 
 
 def test_a_top_up_keeps_only_the_runs_of_the_emulators_arrival_mode() -> None:

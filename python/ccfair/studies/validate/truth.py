@@ -118,14 +118,30 @@ def cell_truth(truth: Mapping[str, Any], cell: Cell, repetitions: int) -> CellTr
         elif len(runs) < wanted:
             runs.append({k: math.nan if v is None else float(v) for k, v in run["metrics"].items()})
             used.append(run)
-    return CellTruth(runs, excluded, loop=measured_loop(used, stored["runs"]), draws=run_draws(used))
+    loop = measured_loop(used, stored["runs"])
+    return CellTruth(runs, excluded, loop=loop, draws=run_draws(cell.name, used))
 
 
-def run_draws(runs: Sequence[Mapping[str, Any]]) -> tuple[tuple[int, int], ...] | None:
-    """Each run's (round, repetition in its round), or None if one of them does not record its round."""
+def run_draws(cell: str, runs: Sequence[Mapping[str, Any]]) -> tuple[tuple[int, int], ...] | None:
+    """Each run's (round, repetition in its round), or None if one of them does not record its round. A
+    truth file is input (``--truth`` may name anyone's): a round that is not a whole number from 0 to the
+    run's repetition is an error naming the cell and the run."""
+    # Local import: the error type lives with the CLI's errors.
+    from ccfair.errors import ScenarioError
+
     if any("round" not in r for r in runs):
         return None
-    return tuple((int(r["round"]), int(r["repetition"]) - int(r["round"])) for r in runs)
+    draws = []
+    for r in runs:
+        round_, repetition = r.get("round"), r.get("repetition")
+        if type(round_) is not int or type(repetition) is not int or not 0 <= round_ <= repetition:
+            raise ScenarioError(
+                "--truth",
+                f"cells.{cell}: run with repetition {repetition!r} has round {round_!r}; a round is a whole "
+                "number from 0 to the run's repetition",
+            )
+        draws.append((round_, repetition - round_))
+    return tuple(draws)
 
 
 def _median_of(runs: Sequence[Mapping[str, Any]], key: str) -> float:
