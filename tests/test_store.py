@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import duckdb
 import numpy as np
@@ -392,6 +393,59 @@ def test_a_store_held_by_a_sweep(tmp_path, monkeypatch):
         holder.communicate("", timeout=30)
     assert not (root / layout.STATUS_FILE).exists()
     assert not (root / layout.SNAPSHOT_FILE).exists()
+
+
+HOLD_READER = textwrap.dedent(
+    """
+    import sys, time
+    from ccfair.store import layout
+    con = layout.connect(layout.Path(sys.argv[1]), read_only=True)
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+    con.close()
+    print("released", flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def hold_catalog_for_reading(root, seconds):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_READER, str(root), str(seconds)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline() == "holding\n"
+    return holder
+
+
+def test_a_writer_waits_for_a_reader_and_not_for_ever(tmp_path, monkeypatch):
+    """A reader (`ccfair status` between two plans of a study) holds the catalog for one query: a sweep
+    opening it then waits for it instead of failing; a catalog held past the writer's wait is refused."""
+    root = tmp_path / "results"
+    StoreWriter(root).close()
+    holder = hold_catalog_for_reading(root, 0.5)
+    try:
+        started = time.monotonic()
+        writer = StoreWriter(root)
+        waited_s = time.monotonic() - started
+        writer.close()
+        assert holder.stdout.readline() == "released\n"
+        assert waited_s > 0.1
+    finally:
+        holder.communicate("", timeout=30)
+    monkeypatch.setattr(layout, "WRITE_WAIT_S", 0.3)
+    holder = hold_catalog_for_reading(root, 30)
+    try:
+        started = time.monotonic()
+        with pytest.raises(layout.StoreBusy) as err:
+            StoreWriter(root)
+        assert 0.3 <= time.monotonic() - started < 10
+        assert "is in use by another process" in err.value.message
+    finally:
+        holder.kill()
+        holder.communicate("", timeout=30)
 
 
 def test_reading_something_that_is_not_a_results_directory(tmp_path):

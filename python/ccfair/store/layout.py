@@ -19,7 +19,8 @@ that finds the catalog held opens the snapshot instead: the runs committed up to
 whole (their series files were written before their commit). Until the first snapshot exists a reader
 waits (up to :data:`READ_WAIT_S`, or ``$CCFAIR_STORE_WAIT_S`` seconds) for one, or for the catalog. A reader
 opens the snapshot only while the catalog is held, so a snapshot a killed sweep left is never read; the next
-sweep removes it and any half-copied temporary.
+sweep removes it and any half-copied temporary. A writer that finds the catalog held by a reader (one
+query long) waits for it up to :data:`WRITE_WAIT_S`; held longer, it is another sweep's, and refused.
 
 A sweep writes only into a directory that is new, empty, or a results directory already (its marker, or
 the catalog of one written before markers); see :data:`RESULTS_KIND`.
@@ -50,6 +51,10 @@ SNAPSHOT_FILE = "catalog.snapshot.duckdb"
 SNAPSHOT_INTERVAL_S = 2.0  # a sweep publishes a snapshot after a commit at most this often ...
 SNAPSHOT_MAX_SHARE = 0.02  # ... and spends at most this share of its time on snapshots
 READ_WAIT_S = 30.0  # a reader waits this long for a snapshot or the catalog while a sweep starts
+# A writer waits this long for the catalog: a reader (`ccfair status`, `ccfair query`, a study's check) holds
+# it for one query, so a sweep that meets one, say between the plans of a study, gets it within this; a
+# second sweep holds it for its whole run and is refused after the wait.
+WRITE_WAIT_S = 2.0
 LOCK_RETRY_S = 0.05
 SERIES_DIR = "series"
 SERIES_TABLES = ("timeseries", "queue")
@@ -152,18 +157,23 @@ def _is_lock_conflict(error: duckdb.Error) -> bool:
 
 def connect(root: Path, *, read_only: bool) -> Any:
     """A DuckDB connection to the catalog with :data:`SAFE_CONFIG`. A catalog held by another process is a
-    :class:`StoreBusy` naming the directory and the process (readers use :func:`open_for_reading`); a
-    catalog that does not open is damaged. The caller checks its contents
-    (:func:`ccfair.store.check.check_catalog`) before use."""
+    :class:`StoreBusy` naming the directory and the process (for a writer, once it stayed held for
+    :data:`WRITE_WAIT_S`; readers use :func:`open_for_reading`); a catalog that does not open is damaged.
+    The caller checks its contents (:func:`ccfair.store.check.check_catalog`) before use."""
     path = _regular(root, CATALOG_FILE)
     if read_only and not path.is_file():
         raise ScenarioError(str(root), f"not a results directory (no {CATALOG_FILE})")
-    try:
-        return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
-    except duckdb.Error as e:
-        if not _is_lock_conflict(e):
-            _refuse(root, e)
-        _busy(root, e, read_only)
+    started = time.monotonic()
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=SAFE_CONFIG)
+        except duckdb.Error as e:
+            if not _is_lock_conflict(e):
+                _refuse(root, e)
+            # Readers wait in open_for_reading (where a snapshot may do); a writer waits here for a reader.
+            if read_only or time.monotonic() - started >= WRITE_WAIT_S:
+                _busy(root, e, read_only)
+        time.sleep(LOCK_RETRY_S)
 
 
 def open_for_reading(root: Path) -> tuple[Any, Path]:
