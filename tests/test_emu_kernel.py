@@ -409,7 +409,8 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
     assert [r["repetition"] for r in new] == [run["repetition"] + 1 + k for k in range(len(new))]
     assert all(r["run_id"] not in {f["run_id"] for f in first} for r in new)
     # Each run records its seed: repetition `repetition - round` of the plan seeded PLAN_SEED + round, the
-    # round being the runs the cell held when its measurement began (what the simulator side runs again).
+    # round being the repetition after the highest the cell held when its measurement began (what the
+    # simulator side runs again).
     rounds = [0] * len(first) + [len(first)] * len(new)
     assert [r["round"] for r in runs] == rounds
     assert [r["seed"] for r in runs] == [

@@ -383,7 +383,9 @@ def test_a_top_up_keeps_only_the_runs_of_the_emulators_arrival_mode() -> None:
     truth = {"cells": {cell.name: {"scenario": cell.scenario(None), "runs": stored}}}
     # A run that recorded no mode predates the choice: its frames' time started at their read.
     assert [run_arrival(r) for r in stored] == ["read", "read", "stamp", "stamp", "stamp"]
-    assert held_healthy(truth, [cell], "stamp") == {cell.name: (3, 2)}
+    # The next round follows the highest repetition kept: numbers 3 and 4 are held, so a round numbered by
+    # the count of kept runs (3) would reuse them.
+    assert held_healthy(truth, [cell], "stamp") == {cell.name: (5, 2)}
     assert held_healthy(truth, [cell], "read") == {cell.name: (2, 2)}
     assert other_arrival_runs(truth, [cell], "stamp") == {cell.name: 2}
     assert [r["repetition"] for r in kept_runs(truth["cells"][cell.name], cell, "stamp")] == [2, 3, 4]

@@ -126,8 +126,8 @@ def run_kernel_side(
     stored: Mapping[str, tuple[int, int]] | None = None,
 ) -> SideRuns:
     """Runs every cell the kernel backend accepts here, topping up cells with flagged runs. With ``stored``
-    (a cell's (runs, healthy runs) in the truth being topped up), a cell runs only the healthy runs it
-    lacks, as a new round, and one that lacks none runs nothing."""
+    (a cell's (next repetition, healthy runs) in the truth being topped up), a cell runs only the healthy
+    runs it lacks, as a new round numbered after its held runs, and one that lacks none runs nothing."""
     side = SideRuns()
     for cell in cells:
         checked = check_cell(cell, KERNEL, None, repetitions)
@@ -135,13 +135,13 @@ def run_kernel_side(
             side.skipped[cell.name] = checked
             note(f"cell {cell.name}: not run on the kernel: {checked}", args.quiet)
             continue
-        held, held_healthy = (stored or {}).get(cell.name, (0, 0))
+        next_round, held_healthy = (stored or {}).get(cell.name, (0, 0))
         wanted = cell.runs(repetitions) - held_healthy
         if wanted <= 0:
             continue
         count = wanted
         while True:
-            plan = cell_plan(cell, KERNEL, None, count, round_=held)
+            plan = cell_plan(cell, KERNEL, None, count, round_=next_round)
             # The kernel's runs are the truth whatever the Python build that orchestrated them: each run
             # records its revision, so a cell topped up after a change of the sources keeps its runs.
             run_sweep(

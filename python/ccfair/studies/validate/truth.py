@@ -207,14 +207,21 @@ def kept_runs(stored: Mapping[str, Any], cell: Cell, arrival: str) -> list[dict[
     return [r for r in stored["runs"] if run_arrival(r) == arrival]
 
 
+def next_repetition(runs: Sequence[Mapping[str, Any]]) -> int:
+    """The repetition number a cell's next run takes after ``runs``: one past the highest held. Runs left
+    out (another arrival mode, or removed from the file by hand) leave gaps rather than numbers used twice,
+    so a new round never reuses a held run's (round, repetition) and with it its seed."""
+    return 1 + max((int(r["repetition"]) for r in runs), default=-1)
+
+
 def held_healthy(truth: Mapping[str, Any], cells: Sequence[Cell], arrival: str) -> dict[str, tuple[int, int]]:
     """Per cell of ``cells`` that ``truth`` holds runs of, for its current scenario and measured with
-    ``arrival``: (runs, healthy runs)."""
+    ``arrival``: (the next run's repetition, which is the next round, healthy runs)."""
     held = {}
     for cell in cells:
         runs = kept_runs(truth["cells"].get(cell.name) or {}, cell, arrival)
         if runs:
-            held[cell.name] = (len(runs), sum(not r["excluded"] for r in runs))
+            held[cell.name] = (next_repetition(runs), sum(not r["excluded"] for r in runs))
     return held
 
 
@@ -273,7 +280,7 @@ def build_truth(
         ).to_dict("records")
         by_id = {r["run_id"]: r for r in rows}
         cell_runs = kept_runs(doc_cells.get(cell.name, {}), cell, arrival) if top_up else []
-        first = len(cell_runs)
+        first = next_repetition(cell_runs)
         for run_id in ids:
             if run_id not in by_id:
                 continue
