@@ -342,3 +342,23 @@ def test_run_json_loads_no_heavy_module(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["summary"]["jain_index"] > 0
     assert done.stderr.strip().splitlines()[-1] == "0 []"
+
+
+def test_the_command_asks_numpy_for_one_blas_thread_before_numpy_loads():
+    """OpenBLAS reads its thread count when NumPy loads: the command sets it first (and keeps a user's)."""
+    code = (
+        "import os, sys, ccfair.cli; assert 'numpy' not in sys.modules; "
+        "status = ccfair.cli.main(['list', '--json']); "
+        "print(status, os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules, file=sys.stderr)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert done.stderr.strip().splitlines()[-1] == "0 1 True"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "OPENBLAS_NUM_THREADS": "3"},
+    )
+    assert done.stderr.strip().splitlines()[-1] == "0 3 True"

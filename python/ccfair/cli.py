@@ -42,8 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# OpenBLAS (NumPy's) starts a thread per core that busy-waits after it is loaded, whether or not any BLAS
+# work comes: about 0.1 s of a second core per `ccfair` process, taken from the other worker of a sweep.
+# ccfair does no linear algebra worth a thread, so its processes ask for one, before NumPy loads (the parser
+# loads it). A value the user set is kept.
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code."""
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
     try:
         args = build_parser().parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
