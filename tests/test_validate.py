@@ -387,6 +387,15 @@ def test_a_top_up_keeps_only_the_runs_of_the_emulators_arrival_mode() -> None:
     # the count of kept runs (3) would reuse them.
     assert held_healthy(truth, [cell], "stamp") == {cell.name: (5, 2)}
     assert held_healthy(truth, [cell], "read") == {cell.name: (2, 2)}
+    for bad in ("4", -1, 2.0, None):
+        broken = {
+            "cells": {
+                cell.name: {"scenario": cell.scenario(None), "runs": [{**stored[4], "repetition": bad}]}
+            }
+        }
+        with pytest.raises(ScenarioError) as e:
+            held_healthy(broken, [cell], "stamp")
+        assert e.value.field == "--write-truth" and "repetition" in e.value.message
     assert other_arrival_runs(truth, [cell], "stamp") == {cell.name: 2}
     assert [r["repetition"] for r in kept_runs(truth["cells"][cell.name], cell, "stamp")] == [2, 3, 4]
     # A stale scenario keeps nothing, whatever its runs' mode.

@@ -207,11 +207,23 @@ def kept_runs(stored: Mapping[str, Any], cell: Cell, arrival: str) -> list[dict[
     return [r for r in stored["runs"] if run_arrival(r) == arrival]
 
 
-def next_repetition(runs: Sequence[Mapping[str, Any]]) -> int:
+def next_repetition(runs: Sequence[Mapping[str, Any]], option: str = "--write-truth") -> int:
     """The repetition number a cell's next run takes after ``runs``: one past the highest held. Runs left
     out (another arrival mode, or removed from the file by hand) leave gaps rather than numbers used twice,
-    so a new round never reuses a held run's (round, repetition) and with it its seed."""
-    return 1 + max((int(r["repetition"]) for r in runs), default=-1)
+    so a new round never reuses a held run's (round, repetition) and with it its seed. A repetition that is
+    not a whole number from 0 is an error naming ``option``."""
+    # Local import: the error type lives with the CLI's errors.
+    from ccfair.errors import ScenarioError
+
+    held: list[int] = []
+    for run in runs:
+        repetition = run.get("repetition")
+        if type(repetition) is not int or repetition < 0:
+            raise ScenarioError(
+                option, f"a run's repetition is {repetition!r}; expected a whole number from 0"
+            )
+        held.append(repetition)
+    return 1 + max(held, default=-1)
 
 
 def held_healthy(truth: Mapping[str, Any], cells: Sequence[Cell], arrival: str) -> dict[str, tuple[int, int]]:
