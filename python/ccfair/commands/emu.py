@@ -125,8 +125,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         else:
             print(
                 f"Clean rate: none ({doctor.no_clean_rate_reason(measurement or {})}): kernel runs are "
-                f"refused until a rate measures clean; measure again on an idle host, or lower rates "
-                f"({doctor.SUDO_CCFAIR} doctor --rates 10Mbps,20Mbps,50Mbps)"
+                f"refused until a rate measures clean; {doctor.no_clean_rate_advice(measurement or {})}"
             )
     return EXIT_OK if ok else EXIT_FAILURE
 

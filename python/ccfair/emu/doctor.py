@@ -35,6 +35,8 @@ from ccfair.units import format_rate
 ENV_VAR = "CCFAIR_DOCTOR_FILE"
 CLEAN_P99_NS = 100_000
 CLEAN_UTILIZATION = 0.99
+# A departure this late at a rate the forwarder keeps up with means it was kept from its CPU.
+MS_NS = 1_000_000
 # Frames to this MAC reach the receiver's namespace and are dropped there at once (not addressed to it).
 NOBODY_MAC = "02:cc:fa:00:00:99"
 DEFAULT_RATES_BPS = (100_000_000, 200_000_000, 500_000_000, 1_000_000_000, 2_000_000_000)
@@ -87,8 +89,7 @@ def check_rate(rate_bps: int) -> None:
         raise ScenarioError(
             "link.rate",
             f"no rate was clean when `ccfair doctor` measured this host on {m.get('measured_at', '?')} "
-            f"({no_clean_rate_reason(m)}); measure again on an idle host (`{SUDO_CCFAIR} doctor`), or "
-            f"lower rates (`{SUDO_CCFAIR} doctor --rates 10Mbps,20Mbps,50Mbps`)",
+            f"({no_clean_rate_reason(m)}); {no_clean_rate_advice(m)}",
         )
     if rate_bps > clean:
         what = format_rate(clean)
@@ -100,12 +101,40 @@ def check_rate(rate_bps: int) -> None:
         )
 
 
+def _lowest_probe(m: dict[str, Any]) -> dict[str, Any] | None:
+    probes = sorted(m.get("probes", []), key=lambda p: p["rate_bps"])
+    return probes[0] if probes else None
+
+
+def kept_from_cpu_ms(m: dict[str, Any]) -> float | None:
+    """How long the forwarder was kept from its CPU at the lowest rate of measurement ``m``, in ms, when
+    that alone made it unclean: it kept up with the rate (utilization clean, nothing lost) and yet some
+    departures were a millisecond or more late. A busy host does that, and so does a VM whose host preempts
+    its vCPUs while the guest is idle; a lower rate does not help there. None otherwise."""
+    p = _lowest_probe(m)
+    if p is None or p.get("utilization", 0) < CLEAN_UTILIZATION or p.get("frames_lost_in_emulator"):
+        return None
+    late_max = p.get("lateness_max_ns")
+    if late_max is None or late_max < MS_NS or (p.get("lateness_p99_ns") or 0) <= CLEAN_P99_NS:
+        return None
+    return float(late_max) / MS_NS
+
+
+def no_clean_rate_advice(m: dict[str, Any]) -> str:
+    """What to do about measurement ``m`` having no clean rate."""
+    if kept_from_cpu_ms(m) is not None:
+        return f"measure again when nothing else runs on the host (`{SUDO_CCFAIR} doctor`)"
+    return (
+        f"measure again on an idle host (`{SUDO_CCFAIR} doctor`), or lower rates "
+        f"(`{SUDO_CCFAIR} doctor --rates 10Mbps,20Mbps,50Mbps`)"
+    )
+
+
 def no_clean_rate_reason(m: dict[str, Any]) -> str:
     """Why the lowest probe of measurement ``m`` was not clean, in words."""
-    probes = sorted(m.get("probes", []), key=lambda p: p["rate_bps"])
-    if not probes:
+    p = _lowest_probe(m)
+    if p is None:
         return "no rate was probed"
-    p = probes[0]
     why = []
     if p.get("lateness_p99_ns") is None or p["lateness_p99_ns"] > CLEAN_P99_NS:
         late = p.get("lateness_p99_ns")
@@ -114,7 +143,14 @@ def no_clean_rate_reason(m: dict[str, Any]) -> str:
         why.append(f"utilization {p.get('utilization', 0) * 100:.1f} %")
     if p.get("frames_lost_in_emulator"):
         why.append(f"{p['frames_lost_in_emulator']} frames lost in the emulator")
-    return f"at {format_rate(p['rate_bps'])}: " + (", ".join(why) or "not clean")
+    reason = f"at {format_rate(p['rate_bps'])}: " + (", ".join(why) or "not clean")
+    kept_ms = kept_from_cpu_ms(m)
+    if kept_ms is not None:
+        reason += (
+            f"; the forwarder kept up with the rate but was kept from its CPU for up to {kept_ms:.1f} ms "
+            "(another load, or a VM whose host preempts it), which a lower rate does not change"
+        )
+    return reason
 
 
 def _ok(cmd: list[str]) -> tuple[bool, str]:
