@@ -9,8 +9,13 @@ from ccfair.bench import (
     bench_report,
     benchmarks,
     cases_report,
+    check_memory_probe,
     corescale,
     many_flows,
+    memory_json,
+    memory_probe,
+    memory_probe_bytes,
+    memory_report,
     run_in_child,
     select,
 )
@@ -136,3 +141,47 @@ def test_cli_runs_a_named_case_and_refuses_bad_overrides(capsys):
     assert "--flows" in capsys.readouterr().err
     assert main(["bench", "--case", "flows100k", "--max-memory", "1MB", "--quiet"]) == 2
     assert "more than the limit" in capsys.readouterr().err
+
+
+@pytest.fixture
+def small_probe(monkeypatch):
+    """The memory probe at two small working sets, so that it takes milliseconds."""
+    monkeypatch.setattr("ccfair.bench.MEMORY_WORKING_SETS", (64 * 1024, 256 * 1024))
+    monkeypatch.setattr("ccfair.bench.MEMORY_ACCESSES", 10_000)
+
+
+def test_memory_probe_measures_each_working_set(small_probe):
+    seen = []
+    costs = memory_probe(progress=seen.append)
+    assert [c.working_set_bytes for c in costs] == [64 * 1024, 256 * 1024]
+    assert seen == [0.5, 1.0]
+    for c in costs:
+        assert c.accesses == 10_000
+        assert 0 < c.dependent_ns < 1e5 and 0 < c.overlapped_ns < 1e5 and 0 < c.prefetched_ns < 1e5
+    d = memory_json(costs)
+    assert d[1]["prefetched_lines_per_second"] == pytest.approx(1e9 / costs[1].prefetched_ns)
+    assert "prefetched ns" in memory_report(costs)
+    # The working set and the indices that build it (4 bytes per 64-byte line).
+    assert memory_probe_bytes() == 256 * 1024 + 256 * 1024 // 16
+
+
+def test_memory_probe_is_refused_up_front_where_it_cannot_fit():
+    with pytest.raises(ScenarioError) as e:
+        check_memory_probe(Limits(100 * 2**20, None, "--max-memory"))
+    assert e.value.field == "--memory" and "--max-memory" in e.value.message
+    check_memory_probe(Limits(None, None))
+    check_memory_probe(Limits(memory_probe_bytes(), None))
+
+
+def test_cli_memory_alone_runs_no_case_and_refuses_case_options(small_probe, capsys):
+    assert main(["bench", "--memory", "--quiet", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["benchmarks"] == [] and len(document["memory_probe"]) == 2
+    assert main(["bench", "--memory", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "M lines/s" in out and "M ev/s" not in out
+    for option, value in (("--flows", "5"), ("--duration", "1s"), ("--preset", "testbed")):
+        assert main(["bench", "--memory", option, value]) == 2
+        assert option in capsys.readouterr().err
+    assert main(["bench", "--memory", "--max-memory", "100KB"]) == 2
+    assert "--memory" in capsys.readouterr().err

@@ -34,6 +34,13 @@ def flow_plans(spec_json: str, seed: int) -> str:
     """Every flow's start time and size under ``seed`` for a resolved spec (JSON), as the simulator draws
     them: a JSON list of ``{"start_ns", "size_bytes"}``."""
 
+def memory_probe(working_set_bytes: int, accesses: int, seed: int) -> dict[str, int | float]:
+    """What one cache line costs on this machine over a working set of ``working_set_bytes`` (whole 64-byte
+    lines, at least 64 of them): ``working_set_bytes``, ``accesses``, and nanoseconds per line accessed in
+    random order for ``dependent_ns`` (each address read from the line before), ``overlapped_ns``
+    (independent read-modify-writes) and ``prefetched_ns`` (the same, each line asked for well ahead of
+    its access). Allocates the working set; runs without the GIL."""
+
 def run(
     spec_json: str, seed: int, progress: Callable[[float], object] | None = None
 ) -> dict[str, _Table | dict[str, int | float]]:

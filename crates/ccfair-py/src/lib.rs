@@ -265,6 +265,36 @@ fn run<'py>(
     output_to_py(py, &out)
 }
 
+/// What one cache line costs on this machine over a working set of `working_set_bytes`
+/// (`ccfair_sim::memprobe`): a dict of the working set in bytes, the accesses made, and wall nanoseconds per
+/// line for dependent, overlapped and prefetched random accesses. Runs without the GIL.
+#[pyfunction]
+fn memory_probe<'py>(
+    py: Python<'py>,
+    working_set_bytes: usize,
+    accesses: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use ccfair_sim::memprobe::{Pattern, WorkingSet};
+    let accesses = accesses.max(1);
+    let (bytes, ns) = py.detach(|| {
+        let mut set = WorkingSet::new(working_set_bytes, seed);
+        let ns = [Pattern::Dependent, Pattern::Overlapped, Pattern::Prefetched].map(|pattern| {
+            let started = Instant::now();
+            std::hint::black_box(set.access(pattern, accesses));
+            started.elapsed().as_nanos() as f64 / accesses as f64
+        });
+        (set.bytes(), ns)
+    });
+    let d = PyDict::new(py);
+    d.set_item("working_set_bytes", bytes)?;
+    d.set_item("accesses", accesses)?;
+    d.set_item("dependent_ns", ns[0])?;
+    d.set_item("overlapped_ns", ns[1])?;
+    d.set_item("prefetched_ns", ns[2])?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -272,6 +302,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_plans, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_probe, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -10,11 +10,13 @@
 //!   runs; [`sim`]: the simulation; [`recorder`]: columnar results; [`estimate`]: a run's memory and
 //!   events, predicted from its scenario; [`traffic`]: finite flows and flow arrivals (dynamic traffic),
 //!   drawn per flow.
-//! - `prefetch`: cache prefetch hints (the crate's only `unsafe`, one CPU instruction).
+//! - `prefetch`: cache prefetch hints (the crate's only `unsafe`, one CPU instruction); [`memprobe`]: what a
+//!   cache line costs on this machine at a given working set (for the benchmark).
 
 pub mod engine;
 pub mod estimate;
 pub mod host;
+pub mod memprobe;
 pub mod net;
 mod prefetch;
 pub mod recorder;

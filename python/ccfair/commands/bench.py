@@ -1,7 +1,7 @@
 """Simulator speed.
 
-- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--preset P] [--json] [--list]``:
-  simulator speed on fixed scenarios
+- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--preset P] [--memory] [--json]
+  [--list]``: simulator speed on fixed scenarios, and with ``--memory`` what a cache line costs this machine
 """
 
 from __future__ import annotations
@@ -15,11 +15,16 @@ from ccfair.bench import (
     bench_json,
     bench_report,
     cases_report,
+    check_memory_probe,
+    memory_json,
+    memory_probe,
+    memory_report,
     run_benchmark,
     run_in_child,
     select,
 )
 from ccfair.cli_support import EXIT_OK, add_limit_options, examples, positive_int, print_json, progress_bar
+from ccfair.errors import ScenarioError
 from ccfair.resources import check as check_resources
 from ccfair.resources import limits as resource_limits
 
@@ -31,7 +36,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         description="Run six fixed scenarios (A to F, from 2 flows at 10 Mbps to 1000 flows at 10 Gbps) and "
         "print events per wall-second and wall seconds per simulated second. Two larger cases run only when "
         "named: corescale (5000 flows at 10 Gbps, 100 ms) and flows100k (100,000 flows, with its peak "
-        "memory per flow).",
+        "memory per flow). --memory measures what one cache line costs this machine at working sets from 1 "
+        "MiB to 512 MiB, which events per second at thousands of flows depend on.",
         epilog=examples(
             "ccfair bench",
             "ccfair bench --quick --json     # A and B only, for scripts",
@@ -39,6 +45,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "ccfair bench --case corescale --case flows100k",
             "ccfair bench --case corescale --flows 1000 --duration 10s",
             "ccfair bench --case C --preset testbed   # the host model's cost (TSO, NIC, GRO, noise)",
+            "ccfair bench --memory          # this machine's caches and memory alone",
+            "ccfair bench --case flows100k --memory",
         ),
     )
     which = p.add_mutually_exclusive_group()
@@ -58,6 +66,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="P",
         help="run the cases with this [host] preset (ideal, testbed, home; default: the ideal host)",
     )
+    p.add_argument(
+        "--memory",
+        action="store_true",
+        help="also measure what a random cache line costs at working sets of 1 MiB to 512 MiB (alone unless "
+        "--quick or --case chooses cases too)",
+    )
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -69,10 +83,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.list:
         sys.stdout.write(cases_report(all_cases()))
         return EXIT_OK
-    marks = select(args.case, quick=args.quick, flows=args.flows, duration=args.duration, preset=args.preset)
+    only_memory = args.memory and args.case is None and not args.quick
+    if only_memory:
+        case_options = {"--flows": args.flows, "--duration": args.duration, "--preset": args.preset}
+        for option, value in case_options.items():
+            if value is not None:
+                raise ScenarioError(
+                    option, "applies to cases, and --memory alone runs none; choose them with --case"
+                )
+    marks = (
+        []
+        if only_memory
+        else select(args.case, quick=args.quick, flows=args.flows, duration=args.duration, preset=args.preset)
+    )
     limits = resource_limits(args.max_memory, args.max_events)
     for mark in marks:  # every case checked, and refused if it cannot fit, before the first runs
         check_resources(mark.scenario.resolution().estimate, limits)
+    if args.memory:
+        check_memory_probe(limits)
     results = []
     for mark in marks:
         if mark.measure_memory:
@@ -84,9 +112,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
         finally:
             if bar is not None:
                 bar.close()
+    costs = None
+    if args.memory:
+        bar = progress_bar("memory: a random cache line, 1 MiB to 512 MiB", args.quiet)
+        try:
+            costs = memory_probe(progress=bar)
+        finally:
+            if bar is not None:
+                bar.close()
     if args.json:
-        print_json(bench_json(results))
+        document = bench_json(results)
+        if costs is not None:
+            document["memory_probe"] = memory_json(costs)
+        print_json(document)
     else:
-        sys.stdout.write(bench_report(results))
+        if results:
+            sys.stdout.write(bench_report(results))
+        if costs is not None:
+            sys.stdout.write(("\n" if results else "") + memory_report(costs))
         sys.stdout.flush()
     return EXIT_OK
