@@ -70,11 +70,14 @@ impl WorkingSet {
     /// Makes `accesses` accesses in `pattern`; returns a value that depends on all of them, for the caller
     /// to keep (so that the compiler keeps them too).
     pub fn access(&mut self, pattern: Pattern, accesses: usize) -> u64 {
-        match pattern {
+        let kept = match pattern {
             Pattern::Dependent => chase(&self.lines, accesses),
             Pattern::Overlapped => scatter(&mut self.lines, accesses, self.seed, 0),
             Pattern::Prefetched => scatter(&mut self.lines, accesses, self.seed, PREFETCH_AHEAD),
-        }
+        };
+        // The lines escape, so no store to them counts as dead to the optimizer.
+        std::hint::black_box(&mut self.lines);
+        kept
     }
 }
 
