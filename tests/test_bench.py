@@ -10,6 +10,7 @@ from ccfair.bench import (
     benchmarks,
     cases_report,
     check_memory_probe,
+    combine,
     corescale,
     many_flows,
     memory_json,
@@ -185,3 +186,27 @@ def test_cli_memory_alone_runs_no_case_and_refuses_case_options(small_probe, cap
         assert option in capsys.readouterr().err
     assert main(["bench", "--memory", "--max-memory", "100KB"]) == 2
     assert "--memory" in capsys.readouterr().err
+
+
+def test_repeated_runs_give_the_median_and_every_wall():
+    walls = (1.0, 3.0, 2.0)
+    runs = [BenchResult("B", "desc", 30.0, 6_000_000, wall, 6e6 / wall, wall / 30) for wall in walls]
+    r = combine(runs)
+    assert (r.wall_seconds, r.events_per_second, r.wall_seconds_runs) == (2.0, 3e6, (1.0, 3.0, 2.0))
+    assert r.wall_seconds_per_sim_second == 2.0 / 30
+    assert combine(runs[:1]) == runs[0]
+    assert bench_json([r])["benchmarks"][0]["wall_seconds_runs"] == [1.0, 3.0, 2.0]
+    assert "1.00 3.00 2.00" in bench_report([r])
+    # The simulator is deterministic: runs of one case with different event counts are an error.
+    with pytest.raises(RuntimeError, match="different event counts"):
+        combine([runs[0], BenchResult("B", "desc", 30.0, 5, 1.0, 5.0, 1 / 30)])
+
+
+def test_cli_repeat_interleaves_and_checks_each_case_repeats_its_events(capsys):
+    argv = ["bench", "--case", "corescale", "--flows", "5", "--duration", "200ms", "--repeat", "3"]
+    assert main([*argv, "--quiet", "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["benchmarks"]
+    assert len(result["wall_seconds_runs"]) == 3 and result["events"] > 0
+    assert result["wall_seconds"] == sorted(result["wall_seconds_runs"])[1]
+    assert main(["bench", "--memory", "--repeat", "2"]) == 2
+    assert "--repeat" in capsys.readouterr().err

@@ -26,7 +26,8 @@ that ``[host]`` preset (``testbed``: TSO bursts, a NIC, GRO, processing noise; s
 ``crates/ccfair-sim/src/host/``), so the host model's cost is measured on the same scenarios.
 
 For each: simulator events, wall-clock seconds of the simulation, millions of events per wall second, and
-wall seconds per simulated second.
+wall seconds per simulated second. ``--repeat N`` runs the cases N times, interleaved, and reports the median
+wall with every run's (:func:`combine`).
 
 ``--memory`` measures what one 64-byte cache line costs this machine at working sets from 1 MiB to 512 MiB
 (``crates/ccfair-sim/src/memprobe.rs``): random lines read one after another (each address from the line
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import multiprocessing
 import resource
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
@@ -129,6 +131,9 @@ class MemoryFigures:
 
 @dataclass(frozen=True)
 class BenchResult:
+    """One case's figures; with ``--repeat`` the median wall of its runs, whose walls are in
+    ``wall_seconds_runs`` (in the order they ran; empty for a single run)."""
+
     name: str
     description: str
     sim_seconds: float
@@ -137,6 +142,28 @@ class BenchResult:
     events_per_second: float
     wall_seconds_per_sim_second: float
     memory: MemoryFigures | None = field(default=None)
+    wall_seconds_runs: tuple[float, ...] = ()
+
+
+def combine(runs: list[BenchResult]) -> BenchResult:
+    """Repeated runs of one case as one result: the median wall (and the speed it gives), every wall kept,
+    the first run's memory figures. The simulator is deterministic, so runs of a case that made different
+    numbers of events are an error, not noise."""
+    first = runs[0]
+    if len(runs) == 1:
+        return first
+    events = {r.events for r in runs}
+    if len(events) != 1:
+        raise RuntimeError(f"the runs of case {first.name} made different event counts: {sorted(events)}")
+    walls = tuple(r.wall_seconds for r in runs)
+    wall = statistics.median(walls)
+    return replace(
+        first,
+        wall_seconds=wall,
+        events_per_second=first.events / wall if wall > 0 else float("nan"),
+        wall_seconds_per_sim_second=wall / first.sim_seconds,
+        wall_seconds_runs=walls,
+    )
 
 
 def _document(
@@ -515,6 +542,10 @@ def bench_json(results: list[BenchResult]) -> dict[str, Any]:
     for r in results:
         d = asdict(r)
         d.pop("memory")
+        if r.wall_seconds_runs:
+            d["wall_seconds_runs"] = list(r.wall_seconds_runs)
+        else:
+            d.pop("wall_seconds_runs")
         if r.memory is not None:
             d["memory"] = r.memory.as_dict()
         out.append(d)
@@ -549,7 +580,13 @@ def bench_report(results: list[BenchResult]) -> str:
         Column("M ev/s", "events_per_second", fixed(2, 1e6)),
         Column("wall s / sim s", "wall_seconds_per_sim_second", fixed(4)),
     ]
-    out = render([asdict(r) for r in results], columns) + "\n"
+    rows = [asdict(r) for r in results]
+    if any(r.wall_seconds_runs for r in results):
+        columns[3] = Column("wall s (median)", "wall_seconds", fixed(2))
+        columns.insert(4, Column("wall s, all runs", "runs", text, "left"))
+        for row, r in zip(rows, results, strict=True):
+            row["runs"] = " ".join(f"{w:.2f}" for w in r.wall_seconds_runs)
+    out = render(rows, columns) + "\n"
     measured = [r for r in results if r.memory is not None]
     if measured:
         memory_columns = [

@@ -11,11 +11,13 @@ import sys
 from typing import Any
 
 from ccfair.bench import (
+    BenchResult,
     all_cases,
     bench_json,
     bench_report,
     cases_report,
     check_memory_probe,
+    combine,
     memory_json,
     memory_probe,
     memory_report,
@@ -45,6 +47,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "ccfair bench --case corescale --case flows100k",
             "ccfair bench --case corescale --flows 1000 --duration 10s",
             "ccfair bench --case C --preset testbed   # the host model's cost (TSO, NIC, GRO, noise)",
+            "ccfair bench --case corescale --repeat 5   # median and every wall of five interleaved runs",
             "ccfair bench --memory          # this machine's caches and memory alone",
             "ccfair bench --case flows100k --memory",
         ),
@@ -67,6 +70,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="run the cases with this [host] preset (ideal, testbed, home; default: the ideal host)",
     )
     p.add_argument(
+        "--repeat",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="run every case N times, the cases interleaved, and report the median wall with every run's",
+    )
+    p.add_argument(
         "--memory",
         action="store_true",
         help="also measure what a random cache line costs at working sets of 1 MiB to 512 MiB (alone unless "
@@ -85,7 +95,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return EXIT_OK
     only_memory = args.memory and args.case is None and not args.quick
     if only_memory:
-        case_options = {"--flows": args.flows, "--duration": args.duration, "--preset": args.preset}
+        case_options = {
+            "--flows": args.flows,
+            "--duration": args.duration,
+            "--preset": args.preset,
+            "--repeat": args.repeat if args.repeat != 1 else None,
+        }
         for option, value in case_options.items():
             if value is not None:
                 raise ScenarioError(
@@ -101,17 +116,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
         check_resources(mark.scenario.resolution().estimate, limits)
     if args.memory:
         check_memory_probe(limits)
-    results = []
-    for mark in marks:
-        if mark.measure_memory:
-            results.append(run_in_child(mark, quiet=args.quiet, limits=limits))
-            continue
-        bar = progress_bar(f"{mark.name}: {mark.description}", args.quiet)
-        try:
-            results.append(run_benchmark(mark, progress=bar, limits=limits))
-        finally:
-            if bar is not None:
-                bar.close()
+    runs: list[list[BenchResult]] = [[] for _ in marks]
+    for repetition in range(args.repeat):  # interleaved, so that a machine's drift spreads over every case
+        for i, mark in enumerate(marks):
+            if mark.measure_memory:
+                runs[i].append(run_in_child(mark, quiet=args.quiet, limits=limits))
+                continue
+            label = f"{mark.name}: {mark.description}"
+            if args.repeat > 1:
+                label += f" (run {repetition + 1} of {args.repeat})"
+            bar = progress_bar(label, args.quiet)
+            try:
+                runs[i].append(run_benchmark(mark, progress=bar, limits=limits))
+            finally:
+                if bar is not None:
+                    bar.close()
+    results = [combine(case_runs) for case_runs in runs]
     costs = None
     if args.memory:
         bar = progress_bar("memory: a random cache line, 1 MiB to 512 MiB", args.quiet)
