@@ -1,8 +1,12 @@
 import json
+import math
+from dataclasses import replace
 
+import pandas.testing
 import pytest
 
 from ccfair.bench import (
+    BENCH_SEED,
     BenchResult,
     all_cases,
     bench_json,
@@ -12,6 +16,7 @@ from ccfair.bench import (
     check_memory_probe,
     combine,
     corescale,
+    first_half,
     many_flows,
     memory_json,
     memory_probe,
@@ -19,10 +24,14 @@ from ccfair.bench import (
     memory_report,
     run_in_child,
     select,
+    steady_json,
+    steady_report,
+    steady_state,
 )
 from ccfair.cli import main
 from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
+from ccfair.runner import run
 
 
 def test_benchmark_scenarios():
@@ -210,3 +219,42 @@ def test_cli_repeat_interleaves_and_checks_each_case_repeats_its_events(capsys):
     assert result["wall_seconds"] == sorted(result["wall_seconds_runs"])[1]
     assert main(["bench", "--memory", "--repeat", "2"]) == 2
     assert "--repeat" in capsys.readouterr().err
+
+
+def test_first_half_is_the_whole_runs_prefix():
+    mark = select(["corescale"], flows=8, duration="2s")[0]
+    half = first_half(mark)
+    assert half.scenario.duration_ns == mark.scenario.duration_ns // 2
+    # Starts and interval stay those of the whole run, so its rows up to the half are the half's rows.
+    assert half.document["flows"] == mark.document["flows"] and half.document["interval"] == "1s"
+    whole = run(mark.scenario, seed=BENCH_SEED, limits=Limits(None, None)).timeseries
+    first = run(half.scenario, seed=BENCH_SEED, limits=Limits(None, None)).timeseries
+    prefix = whole[whole["t_ns"] <= half.scenario.duration_ns].reset_index(drop=True)
+    assert len(first) == 8
+    pandas.testing.assert_frame_equal(prefix, first.reset_index(drop=True))
+
+
+def test_steady_state_is_the_second_half_alone():
+    whole = BenchResult("C", "desc", 10.0, 20_000_000, 5.0, 4e6, 0.5)
+    half = BenchResult("C, first half", "desc", 5.0, 9_000_000, 2.8, 3.2e6, 0.56)
+    st = steady_state(whole, half)
+    assert (st.name, st.events) == ("C", 11_000_000)
+    assert st.wall_seconds == pytest.approx(2.2)
+    assert st.events_per_second == pytest.approx(5e6) and st.ns_per_event == pytest.approx(200)
+    assert steady_json([st])[0]["ns_per_event"] == pytest.approx(200)
+    assert "ns / event" in steady_report([st])
+    # Noise that makes the whole run no slower than its half gives no figure, not a negative one.
+    noisy = steady_state(whole, replace(half, wall_seconds=5.5))
+    assert math.isnan(noisy.events_per_second) and math.isnan(noisy.ns_per_event)
+
+
+def test_cli_steady_runs_each_half_and_reports_the_difference(capsys):
+    argv = ["bench", "--case", "corescale", "--flows", "5", "--duration", "400ms", "--steady"]
+    argv += ["--repeat", "2"]
+    assert main([*argv, "--quiet", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    (whole,) = document["benchmarks"]
+    (st,) = document["steady_state"]
+    assert whole["name"] == st["name"] == "corescale" and 0 < st["events"] < whole["events"]
+    assert main(["bench", "--memory", "--steady"]) == 2
+    assert "--steady" in capsys.readouterr().err

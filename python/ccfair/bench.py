@@ -27,7 +27,8 @@ that ``[host]`` preset (``testbed``: TSO bursts, a NIC, GRO, processing noise; s
 
 For each: simulator events, wall-clock seconds of the simulation, millions of events per wall second, and
 wall seconds per simulated second. ``--repeat N`` runs the cases N times, interleaved, and reports the median
-wall with every run's (:func:`combine`).
+wall with every run's (:func:`combine`). ``--steady`` also runs each case cut at half its duration
+(:func:`first_half`, the whole run's first half) and reports the second half alone (:func:`steady_state`).
 
 ``--memory`` measures what one 64-byte cache line costs this machine at working sets from 1 MiB to 512 MiB
 (``crates/ccfair-sim/src/memprobe.rs``): random lines read one after another (each address from the line
@@ -381,6 +382,65 @@ def _result(mark: Benchmark, events: int, wall: float, memory: MemoryFigures | N
         events_per_second=events / wall if wall > 0 else float("nan"),
         wall_seconds_per_sim_second=wall / sim_seconds,
         memory=memory,
+    )
+
+
+def first_half(mark: Benchmark) -> Benchmark:
+    """The case cut at half its duration, everything else as it was (the flows' start times, the interval):
+    the first half of the whole run, which ``--steady`` subtracts from it."""
+    half_ns = mark.scenario.duration_ns // 2
+    return replace(
+        mark,
+        name=f"{mark.name}, first half",
+        description=f"{mark.description}, first half",
+        document={**mark.document, "duration": format_duration(half_ns)},
+    )
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """A case's second half alone: the whole run less its first half (see ``--steady``). Without start-up
+    (imports, building the flows, the flows' first windows), this is the per-event cost of the running
+    simulation; NaN where noise made the whole run no slower than its half."""
+
+    name: str
+    events: int
+    wall_seconds: float
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.wall_seconds if self.wall_seconds > 0 else float("nan")
+
+    @property
+    def ns_per_event(self) -> float:
+        if self.wall_seconds <= 0 or self.events <= 0:
+            return float("nan")
+        return self.wall_seconds * 1e9 / self.events
+
+
+def steady_state(whole: BenchResult, half: BenchResult) -> SteadyState:
+    return SteadyState(whole.name, whole.events - half.events, whole.wall_seconds - half.wall_seconds)
+
+
+def steady_json(states: list[SteadyState]) -> list[dict[str, Any]]:
+    return [
+        {**asdict(st), "events_per_second": st.events_per_second, "ns_per_event": st.ns_per_event}
+        for st in states
+    ]
+
+
+def steady_report(states: list[SteadyState]) -> str:
+    columns = [
+        Column("bench", "name", text, "left"),
+        Column("events", "events", integer),
+        Column("wall s", "wall_seconds", fixed(2)),
+        Column("M ev/s", "events_per_second", fixed(2, 1e6)),
+        Column("ns / event", "ns_per_event", fixed(0)),
+    ]
+    return (
+        "steady state: each case's second half alone (the whole run less a run of its first half):\n"
+        + render(steady_json(states), columns)
+        + "\n"
     )
 
 

@@ -18,12 +18,16 @@ from ccfair.bench import (
     cases_report,
     check_memory_probe,
     combine,
+    first_half,
     memory_json,
     memory_probe,
     memory_report,
     run_benchmark,
     run_in_child,
     select,
+    steady_json,
+    steady_report,
+    steady_state,
 )
 from ccfair.cli_support import EXIT_OK, add_limit_options, examples, positive_int, print_json, progress_bar
 from ccfair.errors import ScenarioError
@@ -48,6 +52,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "ccfair bench --case corescale --flows 1000 --duration 10s",
             "ccfair bench --case C --preset testbed   # the host model's cost (TSO, NIC, GRO, noise)",
             "ccfair bench --case corescale --repeat 5   # median and every wall of five interleaved runs",
+            "ccfair bench --case flows100k --steady    # the cost per event without start-up",
             "ccfair bench --memory          # this machine's caches and memory alone",
             "ccfair bench --case flows100k --memory",
         ),
@@ -77,6 +82,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="run every case N times, the cases interleaved, and report the median wall with every run's",
     )
     p.add_argument(
+        "--steady",
+        action="store_true",
+        help="also run each case cut at half its duration and report the second half alone (the cost per "
+        "event without start-up)",
+    )
+    p.add_argument(
         "--memory",
         action="store_true",
         help="also measure what a random cache line costs at working sets of 1 MiB to 512 MiB (alone unless "
@@ -100,6 +111,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "--duration": args.duration,
             "--preset": args.preset,
             "--repeat": args.repeat if args.repeat != 1 else None,
+            "--steady": True if args.steady else None,
         }
         for option, value in case_options.items():
             if value is not None:
@@ -111,6 +123,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if only_memory
         else select(args.case, quick=args.quick, flows=args.flows, duration=args.duration, preset=args.preset)
     )
+    if args.steady:  # each case's first half runs too, just before it
+        marks = [m for mark in marks for m in (first_half(mark), mark)]
     limits = resource_limits(args.max_memory, args.max_events)
     for mark in marks:  # every case checked, and refused if it cannot fit, before the first runs
         check_resources(mark.scenario.resolution().estimate, limits)
@@ -132,6 +146,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 if bar is not None:
                     bar.close()
     results = [combine(case_runs) for case_runs in runs]
+    steady = None
+    if args.steady:
+        halves, results = results[0::2], results[1::2]
+        steady = [steady_state(whole, half) for whole, half in zip(results, halves, strict=True)]
     costs = None
     if args.memory:
         bar = progress_bar("memory: a random cache line, 1 MiB to 512 MiB", args.quiet)
@@ -142,12 +160,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 bar.close()
     if args.json:
         document = bench_json(results)
+        if steady is not None:
+            document["steady_state"] = steady_json(steady)
         if costs is not None:
             document["memory_probe"] = memory_json(costs)
         print_json(document)
     else:
         if results:
             sys.stdout.write(bench_report(results))
+        if steady is not None:
+            sys.stdout.write("\n" + steady_report(steady))
         if costs is not None:
             sys.stdout.write(("\n" if results else "") + memory_report(costs))
         sys.stdout.flush()
