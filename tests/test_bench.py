@@ -29,6 +29,7 @@ from ccfair.bench import (
     steady_state,
 )
 from ccfair.cli import main
+from ccfair.cli_support import print_json
 from ccfair.errors import ScenarioError
 from ccfair.resources import Limits
 from ccfair.runner import run
@@ -246,6 +247,15 @@ def test_steady_state_is_the_second_half_alone():
     # Noise that makes the whole run no slower than its half gives no figure, not a negative one.
     noisy = steady_state(whole, replace(half, wall_seconds=5.5))
     assert math.isnan(noisy.events_per_second) and math.isnan(noisy.ns_per_event)
+    assert "  -" in steady_report([noisy])
+
+
+def test_json_output_writes_a_missing_figure_as_null(capsys):
+    whole = BenchResult("C", "desc", 10.0, 20_000_000, 5.0, 4e6, 0.5)
+    half = BenchResult("C, first half", "desc", 5.0, 9_000_000, 5.5, 1.6e6, 1.1)
+    print_json({"steady_state": steady_json([steady_state(whole, half)])})
+    (st,) = json.loads(capsys.readouterr().out)["steady_state"]
+    assert st["events_per_second"] is None and st["ns_per_event"] is None and st["events"] == 11_000_000
 
 
 def test_cli_steady_runs_each_half_and_reports_the_difference(capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -94,8 +95,21 @@ def check_out_dir(path: str, kind: fsio.Kind, option: str = "--out", *, replace:
     return fsio.check_dir(path, kind, option, replace=replace)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN replaced by None (JSON has no NaN: a figure that could not be measured is
+    ``null``)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+    """``document`` on stdout as JSON, NaN as ``null`` (:func:`json_safe`)."""
+    sys.stdout.write(json.dumps(json_safe(document), indent=2, allow_nan=False) + "\n")
     sys.stdout.flush()
 
 

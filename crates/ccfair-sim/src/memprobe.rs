@@ -57,6 +57,10 @@ impl WorkingSet {
     /// from `seed`. While it is built, a 4-byte index per line is held beside it.
     pub fn new(bytes: usize, seed: u64) -> WorkingSet {
         let lines = (bytes / LINE_BYTES).max(MIN_WORKING_SET_BYTES / LINE_BYTES);
+        assert!(
+            lines <= u32::MAX as usize,
+            "a working set of {bytes} bytes has more lines than a 32-bit index reaches"
+        );
         WorkingSet {
             lines: random_cycle(lines, seed),
             seed,

@@ -1,7 +1,9 @@
 """Simulator speed.
 
-- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--preset P] [--memory] [--json]
-  [--list]``: simulator speed on fixed scenarios, and with ``--memory`` what a cache line costs this machine
+- ``ccfair bench [--quick | --case NAME ...] [--flows N] [--duration D] [--preset P] [--repeat N] [--steady]
+  [--memory] [--json] [--list]``: simulator speed on fixed scenarios (with ``--repeat`` the median of
+  interleaved runs, with ``--steady`` also each case's second half alone), and with ``--memory`` what a
+  cache line costs this machine
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "simulator_runs": sim,
             "kernel_runs": kernel,
         }
-        print_json(compare.json_safe(document))
+        print_json(document)
     else:
         print(f"{args.file}: {args.repetitions} runs per backend (simulator seeds from {first})")
         print(compare.render_table(rows))

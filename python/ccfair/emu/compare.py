@@ -132,17 +132,6 @@ def compare_table(sim: list[dict[str, float]], kernel: list[dict[str, float]]) -
     return rows
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with NaN replaced by None, for JSON."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    return value
-
-
 def render_table(rows: list[dict[str, Any]]) -> str:
     def pm(mean_key: str, sd_key: str) -> Callable[[Any], str]:
         return lambda row: (
