@@ -8,9 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.ccfair-built
 DEV_STAMP := $(VENV)/.ccfair-dev
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
-PY_SOURCES := $(shell find python -name '*.py' 2>/dev/null) pyproject.toml
 
-.PHONY: setup setup-dev versions demo test test-rust test-python lint typecheck bench bench-sweep bench-ns3 snapshots docs fuzz clean
+.PHONY: setup setup-dev versions demo check test test-rust test-python lint typecheck bench bench-sweep bench-ns3 snapshots docs reference-scorecards fuzz clean
 
 # The runtime: what `make demo` needs (no test or lint tools).
 setup: versions $(STAMP) emulator
@@ -36,7 +35,9 @@ $(BIN)/maturin: | versions
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "maturin>=1.9,<2"
 
-$(STAMP): $(BIN)/maturin $(RUST_SOURCES) $(PY_SOURCES)
+# maturin develop installs the Python package editable (a .pth to python/): a Python change needs no rebuild,
+# a Rust one or pyproject.toml (dependencies, entry points) does.
+$(STAMP): $(BIN)/maturin $(RUST_SOURCES) pyproject.toml
 	@echo "compiling the simulator in release mode and installing the Python dependencies (2 to 5 minutes"
 	@echo "the first time on 2 cores; later only what changed)"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release
@@ -82,6 +83,18 @@ browser:
 
 test: lint typecheck test-rust browser wheel-check test-python
 
+# The fast tier, for every change (about a minute on 2 cores once built): formatting, lints and types, the Rust
+# tests, and the Python tests not marked slow (the snapshots and the unit tests; no sweeps, no subprocesses).
+# `make test` is the whole suite. It needs the extension built (make setup-dev) but rebuilds nothing else.
+check: versions $(STAMP) $(DEV_STAMP)
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(BIN)/ruff check python tests bench
+	$(BIN)/ruff format --check python tests bench
+	$(BIN)/mypy
+	cargo test --workspace --exclude ccfair-py --quiet
+	$(BIN)/pytest -q -m "not slow"
+
 # A wheel as published: manylinux_2_28 (linked through zig against glibc 2.28's symbols), abi3 for Python
 # >= 3.11, with the emulator binary inside the package (ccfair/bin/ccfair-emu, staged only for the build).
 # The builds are kept apart from the development build (target/release) and from each other (maturin's
@@ -107,8 +120,12 @@ wheel: setup-dev
 wheel-check: wheel
 	$(BIN)/python -m ccfair.devtools.wheel_check $(WHEEL_DIR) --python $(PYTHON)
 
-# The scenario property test (tests/test_fuzz_scenarios.py) with a large budget and fresh randomness: every
-# input runs or is refused with a field. A failure prints the seed that reproduces it. About 10 minutes.
+# The property tests of tests/test_fuzz_scenarios.py with a large budget and fresh randomness: every scenario
+# (and every queue discipline's and algorithm's parameters at their extremes) runs within its estimate or is
+# refused with a field; every subcommand's command line and every crafted results directory is answered
+# without a traceback or a raw control character. A failure prints the seed that reproduces it. About 10
+# minutes on 2 cores (per second: 40 scenarios, 37 with extreme parameters, 22 command lines, one crafted
+# directory every 12 s).
 FUZZ_EXAMPLES ?= 5000
 fuzz: setup
 	CCFAIR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CCFAIR_FUZZ_RANDOM=1 $(BIN)/pytest -q tests/test_fuzz_scenarios.py
@@ -127,10 +144,48 @@ bench-ns3: setup
 snapshots: setup-dev
 	$(BIN)/python -m ccfair.devtools.snapshots --update
 
-# Regenerates the README's output-column tables from the output schema (crates/ccfair-core/src/output.rs);
-# tests/test_output_schema.py fails while they are stale.
+# Regenerates the documentation's generated sections from the code (ccfair.devtools.docs: the scenario
+# keys, the command line, the algorithms and queue disciplines, the stored scorecards; the output columns
+# from the output schema, output.rs and analysis/schema.py); tests/test_docs.py and tests/test_output_schema.py
+# fail while they are stale.
 docs: setup
-	$(BIN)/python -m ccfair.devtools.output_schema --write
+	$(BIN)/python -m ccfair.devtools.docs --write
+
+# The published reference results: every study's standard scale (sized so that each finding decides where the
+# full scale would; Rueth, Sasaki and Fejes-Nadas about 30 minutes each on 2 idle cores, Philip about 3 hours)
+# run into $(REFERENCE_DIR)/<scale>/<study> (a stop keeps the finished runs: run it again to resume), their
+# scorecards stored under docs/data/scorecards/<scale>/ and the explanation page's tables regenerated.
+# REFERENCE_SCALE=full runs the full scales instead; REFERENCE_STUDIES picks studies.
+REFERENCE_SCALE ?= standard
+REFERENCE_DIR ?= target/reference
+REFERENCE_STUDIES ?=
+reference-scorecards: setup
+	studies="$(REFERENCE_STUDIES)"; \
+	[ -n "$$studies" ] || studies=$$($(BIN)/python -c 'from ccfair.studies.reproduce import study_names; print(" ".join(study_names()))'); \
+	dirs=""; \
+	for study in $$studies; do \
+	  $(BIN)/ccfair reproduce $$study --scale $(REFERENCE_SCALE) --out $(REFERENCE_DIR)/$(REFERENCE_SCALE)/$$study --quiet \
+	    || exit 1; \
+	  dirs="$$dirs $(REFERENCE_DIR)/$(REFERENCE_SCALE)/$$study"; \
+	done; \
+	$(BIN)/python -m ccfair.devtools.docs --scorecards $$dirs
+	$(BIN)/python -m ccfair.devtools.docs --write
+
+# The documentation site: docs/ built by MkDocs (Material theme, offline, searchable) in strict mode into
+# build/site; open build/site/index.html. About 10 s.
+.PHONY: docs-site docs-figures
+docs-site: setup-dev docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The figures the README and the docs show, made by the commands they name (about 30 s): the home page's,
+# and the first-sweep tutorial's heatmap (its plan is the tutorial's, docs/assets/first-sweep.toml).
+docs-figures: setup
+	rm -rf target/docs-figures
+	$(BIN)/ccfair sweep docs/assets/bbr-vs-cubic-buffers.toml --out target/docs-figures/buffers --quiet
+	$(BIN)/ccfair plot target/docs-figures/buffers --kind share --x link.buffer -o docs/assets/bbr-vs-cubic-buffers.png
+	$(BIN)/ccfair sweep docs/assets/first-sweep.toml --out target/docs-figures/first-sweep --quiet
+	$(BIN)/ccfair plot target/docs-figures/first-sweep --kind heatmap --metric jain_index --x link.buffer \
+	  --y "flows[0].count" -o docs/assets/first-sweep-heatmap.png
 
 # Sweep throughput with 1 and 2 local workers and the result store's cost per run (about two minutes).
 bench-sweep: setup
@@ -138,4 +193,4 @@ bench-sweep: setup
 
 clean:
 	cargo clean
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache python/ccfair/bin
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache python/ccfair/bin build/site

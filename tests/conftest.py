@@ -6,6 +6,7 @@ import atexit
 import copy
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -56,10 +57,24 @@ def small(**top: Any) -> dict[str, Any]:
     return d
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``python -m ccfair ARGS`` with captured text output."""
+def default_sigint() -> None:
+    """``preexec_fn`` of a child a test interrupts with SIGINT: the default disposition back. A test run
+    from a non-interactive shell (a background job) inherits SIGINT ignored, and an ignored SIGINT stays
+    ignored across exec, so without this the child would never see the Ctrl-C the test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def run_cli(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m ccfair ARGS`` with captured text output; ``env`` adds to the environment."""
     return subprocess.run(
-        [sys.executable, "-m", "ccfair", *args], capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", "ccfair", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=None if env is None else {**os.environ, **env},
     )
 
 

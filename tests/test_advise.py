@@ -13,6 +13,9 @@ import pytest
 import ccfair
 from ccfair.studies.advise import Config, advise, pareto_front
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 SEARCH = [
     "--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1,bbr:1", "--aqms", "fifo,codel,fq_codel",
     "--buffers", "1bdp,4bdp", "--duration", "10s", "--figure", "-", "--json", "--quiet",
@@ -123,6 +126,10 @@ def test_a_plain_plan_named_like_a_study_gets_the_plain_report(tmp_path, name):
         (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--min-jain", "1.5"], "--min-jain"),
         (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--max-delay", "soon"], "--max-delay"),
         (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--buffers", "lots"], "--buffers"),
+        # Digits other than ASCII ones: superscript two (not decimal), Arabic-Indic one (decimal to Python).
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:\u00b2"], "--mix"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:\u0661"], "--mix"),
+        (["--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1_0"], "--mix"),
     ],
 )
 def test_bad_input_names_the_option(tmp_path, args, field):
@@ -136,3 +143,13 @@ def test_dry_run_counts_the_search(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"total: {SEARCH_RUNS} distinct runs, 0 done, {SEARCH_RUNS} to run" in done.stdout
     assert not (tmp_path / "r").exists()
+
+
+def test_the_default_search_fits_a_small_bandwidth_delay_product(tmp_path):
+    """At 10 Mbit/s and 20 ms a 0.5 BDP buffer is 8 packets, too small for tc's default RED thresholds: the
+    default search still validates every cell (RED takes the smallest thresholds tc's rules admit)."""
+    done = advise_cli(
+        "--rate", "10Mbps", "--rtt", "20ms", "--mix", "cubic:1", "--out", str(tmp_path / "a1"), "--dry-run"
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "to run" in done.stdout

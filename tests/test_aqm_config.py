@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ccfair.catalog import catalog
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.scenario import Scenario
 from conftest import SMALL, run_cli
 
@@ -31,7 +31,7 @@ def test_catalog_lists_every_discipline_with_its_defaults():
     entries = {q["name"]: q for q in catalog()["queue_disciplines"]}
     assert list(entries) == QDISCS
     for name, q in entries.items():
-        documented = {p["name"] for p in q["params"]} - {"limit"}
+        documented = {p["alias"] or p["name"] for p in q["params"]} - {"limit"}
         assert set(q["defaults"]) == documented, name
         assert q["source"] and q["summary"]
 
@@ -54,6 +54,18 @@ def test_parameters_take_quantities_in_their_unit():
     assert (spec["min_bytes"], spec["max_bytes"], spec["bandwidth_bps"]) == (20_000, 60_000, 10_000_000)
     spec = resolved({"name": "ppv", "weights": [1, 2]})
     assert spec["weights"] == [1.0, 2.0]
+    # The name without its unit, as tc writes it, takes a quantity: the documented spelling (the one with the
+    # unit stays accepted, with an integer in that unit too).
+    spec = resolved({"name": "codel", "target": "2ms", "interval": "50ms", "ce_threshold": "1ms"})
+    assert (spec["target_ns"], spec["interval_ns"], spec["ce_threshold_ns"]) == (
+        2_000_000,
+        50_000_000,
+        1_000_000,
+    )
+    spec = resolved({"name": "red", "min": "20KB", "max": "60KB", "bandwidth": "10Mbps"})
+    assert (spec["min_bytes"], spec["max_bytes"], spec["bandwidth_bps"]) == (20_000, 60_000, 10_000_000)
+    spec = resolved({"name": "dualpi2", "tupdate": "8ms", "step_threshold": "2ms"})
+    assert (spec["tupdate_ns"], spec["step_threshold_ns"]) == (8_000_000, 2_000_000)
     # A byte buffer becomes a byte limit for every discipline.
     assert resolved("pie", buffer="64KiB")["limit"] == {"bytes": 65_536}
 
@@ -61,7 +73,9 @@ def test_parameters_take_quantities_in_their_unit():
 @pytest.mark.parametrize(
     ("aqm", "field", "message"),
     [
-        ({"name": "codel", "target": "5ms"}, "link.aqm.target", "unknown parameter"),
+        ({"name": "codel", "targett": "5ms"}, "link.aqm.targett", "unknown parameter"),
+        ({"name": "codel", "target": 5}, "link.aqm.target", "missing unit"),
+        ({"name": "codel", "target": "5ms", "target_ns": 5}, "link.aqm.target", "written twice"),
         ({"name": "codel", "target_ns": "5 parsecs"}, "link.aqm.target_ns", "unknown unit"),
         ({"name": "codel", "target_ns": 0}, "link.aqm.target_ns", "positive"),
         ({"name": "codel", "ecn": "yes"}, "link.aqm.ecn", "invalid type"),
@@ -86,16 +100,26 @@ def test_parameters_take_quantities_in_their_unit():
     ],
 )
 def test_bad_parameters_name_the_field(aqm: dict[str, Any], field: str, message: str):
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         Scenario.from_dict(with_aqm(aqm))
     assert e.value.field == field
     assert message in e.value.message
 
 
-def test_red_rejects_a_buffer_too_small_for_its_derived_thresholds():
-    with pytest.raises(ScenarioError) as e:
-        Scenario.from_dict(with_aqm("red", buffer="3pkt"))
-    assert e.value.field == "link.aqm.burst_packets"
+@pytest.mark.parametrize("packets", [1, 2, 3, 8, 11, 13, 14, 15, 100])
+def test_reds_defaults_fit_every_buffer(packets: int):
+    """tc's default thresholds (max = limit/4, min = max/3) admit no EWMA weight below about 15 packets; there
+    RED takes the smallest thresholds tc's rules admit (2 and 6 average packets), so a buffer of any size
+    resolves."""
+    red = resolved("red", buffer=f"{packets}pkt")
+    assert red["limit"] == {"packets": packets}
+
+
+def test_red_thresholds_that_admit_no_average_name_the_threshold():
+    with pytest.raises(InputError) as e:
+        Scenario.from_dict(with_aqm({"name": "red", "min_bytes": "1000B", "max_bytes": "3000B"}))
+    assert e.value.field == "link.aqm.min_bytes"
+    assert "min must be more than avpkt" in e.value.message and "= 0" not in e.value.message
 
 
 def test_explicit_form_writes_every_parameter_and_means_the_same_run():
@@ -114,6 +138,7 @@ def test_explicit_form_writes_every_parameter_and_means_the_same_run():
     assert Scenario.from_dict(tomllib.loads(s.to_toml(explicit=True))).resolve() == s.resolve()
 
 
+@pytest.mark.slow
 def test_cli_reports_a_bad_aqm_parameter_with_exit_code_2(tmp_path):
     toml = tmp_path / "bad.toml"
     toml.write_text(

@@ -14,18 +14,24 @@ import pytest
 import ccfair
 from conftest import SCENARIOS
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 CODEL_TARGET_MS = 5.0
 PIE_TARGET_MS = 15.0
 DUALPI2_TARGET_MS = 15.0
 
 
 @cache
-def run(name: str, aqm: str | None = None) -> ccfair.RunResult:
-    """Runs scenarios/<name>.toml, with the queue discipline replaced by ``aqm`` if given."""
+def run(name: str, aqm: str | None = None, host: str | None = None) -> ccfair.RunResult:
+    """Runs scenarios/<name>.toml, with the queue discipline replaced by ``aqm`` and the hosts by the preset
+    ``host`` if given."""
     with open(SCENARIOS / f"{name}.toml", "rb") as f:
         d: dict[str, Any] = tomllib.load(f)
     if aqm is not None:
         d["link"]["aqm"] = aqm
+    if host is not None:
+        d["host"] = {"preset": host}
     return ccfair.run(d)
 
 
@@ -73,11 +79,17 @@ def test_codel_holds_a_standing_queue_at_its_target():
 
 
 def test_pie_steers_the_queue_of_one_cubic_flow_toward_fifteen_ms():
-    r = run("aqm-pie-one-cubic")
-    # One Cubic sawtooth: the mean stays within a factor of two of the target, instead of ~400 ms.
+    # One Cubic sawtooth on ideal hosts, PIE's law alone: the mean stays within a factor of two of the
+    # target, instead of ~400 ms. (With the default hosts the same flow averages 5.3 ms at 94 % of the link:
+    # 15 ms is 0.3 BDP here, less than the 0.43 BDP a Cubic flow needs to keep the link busy through its
+    # reduction, and with the hosts' bursts the queue empties after each one.)
+    r = run("aqm-pie-one-cubic", host="ideal")
     assert PIE_TARGET_MS / 2 <= queue_delay_ms(r) <= 2 * PIE_TARGET_MS
     assert r.summary["utilization"] >= 0.90
-    assert queue_delay_ms(r) < queue_delay_ms(run("aqm-pie-one-cubic", aqm="fifo")) / 10
+    assert queue_delay_ms(r) < queue_delay_ms(run("aqm-pie-one-cubic", aqm="fifo", host="ideal")) / 10
+    hosted = run("aqm-pie-one-cubic")
+    assert queue_delay_ms(hosted) < PIE_TARGET_MS and hosted.summary["utilization"] >= 0.90
+    assert queue_delay_ms(hosted) < queue_delay_ms(run("aqm-pie-one-cubic", aqm="fifo")) / 10
 
 
 def test_pie_holds_the_mean_queueing_delay_at_fifteen_ms():
@@ -147,7 +159,10 @@ def test_ppv_lifts_long_rtt_reno_flows_against_short_rtt_cubic():
 
 
 def test_dualpi2_separates_l4s_and_classic_delay_and_couples_the_signals():
-    r = run("aqm-dualpi2-prague-vs-cubic")
+    # Ideal hosts, the coupling law alone: the ratio of the window's time averages, p_L / (2 sqrt(p_C)), is
+    # at most 1 by Jensen's inequality when p' varies over the window, and the more it varies the lower
+    # (the default hosts' bursts: 0.62; ideal hosts 0.72; testbed 0.79).
+    r = run("aqm-dualpi2-prague-vs-cubic", host="ideal")
     s = r.summary
     assert s["queue_sojourn_l4s_p99_ns"] / 1e6 <= 2.0
     # The classic queue sits near the PI target.
@@ -166,9 +181,11 @@ def test_dualpi2_separates_l4s_and_classic_delay_and_couples_the_signals():
 # L4S delay as low as DualPI2's. Measured here (30 s, 100 Mbps, 2 BDP; relative goodput of each class):
 #   Prague 10 ms vs Cubic 10 ms: DualPI2 1.19 / 0.74, VDQ-CSAQM 0.58 / 1.35, L4S sojourn p99 0.23 / 4.5 ms
 #   Prague 10 ms vs Cubic 50 ms: DualPI2 1.43 / 0.50, VDQ-CSAQM 0.76 / 1.18
-#   BBRv2 vs Cubic, 10 ms, mean of seeds 1-3: DualPI2 0.77 / 1.16, VDQ-CSAQM 0.74 / 1.19 (single seeds 0.70
-#   to 0.81), PPV 0.71 / 1.22
-# With BBRv2 the sharing is within the fairness band, as with the other two AQMs. With Prague the
+#   BBRv2 vs Cubic, 10 ms, BBRv2's relative goodput over seeds 1-3, with the default kernel-lab hosts:
+#   DualPI2 0.49 to 0.74, VDQ-CSAQM 0.46 to 0.52, PPV 0.41 to 0.42, tail drop 0.44 to 0.66 (ideal hosts:
+#   0.70 to 0.93, 0.58 to 0.71, 0.70 to 0.71, 0.30 to 0.46)
+# With BBRv2 the sharing is as unequal as with the other AQMs: no AQM here brings BBRv2 into the fairness
+# band against Cubic with the default hosts, so the paper's claim is not reproduced. With Prague the
 # reconstruction does not reproduce the claim: its L queue is blocked behind the classic one whenever the
 # classic head is 19 ms older (time-shifted FIFO), so the L4S flow is marked by its own 1 ms target more than
 # its share calls for. Those claims are kept as strict expected failures so that a faithful model shows up.
@@ -213,6 +230,7 @@ def test_vdq_csaqm_shares_between_bbr2_and_cubic_at_least_as_well_as_ppv():
     assert abs(vdq["bbr2"] - 1) <= abs(ppv["bbr2"] - 1)
 
 
+@VDQ_PAPER
 def test_vdq_csaqm_shares_fairly_between_bbr2_and_cubic():
     # One run's share moves by about 0.1 with the seed (BBRv2's randomized probing): the mean of three.
     runs = [two_flows("vdq_csaqm", *BBR2_CUBIC, seed=seed) for seed in (1, 2, 3)]

@@ -3,8 +3,13 @@ figures): AIMD fairness at equal RTTs, RTT unfairness, Cubic outgrowing Reno on 
 
 from __future__ import annotations
 
+import pytest
+
 import ccfair
 from conftest import SCENARIOS
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 
 def shares_by_label(result: ccfair.RunResult, column: str = "cc") -> dict[str, float]:

@@ -6,6 +6,9 @@ import pytest
 
 from conftest import SMALL_TOML, run_cli
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 BAD_FILES = {
     "toml-syntax": ('duration = "10s"\n[link\nrate = "1Mbps"\n', "line 2, column"),
     "unknown-key": (SMALL_TOML.replace('duration = "10s"', 'duration = "10s"\nspeed = 3'), "speed"),
@@ -33,6 +36,17 @@ BAD_FILES = {
     "host-tso": (SMALL_TOML + "[host]\ntso = 1\n", "host.tso"),
     "host-gro-flush": (SMALL_TOML + '[host]\ngro_flush = "soon"\n', "host.gro_flush"),
     "nan-cc-param": (SMALL_TOML + "cc_params = { beta = nan }\n", "flows[1].cc_params.beta"),
+    # A PIE updating every nanosecond: two billion updates in 2 s, no Ctrl-C for 25 s and past --max-events.
+    "pie-tupdate": (
+        SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { name = "pie", tupdate_ns = 1 }'),
+        "link.aqm.tupdate_ns",
+    ),
+    "dualpi2-tupdate": (
+        SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { name = "dualpi2", tupdate_ns = 9 }'),
+        "link.aqm.tupdate_ns",
+    ),
+    # Arabic-Indic digits ten: Python's \\d and Decimal read them, tc does not.
+    "unicode-digits": (SMALL_TOML.replace('rate = "10Mbps"', 'rate = "\u0661\u0660Mbps"'), "link.rate"),
     "inf-aqm-param": (
         SMALL_TOML.replace('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { name = "red", max_p = inf }'),
         "link.aqm.max_p",
@@ -114,10 +128,17 @@ def test_directory_instead_of_file(tmp_path):
     assert_bad_input(run_cli("run", str(tmp_path), "--out", str(out)), str(tmp_path), out)
 
 
-@pytest.mark.parametrize("seed", ["-1", "abc", str(2**64)])
+@pytest.mark.parametrize("seed", ["-1", "abc", str(2**64), "\u0661", "1_0", "9" * 5000])
 def test_bad_seed(small_toml, tmp_path, seed):
     out = tmp_path / "out"
     assert_bad_input(run_cli("run", str(small_toml), "--seed", seed, "--out", str(out)), "--seed", out)
+
+
+@pytest.mark.parametrize("events", ["\u0661e5", "1_000_000_000", "nan", "inf", "1e999", "0"])
+def test_bad_events_limit(small_toml, tmp_path, events):
+    out = tmp_path / "out"
+    result = run_cli("run", str(small_toml), "--max-events", events, "--out", str(out))
+    assert_bad_input(result, "--max-events", out)
 
 
 def test_out_is_a_file(small_toml, tmp_path):
@@ -134,3 +155,146 @@ def test_usage_errors_exit_2():
         assert result.returncode == 2, args
         assert result.stdout == ""
         assert "error: " in result.stderr
+
+
+# ------------------------------------------------------------------------ commands: every input answered
+
+
+SUITE_TOML = """\
+duration = "12s"
+measure_start = "3s"
+rate = "10Mbps"
+buffers = ["1bdp"]
+rtts = ["20ms"]
+flow_counts = [1]
+aqms = ["fifo"]
+repetitions = 1
+"""
+
+TWO_GROUPS_TOML = """\
+duration = "5s"
+[link]
+rate = "10Mbps"
+buffer = "1bdp"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+"""
+
+
+def command_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    """Each a command line that once ended in a traceback, a hang, or an error naming a field the user did
+    not write, with the field its error must name now."""
+    deep = tmp / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    huge_flows = tmp / "flows.toml"
+    huge_flows.write_text(SUITE_TOML.replace("flow_counts = [1]", "flow_counts = [100000000]"))
+    bad_aqm = tmp / "aqm.toml"
+    bad_aqm.write_text(SUITE_TOML.replace('aqms = ["fifo"]', 'aqms = ["nope"]'))
+    two = tmp / "two.toml"
+    two.write_text(TWO_GROUPS_TOML)
+    out = ["--out", str(tmp / "out")]
+    mix = ["advise", "--rate", "10Mbps", "--rtt", "20ms", "--dry-run", *out, "--mix"]
+    harm = ["harm", "reno", "--against", "cubic", "--dry-run", *out, "--suite"]
+    repro = ["reproduce", "rueth-tma19", *out, "--repetitions"]
+    return {
+        "superscript-count": ([*mix, "cubic:\u00b2"], "--mix"),
+        "deep-truth": (["validate", "--truth", str(deep), "--dry-run", *out], "--truth"),
+        "reproduce-repetitions": ([*repro, "1000000000"], "--repetitions"),
+        "reproduce-huge-dry-run": ([*repro, "1000000", "--dry-run"], "--repetitions"),
+        "validate-repetitions": (
+            ["validate", "--dry-run", *out, "--repetitions", "1000000000"],
+            "--repetitions",
+        ),
+        "suite-flow-count": ([*harm, str(huge_flows)], "suite.flow_counts[0]"),
+        "suite-aqm": ([*harm, str(bad_aqm)], "suite.aqms[0]"),
+        "harm-group-against-itself": (
+            ["harm", str(two), "--new", "flows[0]", "--against", "flows[0]", "--dry-run", *out],
+            "--new",
+        ),
+        "bench-memory-limit": (["bench", "--max-memory", "1B"], "--max-memory"),
+    }
+
+
+COMMAND_CASES = [
+    "superscript-count",
+    "deep-truth",
+    "reproduce-repetitions",
+    "reproduce-huge-dry-run",
+    "validate-repetitions",
+    "suite-flow-count",
+    "suite-aqm",
+    "harm-group-against-itself",
+    "bench-memory-limit",
+]
+
+
+@pytest.mark.parametrize("case", COMMAND_CASES)
+def test_commands_answer_bad_input_at_once_naming_what_was_written(tmp_path, case):
+    cases = command_cases(tmp_path)
+    assert sorted(cases) == sorted(COMMAND_CASES)
+    args, field = cases[case]
+    result = run_cli(*args, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error: {field}: "), result.stderr
+    assert "Traceback" not in result.stderr and "unexpected failure" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_former_name_of_input_errors_still_catches_them():
+    import ccfair
+    from ccfair import _native
+
+    assert ccfair.ScenarioError is ccfair.InputError
+    with pytest.raises(ccfair.ScenarioError) as e:
+        ccfair.Scenario.from_dict({"duration": "1s", "link": {"rate": "fast"}, "flows": [{"cc": "reno"}]})
+    assert e.value.field == "link.rate"
+    with pytest.raises(_native.ScenarioError):
+        _native.parse_quantity("rate", "fast", "link.rate", False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        (
+            'cc = "cubic"',
+            'cc = "Cubic"',
+            'error: flows[1].cc: unknown congestion control "Cubic"; available: reno, cubic, dctcp, prague, '
+            'bbr, bbr2, bbr3; did you mean "cubic"?',
+        ),
+        (
+            'cc = "cubic"',
+            'cc = "cubic"\ncc_params = { betta = 0.7 }',
+            'error: flows[1].cc_params.betta: unknown parameter "betta"; allowed: beta, c, fast_convergence, '
+            "tcp_friendliness, hystart, hystart_detect, hystart_low_window, hystart_ack_delta_us, "
+            'initial_ssthresh; did you mean "beta"?',
+        ),
+        (
+            'cc = "reno"',
+            'cc = "reno"\ncc_params = { beta = 0.7 }',
+            'error: flows[0].cc_params.beta: unknown parameter "beta"; allowed: none '
+            "(reno has no parameters)",
+        ),
+        (
+            'buffer = "1bdp"',
+            'buffer = "1bdp"\naqm = "fq-codel"',
+            'error: link.aqm: unknown queue discipline "fq-codel"; available: fifo, red, codel, fq_codel, '
+            'pie, gsp, ppv, dualpi2, step, vdq_csaqm; did you mean "fq_codel"?',
+        ),
+        (
+            'buffer = "1bdp"',
+            'buffer = "1bdp"\naqm = { name = "codel", targett = "5ms" }',
+            'error: link.aqm.targett: unknown parameter "targett"; allowed: target, interval, ecn, '
+            'ce_threshold; did you mean "target"?',
+        ),
+    ],
+)
+def test_unknown_names_get_one_wording_and_the_name_probably_meant(tmp_path, old, new, line):
+    path = tmp_path / "s.toml"
+    path.write_text(SMALL_TOML.replace(old, new, 1))
+    result = run_cli("run", str(path))
+    assert result.returncode == 2
+    assert result.stderr == line + "\n"

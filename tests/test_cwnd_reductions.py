@@ -5,9 +5,13 @@ backed-off RTO within it none is checked on the sender in crates/ccfair-sim/test
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import ccfair
 from conftest import SCENARIOS
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 
 def entries(ts, flow: int, state: int) -> int:

@@ -26,6 +26,9 @@ from ccfair.store.writer import StoreWriter
 from conftest import SMALL_TOML, small
 from test_sweep_support import write_plan
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 
 def tree(root: Path) -> dict[str, str]:
     """Every entry under ``root`` (hidden ones included): files by SHA-256 of their bytes, directories as
@@ -146,7 +149,7 @@ def test_a_run_saved_before_markers_is_still_replaced(tmp_path, saved_run):
     assert fsio.read_marker(out)["kind"] == "run"
     (out / fsio.MARKER_FILE).unlink()
     (out / "notes.md").write_text("mine")  # no longer exactly a run's files: someone else's now
-    with pytest.raises(ccfair.ScenarioError, match=r"notes\.md"):
+    with pytest.raises(ccfair.InputError, match=r"notes\.md"):
         saved_run.save(out)
     assert (out / "notes.md").read_text() == "mine"
 
@@ -160,7 +163,7 @@ def test_an_empty_directory_is_used(tmp_path, saved_run):
 def test_a_results_directory_is_not_replaced_by_a_run(tmp_path, saved_run):
     StoreWriter(tmp_path / "results").close()
     before = tree(tmp_path)
-    with pytest.raises(ccfair.ScenarioError, match="is a ccfair results directory, not a saved run"):
+    with pytest.raises(ccfair.InputError, match="is a ccfair results directory, not a saved run"):
         saved_run.save(tmp_path / "results")
     assert tree(tmp_path) == before
 
@@ -355,7 +358,7 @@ def test_figures_replace_only_figures_ccfair_wrote(tmp_path, saved_run, fmt):
     fig = timeseries(saved_run)
     user_file = tmp_path / f"photo.{fmt}"
     user_file.write_bytes(b"someone else's picture")
-    with pytest.raises(ccfair.ScenarioError, match="was not written by ccfair"):
+    with pytest.raises(ccfair.InputError, match="was not written by ccfair"):
         save_figure(fig, user_file)
     assert user_file.read_bytes() == b"someone else's picture"
     ours = tmp_path / f"fig.{fmt}"

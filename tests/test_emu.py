@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ import ccfair
 from ccfair import _native
 from ccfair.catalog import output_table
 from ccfair.emu import collect, doctor, netns
+from ccfair.emu import host as emu_host
 from ccfair.emu import run as emu_run
-from ccfair.emu import scenario as emu_scenario
-from ccfair.emu.scenario import KernelScenario, kernel_scenario
-from ccfair.errors import ScenarioError
+from ccfair.emu.binary import emulator_binary
+from ccfair.errors import InputError
 from ccfair.result import RunResult
+from ccfair.scenario import KernelScenario, kernel_scenario
 
 BBR_VS_CUBIC: dict[str, Any] = {
     "duration": "2s",
@@ -34,7 +36,7 @@ BBR_VS_CUBIC: dict[str, Any] = {
 @pytest.fixture(autouse=True)
 def kernel_with_bbr(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel's list of algorithms, fixed so these tests do not depend on the host's modules."""
-    monkeypatch.setattr(emu_scenario, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
+    monkeypatch.setattr(emu_host, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
 
 
 def test_kernel_scenarios_take_kernel_algorithms_and_map_simulator_aliases() -> None:
@@ -115,19 +117,19 @@ def test_bdp_buffer_uses_the_smallest_rtt_as_in_the_simulator() -> None:
     ],
 )
 def test_kernel_scenario_errors_name_the_field(flow: dict[str, Any], field: str, words: str) -> None:
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         kernel_scenario({**BBR_VS_CUBIC, "flows": [flow]})
     assert e.value.field == field
     assert words in e.value.message
 
 
 def test_kernel_scenario_file_errors_are_the_simulators(tmp_path: Path) -> None:
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         kernel_scenario(tmp_path / "missing.toml")
     assert e.value.message == "no such file"
     bad = tmp_path / "bad.toml"
     bad.write_text('duration = "10s"\n[link]\nrate = "fast"\n')
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         kernel_scenario(bad)
     assert e.value.field == "link.rate"
 
@@ -141,14 +143,14 @@ def test_to_dict_round_trips_and_keeps_the_kernel_names() -> None:
     assert kernel_scenario(sc.to_dict()) == sc
     again = kernel_scenario(sc.to_dict(explicit=True))
     assert again.resolve() == sc.resolve()
-    assert again.delays == ("ack", "split")
+    assert [g.delay for g in again.flows] == ["ack", None]
     assert "cc_params" not in sc.to_dict(explicit=True)["flows"][0]
     assert "delay" not in sc.to_dict(explicit=True)["flows"][1]
 
 
 def test_simulator_scenario_refuses_other_delay_placements() -> None:
     sc = kernel_scenario({**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms", "delay": "data"}]})
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         sc.simulator_scenario()
     assert e.value.field == "flows[0].delay"
     plain = kernel_scenario({**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms"}]}).simulator_scenario()
@@ -156,10 +158,58 @@ def test_simulator_scenario_refuses_other_delay_placements() -> None:
     assert plain.flows[0].cc == "cubic"
 
 
-def test_delay_placement_splits_like_the_simulator() -> None:
-    assert emu_run.delays({"rtt_ns": 50_000_001}) == (25_000_000, 25_000_001)
-    assert emu_run.delays({"rtt_ns": 10, "delay": "data"}) == (10, 0)
-    assert emu_run.delays({"rtt_ns": 10, "delay": "ack"}) == (0, 10)
+def derived(role: str, cfg: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """What ``ccfair-emu ROLE`` derives from the configuration the orchestrator writes (nothing starts)."""
+    path = tmp_path / f"{role}.config.json"
+    path.write_text(json.dumps(cfg))
+    done = subprocess.run(
+        [emulator_binary(), "check", role, str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_the_programs_derive_their_flows_from_the_spec_as_the_simulator_does(tmp_path: Path) -> None:
+    d = {
+        **BBR_VS_CUBIC,
+        "flows": [
+            {"cc": "bbr", "rtt": "50000001ns", "delay": "split", "loss": 0.01},
+            {
+                "cc": "cubic",
+                "rtt": "10ns",
+                "delay": "data",
+                "size": "1MB",
+                "count": 2,
+                "arrivals": {"process": "uniform", "window": "2s"},
+            },
+            {"cc": "newreno", "rtt": "10ns", "delay": "ack", "start": "1s"},
+        ],
+        "link": {"rate": "10Mbps", "buffer": "100pkt"},
+    }
+    sc = kernel_scenario(d)
+    spec = sc.resolve()
+    fwd = derived("forward", emu_run.forward_config(spec, 7, [0], tmp_path / "rtr.json"), tmp_path)
+    paths = [(f["data_delay_ns"], f["ack_delay_ns"], f["group"]) for f in fwd["flows"]]
+    assert paths == [(25_000_000, 25_000_001, 0), (10, 0, 1), (10, 0, 1), (0, 10, 2)]
+    assert fwd["flows"][0]["loss"] == 0.01 and fwd["seed"] == 7
+    assert fwd["schedule"] == {
+        k: spec[k] for k in ("duration_ns", "interval_ns", "measure_start_ns", "measure_end_ns")
+    }
+    send = derived("send", emu_run.program_config(spec, 7, [], tmp_path / "snd.json"), tmp_path)
+    plans = sc.flow_plans(7)
+    assert [f["start_ns"] for f in send["flows"]] == [p["start_ns"] for p in plans]
+    assert [f["cc"] for f in send["flows"]] == ["bbr", "cubic", "cubic", "reno"]
+    assert [f["port"] for f in send["flows"]] == [emu_run.PORT_BASE + i for i in range(4)]
+    assert send["flows"][1]["dst"] == netns.receiver_ip(1)
+    assert [f["size_bytes"] for f in send["flows"]] == [None, 1_000_000, 1_000_000, None]
+    recv = derived("recv", emu_run.program_config(spec, 7, [], tmp_path / "rcv.json"), tmp_path)
+    assert recv["sizes"] == [p["size_bytes"] for p in plans] == [0, 1_000_000, 1_000_000, 0]
+    # The forwarder's probe (doctor) is a kernel scenario too: one flow on a path without delay to speak of.
+    probe = emu_run.forward_config(doctor.probe_spec(10**8, 5), 1, [], tmp_path / "p.json")
+    assert derived("forward", probe, tmp_path)["flows"] == [
+        {"data_delay_ns": 0, "ack_delay_ns": 1, "loss": 0.0, "group": 0}
+    ]
 
 
 def test_socket_buffer_maxima_cover_four_bdp_plus_buffer() -> None:
@@ -198,7 +248,7 @@ def test_the_receivers_buffer_is_the_hosts_and_the_ideal_host_gets_the_largest()
 def test_groups_must_agree_on_the_receive_buffer() -> None:
     flows = [{**f, "host": {"preset": "testbed"}} for f in BBR_VS_CUBIC["flows"]]
     flows[1]["host"] = {"preset": "testbed", "rmem": [4096, 131072, "8MiB"]}
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         kernel_scenario({**BBR_VS_CUBIC, "flows": flows})
     assert e.value.field == "flows[1].host.rmem"
     assert "same namespace" in e.value.message
@@ -486,7 +536,7 @@ def test_rate_check_needs_a_doctor_measurement_of_this_host(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         doctor.check_rate(10_000_000)
     assert (
         e.value.field == "link.rate" and 'run `sudo "$(command -v ccfair)" doctor` first' in e.value.message
@@ -495,12 +545,12 @@ def test_rate_check_needs_a_doctor_measurement_of_this_host(
         {"host_key": doctor.host_key(), "clean_rate_bps": 100_000_000, "measured_at": "x"}
     )
     doctor.check_rate(100_000_000)
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         doctor.check_rate(100_000_001)
     assert "above what the forwarder handles cleanly on this host (100Mbps" in e.value.message
     other = {"host_key": {**doctor.host_key(), "kernel_release": "0.0"}, "clean_rate_bps": 10**12}
     (tmp_path / "doctor.json").write_text(json.dumps(other))
-    with pytest.raises(ScenarioError):
+    with pytest.raises(InputError):
         doctor.check_rate(1)
 
 
@@ -508,11 +558,11 @@ def test_kernel_runs_need_root_before_anything_is_built(monkeypatch: pytest.Monk
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     built = []
     monkeypatch.setattr(netns.Topology, "build", lambda *a, **k: built.append(1))
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         ccfair.run(BBR_VS_CUBIC, backend="kernel")
     assert e.value.field == "backend" and "needs root" in e.value.message
     assert not built
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         ccfair.run(BBR_VS_CUBIC, backend="ns3")
     assert e.value.field == "backend"
 
@@ -668,7 +718,7 @@ def test_a_host_without_a_clean_rate_gets_advice_that_helps(
             "measured_at": "x",
         }
     )
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         doctor.check_rate(10**7)
     assert "no rate was clean" in e.value.message and "at 100Mbps: lateness p99 400 us" in e.value.message
     assert "--rates 10Mbps,20Mbps,50Mbps" in e.value.message
@@ -691,7 +741,7 @@ def test_a_host_that_keeps_the_forwarder_from_its_cpu_is_told_that_a_lower_rate_
         "measured_at": "x",
     }
     doctor.save_measurement(measurement)
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         doctor.check_rate(10**7)
     assert "kept from its CPU for up to 9.5 ms" in e.value.message
     assert "--rates" not in e.value.message and "when nothing else runs on the host" in e.value.message
@@ -708,10 +758,10 @@ def test_a_host_that_keeps_the_forwarder_from_its_cpu_is_told_that_a_lower_rate_
 def test_require_root_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same check as above without dropping privileges, so it runs wherever the checkout lives.
     from ccfair.emu import netns
-    from ccfair.errors import ScenarioError
+    from ccfair.errors import InputError
 
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         netns.require_root()
     assert e.value.field == "backend" and "needs root" in e.value.message
 
@@ -740,24 +790,23 @@ def test_host_offloads_come_from_the_tables_and_the_preset() -> None:
 
 def test_groups_share_one_sender_and_one_receiver_veth_so_their_offloads_must_agree() -> None:
     flows = [BBR_VS_CUBIC["flows"][0], {**BBR_VS_CUBIC["flows"][1], "host": {"preset": "testbed"}}]
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         kernel_scenario({**BBR_VS_CUBIC, "flows": flows})
     assert e.value.field == "flows[1].host.tso"
     assert "group 0 has false, this group true" in e.value.message
     flows = [BBR_VS_CUBIC["flows"][0], {**BBR_VS_CUBIC["flows"][1], "host": {"gro_flush": "1ms"}}]
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         kernel_scenario({**BBR_VS_CUBIC, "host": {"gro_flush": "200us"}, "flows": flows})
     assert e.value.field == "flows[1].host.gro_flush"
     assert "group 0 has 200us, this group 1ms" in e.value.message
 
 
 def test_the_resolved_specs_host_values_win_over_the_tables() -> None:
+    # The offloads are the resolved hosts' (the preset's values, the written keys laid over them).
     sc = kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed"}})
-    spec = sc.resolve()
-    # A resolution that carries the offload keys itself (the simulator's host model) decides them.
-    for g in spec["groups"]:
-        g["host"] = {**g["host"], "tso": False, "gro": True, "gro_flush_ns": 5000}
-    assert sc.offloads(spec) == netns.HostOffloads(tso=False, gro=True, gro_flush_ns=5000)
+    assert sc.offloads() == {"tso": True, "gro": True, "gro_flush_ns": 16_000}
+    sc = kernel_scenario({**BBR_VS_CUBIC, "host": {"preset": "testbed", "tso": False, "gro_flush": "5us"}})
+    assert netns.HostOffloads(**sc.offloads()) == netns.HostOffloads(tso=False, gro=True, gro_flush_ns=5000)
 
 
 def test_host_offload_keys_round_trip_through_to_dict() -> None:
@@ -774,11 +823,12 @@ def test_host_offload_keys_round_trip_through_to_dict() -> None:
 
 def test_start_jitter_draws_the_kernel_flows_starts_as_the_simulator_does() -> None:
     flows = [{"cc": "cubic", "rtt": "20ms", "count": 5}]
-    sc = kernel_scenario({**BBR_VS_CUBIC, "flows": flows, "host": {"start_jitter": "100ms"}})
+    host = {"preset": "ideal", "start_jitter": "100ms"}
+    sc = kernel_scenario({**BBR_VS_CUBIC, "flows": flows, "host": host})
     starts = [p["start_ns"] for p in sc.flow_plans(3)]
     assert all(0 <= t < 100_000_000 for t in starts)
     assert len(set(starts)) == 5
-    simulator = ccfair.Scenario.from_dict({**BBR_VS_CUBIC, "flows": flows, "host": {"start_jitter": "100ms"}})
+    simulator = ccfair.Scenario.from_dict({**BBR_VS_CUBIC, "flows": flows, "host": host})
     assert starts == [
         p["start_ns"] for p in json.loads(_native.flow_plans(simulator.resolution().spec_json, 3))
     ]
@@ -861,12 +911,33 @@ def test_the_emulators_arrival_choice_is_checked_and_passed_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = kernel_scenario(BBR_VS_CUBIC).resolve()
-    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is True
+    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["router"]["arrival_at_stamp"] is True
     monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "read")
-    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["arrival_at_stamp"] is False
+    assert emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")["router"]["arrival_at_stamp"] is False
     monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "kernel")
-    with pytest.raises(ScenarioError, match=r"CCFAIR_EMU_ARRIVAL.*'stamp' or 'read'"):
+    with pytest.raises(InputError, match=r"CCFAIR_EMU_ARRIVAL.*'stamp' or 'read'"):
         emu_run.forward_config(spec, 1, [0], tmp_path / "rtr.json")
     # Refused before anything is built: no namespace, no working directory.
-    with pytest.raises(ScenarioError, match="CCFAIR_EMU_ARRIVAL"):
+    with pytest.raises(InputError, match="CCFAIR_EMU_ARRIVAL"):
         emu_run.execute(spec, 1, "/bin/false")
+
+
+def test_the_default_kernel_lab_hosts_are_the_machine_as_it_comes_on_the_kernel() -> None:
+    # kernel-lab is the kernel backend's own hosts: on the kernel its values set nothing (offloads off, the
+    # receivers' largest buffer, starts as written), the spec keeps the preset's name, and a written key
+    # still applies, as over the ideal preset; another preset's offloads apply as before.
+    flows = [{"cc": "cubic", "rtt": "20ms", "count": 3}]
+    plain = kernel_scenario({**BBR_VS_CUBIC, "flows": flows})
+    spec = plain.resolve()
+    assert spec["offloads"] == {"tso": False, "gro": False, "gro_flush_ns": 0}
+    assert spec["receive_buffer"] is None
+    assert {g["host"]["preset"] for g in spec["groups"]} == {"kernel-lab"}
+    assert [p["start_ns"] for p in plain.flow_plans(3)] == [0, 0, 0]
+    written = kernel_scenario({**BBR_VS_CUBIC, "flows": flows, "host": {"tso": True, "start_jitter": "1ms"}})
+    assert written.resolve()["offloads"]["tso"] is True
+    assert all(0 <= p["start_ns"] < 1_000_000 for p in written.flow_plans(3))
+    testbed = kernel_scenario({**BBR_VS_CUBIC, "flows": flows, "host": {"preset": "testbed"}})
+    assert testbed.resolve()["offloads"] == {"tso": True, "gro": True, "gro_flush_ns": 16_000}
+    # The simulator runs the preset's own values for the same document.
+    sim = json.loads(ccfair.Scenario.from_dict({**BBR_VS_CUBIC, "flows": flows}).resolution().spec_json)
+    assert all(g["host"]["start_spacing_ns"] == 150_000 for g in sim["groups"])

@@ -23,23 +23,28 @@ import pandas as pd
 import pytest
 
 import ccfair
+from ccfair import toml_text
 from ccfair.catalog import catalog
 from ccfair.devtools import output_schema
 from ccfair.emu import collect, doctor, netns
 from ccfair.emu import run as emu_run
 from ccfair.emu.binary import emulator_binary
-from ccfair.emu.scenario import kernel_ccs, kernel_scenario
+from ccfair.emu.host import kernel_ccs
+from ccfair.scenario import kernel_scenario
 from ccfair.studies.validate.grid import PLAN_SEED
 from ccfair.sweep.identity import run_seed
+from conftest import default_sigint
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
 
 to_native = collect.to_native
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="kernel runs need root (network namespaces, AF_PACKET)"
-)
+# Real kernel runs, seconds each and one at a time on the host: `make test` only.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="kernel runs need root (network namespaces, AF_PACKET)"),
+]
 
 
 def cli(
@@ -196,7 +201,9 @@ RUN = [
 
 def start_run_and_wait() -> tuple[subprocess.Popen[bytes], str, list[str]]:
     """A kernel run in a subprocess, once its three programs are running: (process, name prefix, pids)."""
-    victim = subprocess.Popen(RUN, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(
+        RUN, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=default_sigint
+    )
     prefix = f"ccfair-{victim.pid}-"
     deadline = time.monotonic() + 30
     pids: list[str] = []
@@ -259,6 +266,34 @@ def test_flows_connect_side_by_side_so_bbr_flows_probe_rtt_together() -> None:
     assert not (first < 9e9).any(), first
 
 
+def test_a_later_flow_opens_its_connection_through_the_standing_queue(tmp_path: Path) -> None:
+    # Cubic fills an 8-BDP FIFO (10 Mbps, 50 ms, 333 packets: up to 0.4 s of queue) and BBR starts at 3 s.
+    # Opened at its start (the default), BBR's connection handshakes through Cubic's queue, and kernel BBR
+    # takes its first min_rtt from that sample (bbr_init reads tcp_min_rtt); opened before the run, the
+    # sample is the base RTT over the empty path. Both backends must show the same.
+    def first_min_rtt_ms(connect: str, backend: str) -> float:
+        doc = {
+            "duration": "6s",
+            "interval": "50ms",
+            "link": {"rate": "10Mbps", "buffer": "333pkt"},
+            "flows": [
+                {"cc": "cubic", "rtt": "50ms"},
+                {"cc": "bbr", "rtt": "50ms", "start": "3s", "connect": connect},
+            ],
+        }
+        path = tmp_path / f"{connect}.toml"
+        path.write_text(toml_text.dumps(doc))
+        r = healthy_kernel_run(path) if backend == "kernel" else ccfair.run(path)
+        ts = r.timeseries
+        bbr = ts[(ts["flow_id"] == 1) & (ts["cc_min_rtt_ns"] > 0)]
+        return float(bbr["cc_min_rtt_ns"].iloc[0]) / 1e6
+
+    for backend in ("kernel", "sim"):
+        late, early = first_min_rtt_ms("at_start", backend), first_min_rtt_ms("before_run", backend)
+        assert late > 150, (backend, late)
+        assert 50 <= early < 55, (backend, early)
+
+
 def offload_run(host: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """One Cubic flow, 100 Mbps, 20 ms, 10 s, with ``host``; the result, its totals and its provenance. Run
     through ``execute`` (not ``ccfair.run``), so the rate needs no doctor measurement at 100 Mbps: these
@@ -271,7 +306,7 @@ def offload_run(host: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, An
             "host": host,
         }
     )
-    output, provenance = emu_run.execute(sc.resolve(), 1, emulator_binary(), plans=sc.flow_plans(1))
+    output, provenance = emu_run.execute(sc.resolve(), 1, emulator_binary())
     return ccfair.RunResult.from_native(output, sc, 1), output["totals"], provenance
 
 

@@ -36,6 +36,7 @@ def test_jain_rejects_bad_values(bad):
         jain_index(bad)
 
 
+@pytest.mark.slow
 @given(st.lists(finite, min_size=1, max_size=50).filter(lambda xs: sum(xs) > 0))
 def test_jain_bounds(xs):
     j = jain_index(xs)

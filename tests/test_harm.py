@@ -21,6 +21,9 @@ from ccfair.studies.harm_plan import group_from_cc, harm_plans
 from ccfair.studies.suites import load_suite
 from test_sweep_crash import wait_for_done
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 AGGRESSIVE = """duration = "12s"
 [link]
 rate = "10Mbps"

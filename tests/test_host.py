@@ -1,12 +1,13 @@
 """The end-host model: the ``[host]`` table (presets, overrides, errors) and what each host parameter does to
-a run (see ``crates/ccfair-sim/src/host/``)."""
+a run (see ``crates/ccfair-scenario/src/host.rs``)."""
 
 import tomllib
 
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+import ccfair.catalog
+from ccfair.errors import InputError
 from ccfair.scenario import Host, Scenario
 from conftest import small
 
@@ -22,7 +23,7 @@ def with_host(host=None, **flow_hosts):
 
 
 def hosts(d, *keys):
-    """Each group's resolved host (None: ideal), with only ``keys`` if given."""
+    """Each group's resolved host (None: ideal, which the spec leaves out), with only ``keys`` if given."""
     groups = [g.get("host") for g in Scenario.from_dict(d).resolve()["groups"]]
     if not keys:
         return groups
@@ -52,19 +53,22 @@ HOME = {
 # -------------------------------------------------------------------------------------------------- format
 
 
-def test_no_host_table_leaves_document_and_spec_as_they_were():
+def test_no_host_table_writes_nothing_and_resolves_to_the_default_kernel_lab_hosts():
     s = Scenario.from_dict(small())
     assert s.host is None and all(g.host is None for g in s.flows)
     assert "host" not in s.to_dict() and "host" not in s.to_dict(explicit=True)
     assert all("host" not in g for g in s.to_dict()["flows"])
-    assert hosts(small()) == [None, None]
+    kernel_lab = next(p["values"] for p in ccfair.catalog.catalog()["host_presets"] if p["default"])
+    assert kernel_lab["preset"] == "kernel-lab"
+    assert hosts(small()) == [kernel_lab, kernel_lab]
+    assert hosts(with_host({"preset": "kernel-lab"})) == [kernel_lab, kernel_lab]
 
 
-def test_an_ideal_table_resolves_to_the_spec_without_one():
-    plain = Scenario.from_dict(small()).resolve()
-    assert Scenario.from_dict(with_host({"preset": "ideal"})).resolve() == plain
+def test_an_ideal_table_resolves_to_a_spec_without_hosts():
+    ideal = Scenario.from_dict(with_host({"preset": "ideal"}))
+    assert hosts(ideal.to_dict()) == [None, None]
     # the document keeps what was written (so its run ids are its own)
-    assert Scenario.from_dict(with_host({"preset": "ideal"})).to_dict()["host"] == {"preset": "ideal"}
+    assert ideal.to_dict()["host"] == {"preset": "ideal"}
 
 
 @pytest.mark.parametrize("preset", ["testbed", "home"])
@@ -92,8 +96,11 @@ def test_hz_sets_the_tick_of_the_delayed_ack_timer_unless_it_is_written():
     h = hosts(with_host({"preset": "home", "hz": 1000, "delack_granularity": "2ms"}))[0]
     assert (h["hz"], h["delack_granularity_ns"]) == (1000, 2_000_000)
     # The ideal host's timers stay exact; its clock is the one written.
-    h = hosts(with_host({"hz": 100}))[0]
+    h = hosts(with_host({"preset": "ideal", "hz": 100}))[0]
     assert (h["preset"], h["hz"], h["delack_granularity_ns"], h["tick_phase"]) == ("ideal", 100, 0, "zero")
+    # The default hosts' delayed-ACK timer follows a written clock too.
+    h = hosts(with_host({"hz": 1000}))[0]
+    assert (h["preset"], h["hz"], h["delack_granularity_ns"]) == ("kernel-lab", 1000, 1_000_000)
 
 
 def test_timing_parameters_override_the_preset():
@@ -102,7 +109,7 @@ def test_timing_parameters_override_the_preset():
     assert (h["noise"], h["noise_scale_ns"], h["delack_granularity_ns"]) == ("uniform", 2_000, 0)
     assert h["pacing_slack_ns"] == 10_000  # not written: the preset's
     # An ideal host with one parameter is no longer ideal, and only that parameter differs.
-    h = hosts(with_host({"pacing_slack": "7us"}))[0]
+    h = hosts(with_host({"preset": "ideal", "pacing_slack": "7us"}))[0]
     assert (h["preset"], h["pacing_slack_ns"], h["noise"], h["start_jitter_ns"]) == (
         "ideal",
         7_000,
@@ -115,7 +122,10 @@ def test_offload_parameters_override_the_preset():
     d = with_host({"preset": "testbed", "tso": False, "nic_rate": 0, "gro_flush": "40us"})
     h = hosts(d)[0]
     assert (h["tso"], h["nic_rate_bps"], h["gro"], h["gro_flush_ns"]) == (False, 0, True, 40_000)
-    d = with_host({"gro": True, "gro_flush": "8us", "nic_rate": "2.5Gbps"}, g1={"gro": False, "tso": True})
+    d = with_host(
+        {"preset": "ideal", "gro": True, "gro_flush": "8us", "nic_rate": "2.5Gbps"},
+        g1={"gro": False, "tso": True},
+    )
     assert hosts(d, "tso", "nic_rate_bps", "gro", "gro_flush_ns") == [
         {"tso": False, "nic_rate_bps": 2_500_000_000, "gro": True, "gro_flush_ns": 8_000},
         {"tso": True, "nic_rate_bps": 2_500_000_000, "gro": False, "gro_flush_ns": 8_000},
@@ -129,7 +139,10 @@ def test_group_tables_override_the_scenario_table_key_by_key():
         {"preset": "home", "start_jitter_ns": 3_000_000, "noise_scale_ns": 50_000},
     ]
     d = with_host(None, g0={"start_jitter": "2ms"})
-    assert hosts(d, "preset", "start_jitter_ns") == [{"preset": "ideal", "start_jitter_ns": 2_000_000}, None]
+    assert hosts(d, "preset", "start_jitter_ns") == [
+        {"preset": "kernel-lab", "start_jitter_ns": 2_000_000},
+        {"preset": "kernel-lab", "start_jitter_ns": 50_000},
+    ]
 
 
 def test_round_trip_with_host_tables():
@@ -170,8 +183,8 @@ ERRORS = [
     (
         with_host({"colour": "red"}),
         "host.colour",
-        "allowed keys: preset, start_jitter, noise, noise_scale, pacing_slack, delack_granularity, hz, "
-        "tick_phase, tso, nic_rate, gro, gro_flush",
+        "allowed keys: preset, start_jitter, start_spacing, noise, noise_scale, turnaround, pacing_slack, "
+        "delack_granularity, hz, tick_phase, tso, nic_rate, gro, gro_flush",
     ),
     (with_host({"nic_rate": "-1Gbps"}), "host.nic_rate", "must not be negative"),
     (with_host(None, g1={"nic_rate": 10}), "flows[1].host.nic_rate", "missing unit"),
@@ -195,7 +208,7 @@ ERRORS = [
 
 @pytest.mark.parametrize(("d", "field", "needle"), ERRORS, ids=[f"{e[1]}:{e[2]}" for e in ERRORS])
 def test_host_errors_name_the_field(d, field, needle):
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         Scenario.from_dict(d)
     assert info.value.field == field
     assert needle in info.value.message

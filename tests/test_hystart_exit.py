@@ -1,4 +1,4 @@
-"""Cubic's first slow start under the testbed host, against what the kernel backend does.
+"""Cubic's first slow start under the default kernel-lab hosts, against what the kernel backend does.
 
 Two flows that a scenario starts together do not start together on the kernel backend: its sender
 (``ccfair-emu send``) is one thread that writes to the flows in turn, and Linux sends a flow's initial window
@@ -16,7 +16,7 @@ Cubic at 100 Mbit/s, 50 ms, 1 BDP; with two Cubic flows at 20 ms, one ACK-train 
 exit at 169 in all three; with Cubic's flow first and Reno's second, Cubic's exit is the ACK train's, at
 530-535 (3 of 3 runs).
 
-The simulator's host noise (5 µs per packet at each end) and its tick phase must not move that exit by more
+The simulator's host noise (13 µs per packet at each end) and its tick phase must not move that exit by more
 than the kernel's runs differ once the flows start in the kernel's order: the per-packet delays are small
 against the 120 µs a segment takes at 100 Mbit/s. (With
 both flows starting at the same nanosecond, the noise alone decides how their initial windows interleave,
@@ -30,11 +30,13 @@ import pytest
 
 import ccfair
 from ccfair.scenario import Scenario
-from ccfair.studies.validate.grid import KERNEL_SIDE_HOST
 
-# The host of the validation grid's offloads-off cells (the kernel's GSO, no receive coalescing, its HZ),
-# without start jitter: the second flow starts where the kernel backend's sender puts it.
-KERNEL_LIKE_HOST = {"preset": "testbed", **KERNEL_SIDE_HOST, "start_jitter": "0s"}
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
+# The default kernel-lab hosts (the kernel's GSO, no receive coalescing, its HZ), without start jitter or
+# spacing: the second flow starts where the kernel backend's sender puts it.
+KERNEL_LIKE_HOST = {"preset": "kernel-lab", "start_jitter": "0s", "start_spacing": "0s"}
 # The second flow's start after the first, within the 100-200 µs the kernel backend's sender takes.
 SECOND_START = "100us"
 SEEDS = range(1, 6)
@@ -97,8 +99,11 @@ def test_cubic_ahead_of_reno_ends_slow_start_by_the_ack_train_as_on_the_kernel()
     results = exits(pair("cubic", "reno", "50ms"))
     cubic = [r[0] for r in results]
     assert all(530 - SLACK_SEGMENTS <= c <= 535 + SLACK_SEGMENTS for c in cubic), cubic
+    # Reno's first ssthresh is half its window at the first overflow, which turns on where the loop puts
+    # its ACKs among Cubic's: with the kernel-lab hosts' loop (52 us of turnaround, 13 us of noise) 321 to
+    # 329 over the seeds, with the configured path alone 321; the kernel's three runs 312 to 321.
     reno = [r[1] for r in results]
-    assert all(312 - SLACK_SEGMENTS <= x <= 321 + SLACK_SEGMENTS for x in reno), reno
+    assert all(312 - SLACK_SEGMENTS <= x <= 329 for x in reno), reno
 
 
 def test_two_cubic_flows_exit_by_train_and_by_delay_as_on_the_kernel() -> None:

@@ -15,32 +15,16 @@ import pytest
 
 import ccfair
 from ccfair import _native
-from ccfair.analysis.metrics import CLASS_COLUMNS, FLOW_COLUMNS
+from ccfair.analysis import schema
 from ccfair.catalog import catalog
 from ccfair.errors import OutputError
 from ccfair.result import TABLE_FILES
-from conftest import SCENARIOS, SMALL_TOML, run_cli, small
+from conftest import SCENARIOS, SMALL_TOML, default_sigint, run_cli, small
+from test_metrics import schema_problems
 
-SUMMARY_KEYS = {
-    "jain_index",
-    "utilization",
-    "total_goodput_bps",
-    "queue_sojourn_p50_ns",
-    "queue_sojourn_p99_ns",
-    "drops",
-    "retransmissions",
-    "marks",
-    "marking_ratio",
-    "queue_sojourn_l4s_p99_ns",
-    "queue_sojourn_classic_p99_ns",
-    "fness",
-    "window_backlog_bytes",
-    "window_short",
-    "events",
-    "wall_seconds",
-}
-FLOW_KEYS = {"flow_id", "group", "cc", "rtt_ns", "goodput_bps", "share", "retransmissions", "drops"}
-CLASS_KEYS = {"cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index"}
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 TIMESERIES_COLUMNS = {
     "t_ns",
     "flow_id",
@@ -69,14 +53,15 @@ def result():
 
 def test_run_returns_documented_tables(result):
     assert isinstance(result, ccfair.RunResult)
-    assert list(result.flows.columns[: len(FLOW_COLUMNS)]) == list(FLOW_COLUMNS)
-    assert list(result.classes.columns) == list(CLASS_COLUMNS)
+    assert list(result.flows.columns[: len(schema.FLOW_NAMES)]) == list(schema.FLOW_NAMES)
+    assert list(result.classes.columns) == list(schema.CLASS_NAMES)
     assert TIMESERIES_COLUMNS <= set(result.timeseries.columns)
     assert QUEUE_COLUMNS <= set(result.queue.columns)
     assert all(
         isinstance(f, pd.DataFrame) for f in (result.flows, result.classes, result.timeseries, result.queue)
     )
-    assert set(result.summary) == SUMMARY_KEYS
+    assert list(result.summary) == list(schema.SUMMARY_KEYS)  # two flows: fness too
+    assert schema_problems(result.flows, result.classes, result.summary) == []
     assert result.seed == 1 and result.scenario.seed == 1
     assert len(result.flows) == 2 and result.flows["cc"].tolist() == ["reno", "cubic"]
     assert len(result.queue) == 100  # 10 s in 100 ms intervals
@@ -129,10 +114,10 @@ def test_run_accepts_paths_and_scenarios(small_toml):
 
 
 def test_run_rejects_bad_input_before_running():
-    with pytest.raises(ccfair.ScenarioError) as info:
+    with pytest.raises(ccfair.InputError) as info:
         ccfair.run(small(duration="-1s"))
     assert info.value.field == "duration"
-    with pytest.raises(ccfair.ScenarioError) as info:
+    with pytest.raises(ccfair.InputError) as info:
         ccfair.run(small(), seed=-1)
     assert info.value.field == "seed"
 
@@ -142,9 +127,10 @@ def test_cli_json_document(small_toml):
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)  # exactly one document
     assert set(doc) == {"summary", "flows", "classes", "scenario"}
-    assert set(doc["summary"]) == SUMMARY_KEYS
-    assert all(set(f) == FLOW_KEYS for f in doc["flows"]) and len(doc["flows"]) == 2
-    assert all(set(c) == CLASS_KEYS for c in doc["classes"])
+    assert list(doc["summary"]) == list(schema.SUMMARY_KEYS)
+    flow_keys, class_keys = schema.json_keys(schema.flows()), schema.json_keys(schema.CLASSES)
+    assert all(tuple(f) == flow_keys for f in doc["flows"]) and len(doc["flows"]) == 2
+    assert all(tuple(c) == class_keys for c in doc["classes"])
     assert doc["scenario"]["seed"] == 3
     assert (
         ccfair.Scenario.from_dict(doc["scenario"]).resolve()
@@ -267,6 +253,7 @@ def test_ctrl_c_exits_130_with_progress_on_a_terminal(tmp_path):
         stdout=subprocess.PIPE,
         stderr=slave,
         text=True,
+        preexec_fn=default_sigint,
     )
     os.close(slave)
     seen = b""

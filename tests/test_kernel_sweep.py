@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 import ccfair
+from ccfair import scenario as scenario_module
 from ccfair.emu import doctor, netns
-from ccfair.emu import scenario as emu_scenario
-from ccfair.errors import ScenarioError
+from ccfair.emu import host as emu_host
+from ccfair.errors import InputError
 from ccfair.scenario import Scenario
 from ccfair.store.status import store_status
 from ccfair.studies.harm_plan import harm_plans
@@ -31,6 +32,9 @@ from ccfair.sweep.plan import plan_from_dict
 from ccfair.toml_text import dumps
 from conftest import run_cli
 from test_sweep_support import plan_dict, simulated_kernel_run
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -48,7 +52,7 @@ def kernel_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         )
     )
     monkeypatch.setenv(doctor.ENV_VAR, str(path))
-    monkeypatch.setattr(emu_scenario, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
+    monkeypatch.setattr(emu_host, "kernel_ccs", lambda: ["reno", "cubic", "bbr"])
     return path
 
 
@@ -85,7 +89,7 @@ def test_a_kernel_runs_identity_holds_the_emulators_arrival_mode(
         r.run_id for r in expand(plan_from_dict(plan_dict()))
     ]
     monkeypatch.setenv("CCFAIR_EMU_ARRIVAL", "kernel")
-    with pytest.raises(ScenarioError, match=r"CCFAIR_EMU_ARRIVAL.*'stamp' or 'read'"):
+    with pytest.raises(InputError, match=r"CCFAIR_EMU_ARRIVAL.*'stamp' or 'read'"):
         expand(plan_from_dict(plan_dict(backend="kernel")))
 
 
@@ -117,11 +121,11 @@ def test_a_kernel_plan_runs_one_task_at_a_time_with_two_jobs(
         assert starts[i] >= ends[i - 1], f"run {i} started before run {i - 1} ended"
     assert store_status(tmp_path / "out")["plans"][0]["backend"] == "kernel"
     # The same plan name on the simulator would silently replace the kernel runs as the plan's: refused.
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         run_sweep(dataclasses.replace(plan, backend="sim"), tmp_path / "out", jobs=1)
     assert e.value.field == "backend" and "ran on the kernel backend" in e.value.message
     # A cluster is refused before anything is reached.
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         run_sweep(plan, tmp_path / "other", cluster="tcp://127.0.0.1:1")
     assert e.value.field == "--cluster" and "one run at a time" in e.value.message
     assert not (tmp_path / "other").exists()
@@ -169,19 +173,19 @@ def test_kernel_names_are_kernel_only(kernel_host: Path, tmp_path: Path) -> None
         "link": {"rate": "10Mbps", "buffer": "1bdp"},
         "flows": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "kernel:vegas", "rtt": "20ms"}],
     }
-    with pytest.raises(ScenarioError) as e:
+    with pytest.raises(InputError) as e:
         Scenario.from_dict(doc)
     assert e.value.field == "flows[1].cc"
     assert "'kernel:vegas' names the kernel's module 'vegas'" in e.value.message
     assert "--backend kernel" in e.value.message
     # On a kernel that has the module, the kernel backend accepts it and runs that module.
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(emu_scenario, "kernel_ccs", lambda: ["reno", "cubic", "vegas"])
-        spec = emu_scenario.kernel_scenario(doc).resolve()
+        m.setattr(emu_host, "kernel_ccs", lambda: ["reno", "cubic", "vegas"])
+        spec = scenario_module.kernel_scenario(doc).resolve()
         assert spec["groups"][1]["cc"] == {"name": "vegas"}
-        assert emu_scenario.kernel_scenario(doc).to_dict()["flows"][1]["cc"] == "kernel:vegas"
-        with pytest.raises(ScenarioError) as e:
-            emu_scenario.kernel_scenario(doc).simulator_scenario()  # compare: the simulator cannot run it
+        assert scenario_module.kernel_scenario(doc).to_dict()["flows"][1]["cc"] == "kernel:vegas"
+        with pytest.raises(InputError) as e:
+            scenario_module.kernel_scenario(doc).simulator_scenario()  # compare: the simulator cannot run it
         assert e.value.field == "flows[1].cc"
     path = tmp_path / "vegas.toml"
     path.write_text(dumps(doc))
@@ -236,7 +240,7 @@ def test_the_host_lock_never_truncates_a_file_it_did_not_write(tmp_path, monkeyp
     mine = tmp_path / "notes.txt"
     mine.write_text("my notes\n")
     monkeypatch.setenv("CCFAIR_KERNEL_LOCK", str(mine))
-    with pytest.raises(ScenarioError) as e, netns.host_lock():
+    with pytest.raises(InputError) as e, netns.host_lock():
         pass
     assert e.value.field == "CCFAIR_KERNEL_LOCK"
     assert mine.read_text() == "my notes\n"

@@ -3,17 +3,52 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from ccfair.analysis import schema
 from ccfair.analysis.metrics import (
-    CLASS_COLUMNS,
-    FLOW_COLUMNS,
     class_table,
     columns_frame,
     flow_table,
     run_summary,
 )
+from ccfair.analysis.schema import CLASS_NAMES, FLOW_NAMES, SUMMARY_KEYS
 from ccfair.scenario import Scenario
+
+# A summary value's JSON type by its schema dtype (None, where undefined, aside).
+JSON_TYPES = {"<f8": float, "<i8": int, "|b1": bool}
+
+
+def _dtype_ok(column: pd.Series, dtype: str) -> bool:
+    if dtype == "str":
+        return pd.api.types.is_string_dtype(column.dtype)
+    return column.dtype == np.dtype(dtype)
+
+
+def schema_problems(flows: pd.DataFrame, classes: pd.DataFrame, summary: dict) -> list[str]:
+    """How a run's derived tables differ from their schema (ccfair.analysis.schema): column order, dtypes,
+    summary keys and value types. Empty when they match."""
+    problems = []
+    if tuple(flows.columns[: len(FLOW_NAMES)]) != FLOW_NAMES:
+        problems.append(f"flows: leading columns {list(flows.columns[: len(FLOW_NAMES)])}")
+    if tuple(classes.columns) != CLASS_NAMES:
+        problems.append(f"classes: columns {list(classes.columns)}")
+    for table, frame, columns in (("flows", flows, schema.flows()), ("classes", classes, schema.CLASSES)):
+        problems += [
+            f"{table}.{c.name}: {frame[c.name].dtype}, schema {c.dtype}"
+            for c in columns
+            if c.name in frame and not _dtype_ok(frame[c.name], c.dtype)
+        ]
+    always = [c.name for c in schema.SUMMARY if c.always]
+    if [k for k in summary if k in always] != always or not set(summary) <= set(SUMMARY_KEYS):
+        problems.append(f"summary: keys {list(summary)}")
+    for c in schema.SUMMARY:
+        value = summary.get(c.name)
+        if value is not None and type(value) is not JSON_TYPES[c.dtype]:
+            problems.append(f"summary.{c.name}: {type(value).__name__}, schema {c.dtype}")
+    return problems
+
 
 COUNTERS = ("delivered_bytes", "sent_segments", "retransmitted_segments", "queue_drops", "path_drops")
 
@@ -38,6 +73,8 @@ def native_flows(rows):
         np.array([r.get("rtt_mean_ns", np.nan) for r in rows], dtype="<f8").tobytes(),
     )
     cols["rtt_p99_ns"] = ("<f8", np.array([r.get("rtt_p99_ns", np.nan) for r in rows], dtype="<f8").tobytes())
+    completion = [r.get("completion_ns", np.nan) for r in rows]
+    cols["completion_ns"] = ("<f8", np.array(completion, dtype="<f8").tobytes())
     return cols
 
 
@@ -104,6 +141,7 @@ TOTALS = {
     "window_path_drops": 1,
     "window_sojourn_p50_ns": 1.5e6,
     "window_sojourn_p99_ns": float("nan"),
+    "window_sojourn_mean_ns": 1.75e6,
     "window_marks": 60,
     "window_sojourn_l4s_p99_ns": float("nan"),
     "window_sojourn_classic_p99_ns": 2.5e6,
@@ -125,10 +163,11 @@ def test_columns_frame_decodes_native_columns():
 
 
 def test_flow_table(flows):
-    assert list(flows.columns[: len(FLOW_COLUMNS)]) == list(FLOW_COLUMNS)
+    assert list(flows.columns[: len(FLOW_NAMES)]) == list(FLOW_NAMES)
     assert "window_delivered_bytes" in flows.columns and "total_sent_segments" in flows.columns
     # active: [start, stop) overlaps [2 s, 10 s]; the flow stopping at 1 s is not
     assert flows["active"].tolist() == [True, True, True, True, False]
+    assert flows["in_window"].tolist() == flows["active"].tolist()  # no finite flows
     assert flows["goodput_bps"].tolist() == pytest.approx([3e6, 1e6, 2e6, 0.0, 0.0])  # bytes x 8 / 8 s
     assert flows.loc[flows["active"], "share"].sum() == pytest.approx(1.0)
     assert flows["share"].tolist()[:4] == pytest.approx([0.5, 1 / 6, 1 / 3, 0.0])
@@ -146,7 +185,7 @@ def test_flow_table(flows):
 
 def test_class_table(flows):
     classes = class_table(flows, 10_000_000)
-    assert list(classes.columns) == list(CLASS_COLUMNS)
+    assert list(classes.columns) == list(CLASS_NAMES)
     assert classes[["cc", "rtt_ns", "flows"]].values.tolist() == [
         ["cubic", 20_000_000, 2],
         ["reno", 80_000_000, 2],
@@ -163,8 +202,23 @@ def test_class_table(flows):
 
 
 def test_class_table_without_active_flows(flows):
-    classes = class_table(flows.assign(active=False), 10_000_000)
-    assert len(classes) == 0 and list(classes.columns) == list(CLASS_COLUMNS)
+    classes = class_table(flows.assign(in_window=False), 10_000_000)
+    assert len(classes) == 0 and list(classes.columns) == list(CLASS_NAMES)
+
+
+def test_the_tables_and_summary_follow_their_schema(flows):
+    classes = class_table(flows, 10_000_000)
+    summary = run_summary(flows, TOTALS, SCENARIO)
+    assert schema_problems(flows, classes, summary) == []
+    assert schema_problems(flows, class_table(flows.assign(in_window=False), 10_000_000), summary) == []
+    # The check can fail: a column of another dtype, a missing summary value, a value of another type.
+    assert schema_problems(flows.astype({"drops": "float64"}), classes, summary) == [
+        "flows.drops: float64, schema <u8"
+    ]
+    assert schema_problems(flows, classes, {k: v for k, v in summary.items() if k != "marks"}) != []
+    assert schema_problems(flows, classes, {**summary, "events": 1.5}) == [
+        "summary.events: float, schema <i8"
+    ]
 
 
 def test_summary(flows):
@@ -175,9 +229,38 @@ def test_summary(flows):
     assert summary["jain_index"] == pytest.approx((3 + 1 + 2 + 0) ** 2 / (4 * (9 + 1 + 4 + 0)))
     assert summary["drops"] == 6 and summary["retransmissions"] == 6
     assert summary["queue_sojourn_p50_ns"] == 1.5e6 and summary["queue_sojourn_p99_ns"] is None
+    assert summary["queue_sojourn_mean_ns"] == 1.75e6
     assert summary["events"] == 1234 and summary["wall_seconds"] == 0.25
     assert summary["marks"] == 60 and summary["marking_ratio"] == pytest.approx(60 / 2700)
     assert summary["queue_sojourn_l4s_p99_ns"] is None and summary["queue_sojourn_classic_p99_ns"] == 2.5e6
+
+
+def test_finite_flows_take_part_only_while_they_have_data_to_send():
+    # Window [2 s, 10 s]. Flow 1 completed its size at 1.5 s, before the window opened: it stays active
+    # (its application's [start, stop) overlaps the window) but had nothing to send in it. Flow 2 completed
+    # at 3 s, inside the window; flow 3 never completed. Flow 4 starts at 9.5 s and completes at 12 s.
+    rows = [
+        row(0, "cubic", 20_000_000, 3_000_000),
+        row(0, "cubic", 20_000_000, 0, start_ns=1 * S, completion_ns=0.5e9),
+        row(1, "reno", 80_000_000, 1_000_000, start_ns=1 * S, completion_ns=2e9),
+        row(1, "reno", 80_000_000, 2_000_000, completion_ns=math.nan),
+        row(2, "reno", 80_000_000, 500_000, start_ns=9_500_000_000, completion_ns=2.5e9),
+    ]
+    flows = flow_table(native_flows(rows), SCENARIO)
+    assert flows["active"].tolist() == [True, True, True, True, True]
+    assert flows["in_window"].tolist() == [True, False, True, True, True]
+    assert math.isnan(flows["share"].iloc[1])
+    assert flows.loc[flows["in_window"], "share"].sum() == pytest.approx(1.0)
+    goodputs = np.array([3e6, 1e6, 2e6, 0.5e6])  # bytes x 8 / 8 s of the four that took part
+    summary = run_summary(flows, TOTALS, SCENARIO)
+    assert summary["jain_index"] == pytest.approx(goodputs.sum() ** 2 / (4 * (goodputs**2).sum()))
+    classes = class_table(flows, 10_000_000).set_index("cc")
+    assert classes.loc["cubic", "flows"] == 1 and classes.loc["cubic", "jain_index"] == 1.0
+    assert classes.loc["reno", "flows"] == 3
+    assert classes.loc["cubic", "relative_goodput"] == pytest.approx(3e6 / (10e6 / 4))
+    # A flow that never started (its start after its stop) took part in nothing.
+    never = flow_table(native_flows([row(1, "reno", 80_000_000, 0, start_ns=5 * S, stop_ns=4 * S)]), SCENARIO)
+    assert never["in_window"].tolist() == [False]
 
 
 def test_marking_ratios(flows):
@@ -203,24 +286,7 @@ def test_summary_fness_for_two_flows():
     flows = flow_table(native_flows(rows), scenario)
     summary = run_summary(flows, TOTALS, scenario)
     assert summary["fness"] == pytest.approx(1 - 300 / 700)
-    assert list(summary) == [
-        "jain_index",
-        "utilization",
-        "total_goodput_bps",
-        "queue_sojourn_p50_ns",
-        "queue_sojourn_p99_ns",
-        "drops",
-        "retransmissions",
-        "marks",
-        "marking_ratio",
-        "queue_sojourn_l4s_p99_ns",
-        "queue_sojourn_classic_p99_ns",
-        "fness",
-        "window_backlog_bytes",
-        "window_short",
-        "events",
-        "wall_seconds",
-    ]
+    assert list(summary) == list(SUMMARY_KEYS), "every value, fness included, in the schema's order"
 
 
 def test_window_short_by_backlog_or_round_trips(flows):

@@ -25,6 +25,10 @@ def _stub() -> dict[str, ast.stmt]:
             defs[node.name] = node
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             defs[node.target.id] = node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]  # an alias, such as a former name
+            if isinstance(target, ast.Name):
+                defs[target.id] = node
     return {n: d for n, d in defs.items() if not (n.startswith("_") and not n.startswith("__"))}
 
 
@@ -53,18 +57,24 @@ def test_each_function_has_the_stub_s_parameters(name):
     assert not args.kwonlyargs and args.vararg is None and args.kwarg is None
 
 
-def test_scenario_error_is_the_stub_s_class_with_its_attributes():
+def test_the_former_name_of_the_error_is_the_same_class_in_the_stub_and_the_module():
     node = _stub()["ScenarioError"]
+    assert isinstance(node, ast.Assign) and ast.unparse(node.value) == "InputError"
+    assert _native.ScenarioError is _native.InputError
+
+
+def test_input_error_is_the_stub_s_class_with_its_attributes():
+    node = _stub()["InputError"]
     assert isinstance(node, ast.ClassDef)
     bases = [ast.unparse(b) for b in node.bases]
-    assert [c.__name__ for c in _native.ScenarioError.__mro__[1 : 1 + len(bases)]] == bases
+    assert [c.__name__ for c in _native.InputError.__mro__[1 : 1 + len(bases)]] == bases
     attributes = {
         s.target.id: ast.unparse(s.annotation)
         for s in node.body
         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
     }
     assert attributes == {"field": "str", "message": "str"}
-    with pytest.raises(_native.ScenarioError) as raised:
+    with pytest.raises(_native.InputError) as raised:
         _native.resolve("{")
     for attribute in attributes:
         assert isinstance(getattr(raised.value, attribute), str)

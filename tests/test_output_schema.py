@@ -1,17 +1,20 @@
-"""The output schema (defined once in crates/ccfair-core/src/output.rs) against what the backends produce and
-what the README says: the simulator's raw output has exactly the schema's simulator columns, in order, with
-its dtypes; the kernel backend's collector likewise (on recorded emulator, sender and receiver output; the
-root-only kernel tests check a real run the same way); the README's generated tables are current."""
+"""The output schema (the native tables defined once in crates/ccfair-core/src/output.rs, the derived ones in
+python/ccfair/analysis/schema.py) against what the backends produce and what the documentation says: the
+simulator's raw output has exactly the schema's simulator columns, in order, with its dtypes; the kernel
+backend's collector likewise (on recorded emulator, sender and receiver output; the root-only kernel tests
+check a real run the same way); the derived schema is complete and consistent (the tables computed from it
+are checked in test_metrics.py); the output reference's generated tables are current."""
 
 from __future__ import annotations
 
 import copy
 
+from ccfair.analysis import schema
 from ccfair.catalog import catalog, output_table
 from ccfair.devtools import output_schema
 from ccfair.emu import collect
-from ccfair.emu.scenario import kernel_scenario
 from ccfair.runner import simulate
+from ccfair.scenario import kernel_scenario
 from test_emu import BBR_VS_CUBIC, fake_outputs
 
 
@@ -70,8 +73,39 @@ def test_every_column_is_documented_with_unit_meaning_and_backends() -> None:
         assert a["vars"], a["name"]
 
 
-def test_the_readme_tables_are_generated_from_the_schema() -> None:
-    assert output_schema.main(["--check"]) == 0, "README.md is stale: run `make docs`"
-    text = output_schema.README.read_text(encoding="utf-8")
+UNIT_SUFFIXES = {"_ns": "ns", "_ms": "ms", "_bps": "bit/s", "_bytes": "bytes", "_seconds": "s"}
+
+
+def test_every_derived_column_is_declared_with_a_dtype_unit_and_meaning_it_can_be_shown_in() -> None:
+    native = {c["name"] for c in output_table("flows")}
+    for t in schema.tables():
+        names = [c.name for c in t["columns"]]
+        assert len(set(names)) == len(names), f"{t['name']}: a name repeats"
+        for c in t["columns"]:
+            where = f"{t['name']}.{c.name}"
+            assert c.doc and c.dtype in {"<u4", "<u8", "<i8", "<f8", "|b1", "str"}, where
+            for suffix, unit in UNIT_SUFFIXES.items():
+                if c.name.endswith(suffix):
+                    assert c.unit == unit, where
+            if c.shown is not None:
+                assert c.shown_scale() > 0, where  # a KeyError for a unit it cannot be shown in
+            if c.plotted is not None:
+                assert c.plotted_scale() > 0, where
+            if t["name"] == "flows":
+                # A computed column must not hide a native one of the same name; a passed-through one exists.
+                assert (c.name in native) == c.native, where
+            if t["name"] == "summary":
+                assert c.dtype in {"<i8", "<f8", "|b1"} and c.added_in >= 1, where
+    labelled: dict[str, schema.Plotted] = {}
+    for c in (*schema.SUMMARY, *schema.CLASSES, *schema.flows()):
+        if c.plotted is not None:
+            assert labelled.setdefault(c.name, c.plotted) == c.plotted, f"{c.name} is labelled two ways"
+
+
+def test_the_output_reference_tables_are_generated_from_the_schema() -> None:
+    assert output_schema.main(["--check"]) == 0, f"{output_schema.PAGE} is stale: run `make docs`"
+    text = output_schema.PAGE.read_text(encoding="utf-8")
     for a in catalog()["congestion_controls"]:
         assert f"| `{a['name']}` | {a['vars']}" in text
+    for c in schema.SUMMARY:
+        assert f"| `{c.name}` | `{c.dtype.replace('|', chr(92) + '|')}` |" in text

@@ -1,18 +1,22 @@
 """Grid axes as figures read them (numbers with a unit, log scale when geometric, categories in the plan's
-order otherwise) and the statistics drawn (:mod:`ccfair.plots.stats`: the runs and their range for few
+order otherwise) and the statistics drawn (:mod:`ccfair.analysis.stats`: the runs and their range for few
 runs, a Student-t 95 % interval for more, clipped to a quantity's bounds; kernel densities, bounded for
 fness)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from ccfair.analysis.stats import SMALL_N, aggregate, bounded_kde, gaussian_kde, summarize, t_quantile
+from ccfair.errors import InputError
 from ccfair.plots.axes import is_geometric, make_axis
+from ccfair.plots.data import Sweep, facet_axes, pooled_note
 from ccfair.plots.labels import path_label
-from ccfair.plots.stats import SMALL_N, aggregate, bounded_kde, gaussian_kde, summarize, t_quantile
 
 
 def test_buffers_in_bdp_are_numbers_in_bdp_on_a_log_scale():
@@ -137,3 +141,67 @@ def test_fness_density_stays_in_its_bounds():
     assert np.trapezoid(plain, grid) < 0.8  # an unbounded density leaks past +1
     assert bounded[-1] >= bounded[-200]  # no dip at the bound where the values are
     assert bounded_kde([1.0, 1.0], grid, -1.0, 1.0) is None
+
+
+def test_the_advise_front_colours_utilization_on_a_scale_that_ends_at_1():
+    from ccfair.studies.advise import AdviceResult, Config
+    from ccfair.studies.figures import front_figure
+
+    def config(name: str, jain: float, delay_ms: float, utilization: float) -> Config:
+        return Config(name, {"name": "fifo"}, "1bdp", jain, 0.5, delay_ms, utilization, 1)
+
+    front = [config("a", 0.6, 18.0, 0.999864), config("b", 1.0, 22.0, 0.999988)]
+    result = AdviceResult(front, front, front[1], None, 0.9, None, None)
+    fig = front_figure(result, "t")
+    (bar,) = [ax for ax in fig.axes if ax.get_ylabel() == "utilization (worst RTT)"]
+    low, high = bar.get_ylim()
+    # Full links differ in the fifth decimal; the scale neither leaves [0, 1] nor stretches that difference.
+    assert high == 1.0 and low == pytest.approx(0.9)
+    front = [config("c", 0.6, 18.0, 0.42), *front]
+    fig = front_figure(AdviceResult(front, front, None, None, None, None, None), "t")
+    (bar,) = [ax for ax in fig.axes if ax.get_ylabel() == "utilization (worst RTT)"]
+    assert bar.get_ylim() == pytest.approx((0.42, 1.0))
+
+
+def buffer_sizing_sweep() -> Sweep:
+    """The shape of plans/buffer-sizing.toml's grid: 2 rates x 6 buffers x 3 queue disciplines x 4 Cubic
+    counts x 2 Reno counts, one done run per cell."""
+    grid = list(
+        itertools.product(
+            ["10Mbps", "100Mbps"],
+            ["0.25bdp", "0.5bdp", "1bdp", "2bdp", "4bdp", "8bdp"],
+            ["fifo", "codel", "fq_codel"],
+            [1, 2, 4, 8],
+            [1, 2],
+        )
+    )
+    columns = ["link_rate", "link_buffer", "link_aqm", "flows0_count", "flows1_count"]
+    runs = pd.DataFrame(grid, columns=columns).assign(
+        status="done", run_id=[f"r{i}" for i in range(len(grid))]
+    )
+    axes = ("link.rate", "link.buffer", "link.aqm", "flows[0].count", "flows[1].count")
+    return Sweep(runs, None, None, axes)
+
+
+def test_more_combinations_than_panels_pool_the_last_axes_and_say_so():
+    sweep = buffer_sizing_sweep()
+    # The README's three figures: relgoodput by buffer per aqm, share by Reno count, tput-delay.
+    facets = facet_axes(sweep, ["link.buffer"], "link.aqm")
+    assert facets == ["link.aqm", "link.rate", "flows[0].count"]  # 24 panels; flows[1].count pooled
+    assert pooled_note(sweep, ["link.buffer", *facets]) == "mean over flows[1].count (2 values)"
+    facets = facet_axes(sweep, ["flows[1].count"])
+    assert facets == ["link.rate", "link.buffer", "link.aqm"]  # 36 panels
+    assert pooled_note(sweep, ["flows[1].count", *facets]) == "mean over flows[0].count (4 values)"
+    facets = facet_axes(sweep, [])
+    assert facets == ["link.rate", "link.buffer", "link.aqm"]
+    assert pooled_note(sweep, facets, "runs pooled over") == (
+        "runs pooled over flows[0].count (4 values), flows[1].count (2 values)"
+    )
+    # Facets asked for are kept, or refused when they alone make too many panels.
+    assert facet_axes(sweep, [], ["flows[0].count", "link.buffer"])[:2] == ["flows[0].count", "link.buffer"]
+    with pytest.raises(InputError) as info:
+        facet_axes(sweep, [], ["link.buffer", "link.aqm", "flows[0].count"])
+    assert (
+        info.value.field == "--facet"
+        and "link.buffer, link.aqm, flows[0].count makes 72" in info.value.message
+    )

@@ -10,6 +10,9 @@ import pytest
 import ccfair
 from conftest import run_cli
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 SCENARIO = {
     "duration": "2s",
     "link": {"rate": "10Mbps", "buffer": "1bdp"},

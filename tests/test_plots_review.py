@@ -30,6 +30,9 @@ from ccfair.plots.style import CC_STYLES
 from conftest import run_cli
 from test_plots_sweep import _done, figs, results_dir  # noqa: F401  (session fixtures)
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 matplotlib.use("Agg")
 
 
@@ -89,7 +92,7 @@ def test_averaging_is_asked_for_and_named(figs):  # noqa: F811
     fig = relgoodput(figs, x="link.buffer", plan="figs", average=["link.rate", "flows[1].cc"])
     assert len(_panels(fig)) == 0 and len(fig.axes) == 1
     assert "mean over flows[1].cc (2 values), link.rate (2 values)" in fig._suptitle.get_text()
-    with pytest.raises(ccfair.ScenarioError) as err:
+    with pytest.raises(ccfair.InputError) as err:
         relgoodput(figs, x="link.buffer", plan="figs", average=["link.buffer"])
     assert err.value.field == "--average"
 
@@ -221,6 +224,26 @@ def test_tput_delay_of_one_run_has_a_point_per_flow():
     assert gids == ["tput-delay:flow 0 (cubic)", "tput-delay:flow 1 (cubic)", "tput-delay:flow 2 (reno)"]
 
 
+def test_tput_delay_legend_numbers_flows_as_numbers_with_their_labels():
+    # Twelve Cubic flows: flow 10 after flow 9, not after flow 1; a finite flow that completed before the
+    # window has no delay sample there, so no point and no legend entry.
+    result = ccfair.run(
+        {
+            "duration": "3s",
+            "measure": {"start": "2s"},
+            "link": {"rate": "10Mbps", "buffer": "1bdp"},
+            "flows": [
+                {"cc": "cubic", "rtt": "20ms", "count": 11, "label": "bulk"},
+                {"cc": "cubic", "rtt": "20ms", "size": "10KB", "label": "mouse"},
+            ],
+        }
+    )
+    assert not result.flows.loc[11, "in_window"]
+    fig = tput_delay(result, by="flow")
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == [f"flow {i} (bulk)" for i in range(11)]
+
+
 def test_cdf_and_box_hold_every_run(figs):  # noqa: F811
     done = _done(figs)
     fig = cdf(figs, metric="jain_index", by="link.buffer", plans=["figs"])
@@ -255,7 +278,7 @@ def test_two_result_sets_are_aligned_by_their_cells(figs, results_dir, tmp_path)
     other = pd.DataFrame(
         {"run_id": ["x", "y"], "status": "done", "link_mtu": [1500, 9000], "jain_index": 1.0}
     )
-    with pytest.raises(ccfair.ScenarioError, match="vary no axis in common"):
+    with pytest.raises(ccfair.InputError, match="vary no axis in common"):
         compare_table(figs, other, "jain_index", "figs")
     out = tmp_path / "cmp.png"
     proc = run_cli(

@@ -16,6 +16,9 @@ from ccfair.plots import fness, heatmap, relgoodput, share
 from ccfair.sweep.paths import column_name
 from conftest import run_cli
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 matplotlib.use("Agg")
 
 PLAN = """\
@@ -109,7 +112,8 @@ def test_heatmap_has_one_cell_per_grid_point_with_the_stored_mean(figs):
                 assert shown[i, j] == pytest.approx(cell["jain_index"].mean())
     texts = [t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == "cell"]
     assert len(texts) == 12
-    assert f"{done['jain_index'].max():.3g}" in {t.split(chr(10))[0] for t in texts}
+    best = done.groupby(["link_rate", "link_buffer", "flows1_cc"])["jain_index"].mean().max()
+    assert f"{best:.3g}" in {t.split(chr(10))[0] for t in texts}
 
 
 def test_heatmap_from_a_runs_dataframe_matches(figs):
@@ -164,7 +168,8 @@ def test_fness_has_one_point_per_two_flow_run_per_pair_and_start_order(figs):
     points = {c.get_gid(): c.get_offsets()[:, 0] for ax in fig.axes for c in ax.collections if c.get_gid()}
     assert sum(len(v) for v in points.values()) == len(done) == 48
     flows = figs.flows
-    late = flows[flows["start_ns"] > 0].set_index("run_id")["flow_id"]
+    # The flow that starts later in each run (the hosts' start jitter moves both a little).
+    late = flows.sort_values("start_ns").groupby("run_id")["flow_id"].last()
     for pair_cc in ("cubic", "reno"):
         for first in (0, 1):
             runs = done[(done["flows1_cc"] == pair_cc) & (done["run_id"].map(late) == 1 - first)]
@@ -218,7 +223,7 @@ def test_cli_metric_that_does_not_exist(results_dir):
 
 def test_heatmap_of_a_metric_without_values(figs):
     runs = _done(figs).assign(fness=np.nan)
-    with pytest.raises(ccfair.ScenarioError, match="fness has no value in any done run of this sweep"):
+    with pytest.raises(ccfair.InputError, match="fness has no value in any done run of this sweep"):
         heatmap(runs, metric="fness", x="link.buffer", y="link.rate")
 
 

@@ -15,6 +15,9 @@ from ccfair.plots.style import AQM_STYLES, CC_STYLES, aqm_style, bbr_mode_name, 
 from ccfair.plots.timeseries_plot import MAX_FLOW_LINES, mode_spans
 from conftest import run_cli
 
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 matplotlib.use("Agg")
 
 SCENARIO = {

@@ -4,6 +4,7 @@ on the command line and in sweeps, and how the estimate compares with the memory
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -12,11 +13,14 @@ from pathlib import Path
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.resources import Limits, available_memory_bytes, limits, parse_events_limit
 from ccfair.scenario import Scenario
 from ccfair.sweep.task import RunTask, run_task
 from conftest import run_cli, small
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 GIB = 2**30
 
@@ -27,6 +31,7 @@ def scenario_toml(
     interval: str | None = None,
     count: int = 1,
     initial_window: int | None = None,
+    host: str | None = None,
 ) -> str:
     lines = [f'duration = "{duration}"']
     if interval is not None:
@@ -35,6 +40,8 @@ def scenario_toml(
     lines.append(f"count = {count}")
     if initial_window is not None:
         lines.append(f"initial_window = {initial_window}")
+    if host is not None:
+        lines += ["[host]", f'preset = "{host}"']
     return "\n".join(lines) + "\n"
 
 
@@ -49,7 +56,14 @@ REFUSED = [
     ),
     ("initial window of 3e7", scenario_toml(initial_window=30_000_000), "flows[0].initial_window", "Linux"),
     ("a million flows", scenario_toml(count=1_000_000), "flows[0].count", "estimated"),
-    ("10 Tbps", scenario_toml(rate="10Tbps", duration="60s"), "link.rate", "segments in flight"),
+    # On ideal hosts nothing but the link bounds the window (the default hosts' receive window holds one
+    # flow to tcp_rmem[2], about 20 MiB in flight, which fits).
+    (
+        "10 Tbps",
+        scenario_toml(rate="10Tbps", duration="60s", host="ideal"),
+        "link.rate",
+        "segments in flight",
+    ),
     ("1 us interval", scenario_toml(duration="60s", interval="1us", count=10), "interval", "time series"),
     ("2^64 - 1 ns", scenario_toml(duration="18446744073709551615ns"), "duration", "estimated"),
 ]
@@ -116,11 +130,11 @@ def test_limits_from_the_machine():
 
 
 def test_python_api_refuses_before_running():
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         ccfair.run(small(), limits=Limits(max_memory_bytes=1000, max_events=None))
     assert err.value.field in {"duration", "link.rate", "flows[0].count", "link.buffer"}
     assert "1000 B" in err.value.message
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         ccfair.run(small(), limits=Limits(max_memory_bytes=None, max_events=10))
     assert err.value.field == "duration"
     assert ccfair.run(small(), limits=Limits(None, None)).summary["events"] > 0
@@ -164,6 +178,12 @@ MEASURED = {
         "link": {"rate": "10Gbps", "buffer": "2bdp"},
         "flows": [{"cc": "reno", "rtt": "100ms", "count": 2}],
     },
+    "a deep window in flight, no receive window": {
+        "duration": "3s",
+        "link": {"rate": "10Gbps", "buffer": "2bdp"},
+        "flows": [{"cc": "reno", "rtt": "100ms", "count": 2}],
+        "host": {"preset": "ideal"},
+    },
     "a large first flight": {
         "duration": "1s",
         "link": {"rate": "1Gbps", "buffer": "1bdp"},
@@ -202,6 +222,8 @@ buffer = "1bdp"
 [[scenario.flows]]
 cc = "cubic"
 rtt = "20ms"
+[scenario.host]
+preset = "ideal"
 [grid]
 "link.rate" = ["10Mbps", "10Tbps"]
 """
@@ -271,3 +293,64 @@ def test_estimate_of_the_default_scenario_is_small():
     assert [p.field for p in estimate.memory] and estimate.memory == tuple(
         sorted(estimate.memory, key=lambda p: -p.amount)
     )
+
+
+# A million flows for 100 ms at 10 Mbit/s: an estimated 4.5 GiB. Under `ulimit -v 4194304` it aborted with
+# SIGABRT ("memory allocation of 1280 bytes failed") after 22 s: the estimate passed the default limit, which
+# did not read RLIMIT_AS.
+MILLION = scenario_toml(rate="10Mbps", duration="100ms", count=1_000_000)
+ADDRESS_SPACE = 4 * GIB
+
+
+def run_under_address_space_limit(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, resource.RLIM_INFINITY))
+
+    return subprocess.run(
+        [sys.executable, "-m", "ccfair", "run", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        preexec_fn=limit,
+    )
+
+
+def test_the_default_memory_limit_reads_the_address_space_limit(tmp_path):
+    path = tmp_path / "million.toml"
+    path.write_text(MILLION)
+    started = time.monotonic()
+    done = run_under_address_space_limit(path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: flows[0].count: the run needs an estimated"), done.stderr
+    assert "RLIMIT_AS (ulimit -v)" in done.stderr
+    assert time.monotonic() - started < 60
+
+
+def test_a_run_the_address_space_cannot_hold_is_an_error_not_an_abort(tmp_path):
+    """With the limits lifted, the simulator itself finds the address space too small, before the flows are
+    built: an error naming the field that drives the size, exit code 2."""
+    path = tmp_path / "million.toml"
+    path.write_text(MILLION)
+    done = run_under_address_space_limit(path, "--max-memory", "none")
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert done.stderr.startswith("error: flows[0].count: the memory for"), done.stderr
+    assert "allocator refused" in done.stderr
+
+
+def test_process_limits_bound_the_default_memory_limit(monkeypatch):
+    """An address-space limit tighter than the machine's memory is the default limit (80 % of the room left
+    under it), and is not shared among workers: each worker process has it whole."""
+    import ccfair.resources as res
+
+    real = resource.getrlimit
+    soft = res._status_bytes("VmSize") + GIB  # 1 GiB of room: less than this machine's memory
+
+    def fake(which: int) -> tuple[int, int]:
+        return (soft, resource.RLIM_INFINITY) if which == resource.RLIMIT_AS else real(which)
+
+    monkeypatch.setattr(res.resource, "getrlimit", fake)
+    one, eight = limits(environ={}, workers=1), limits(environ={}, workers=8)
+    assert one.max_memory_bytes == pytest.approx(0.8 * GIB, rel=0.05)
+    assert eight.max_memory_bytes == pytest.approx(one.max_memory_bytes, rel=0.05)
+    assert one.memory_source == "80% of the room left under RLIMIT_AS (ulimit -v)"

@@ -6,19 +6,27 @@ plan with another build is refused unless allowed."""
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 from html.parser import HTMLParser
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.store import layout
+from ccfair.store.export import export
+from ccfair.store.reader import query
 from ccfair.sweep.driver import run_sweep
 from ccfair.sweep.plan import plan_from_dict
 from ccfair.sweep.task import git_revision, native_build
+from conftest import run_cli
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 BASE = {
     "duration": "1s",
@@ -84,9 +92,9 @@ def test_a_run_is_named_by_a_unique_prefix_of_its_id(store):
     assert res.result(unique).name.startswith("plan grid, cell ")
     # Two of the 12 ids share a first hex digit (the ids are fixed by the plan; 16 digits for 12 runs).
     shared = next(a[:1] for a, b in itertools.pairwise(ids) if b.startswith(a[:1]))
-    with pytest.raises(ScenarioError, match=f"done runs start with '{shared}'"):
+    with pytest.raises(InputError, match=f"done runs start with '{shared}'"):
         res.timeseries(shared)
-    with pytest.raises(ScenarioError, match="no done run with id"):
+    with pytest.raises(InputError, match="no done run with id"):
         res.queue("f" * 32 if not any(i.startswith("f" * 32) for i in ids) else "0" * 32)
 
 
@@ -101,7 +109,7 @@ def test_a_plan_as_an_xarray_grid(store):
         value = grid.sel(link_buffer=row.link_buffer, link_rate=row.link_rate, repetition=row.repetition)
         assert float(value) == pytest.approx(row.jain_index)
     assert not np.isnan(grid.values).any()
-    with pytest.raises(ScenarioError, match="no metric 'nope'"):
+    with pytest.raises(InputError, match="no metric 'nope'"):
         res.to_xarray("nope")
 
 
@@ -162,7 +170,7 @@ def test_each_run_records_the_build_and_another_build_must_be_allowed(store):
     finally:
         con.close()
     bigger = plan([*BUFFERS, "4bdp"])
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         run_sweep(bigger, store, jobs=1)
     assert err.value.field == "--allow-mixed"
     assert (
@@ -227,3 +235,55 @@ def test_the_git_revision_follows_the_sources_only(tmp_path):
     git_revision.cache_clear()
     assert git_revision(other) is None
     git_revision.cache_clear()
+
+
+def test_sql_orders_unit_axes_by_their_numeric_companions(store):
+    # In the catalog itself, not only in ccfair.load: "10bdp" sorts before "2bdp" as text.
+    rows = query(store, "select distinct link_buffer, link_buffer_bdp from runs order by link_buffer_bdp")
+    written = rows["link_buffer"].tolist()
+    assert {"0.5bdp", "2bdp", "10bdp"} <= set(written)
+    assert written == sorted(written, key=lambda b: float(b.removesuffix("bdp")))
+    assert rows["link_buffer_bdp"].tolist() == [float(b.removesuffix("bdp")) for b in written]
+    assert "link_rate_bps" in query(store, "select * from runs limit 0").columns  # the scenario's column
+    # ccfair.load places the catalog's companion beside its axis, as before.
+    columns = list(ccfair.load(store).runs.columns)
+    assert columns[columns.index("link_buffer") + 1] == "link_buffer_bdp"
+
+
+def test_exported_flows_carry_the_plan_coordinates(store, tmp_path):
+    export(store, "parquet", tmp_path / "export")
+    flows = pd.read_parquet(tmp_path / "export" / "flows.parquet")
+    loaded = ccfair.load(store).flows
+    assert list(flows.columns[:7]) == [
+        "run_id", "plan", "cell", "repetition", "flipped", "link_buffer", "link_buffer_bdp",
+    ]  # fmt: skip
+    assert flows[["run_id", "cell", "link_buffer", "flow_id"]].values.tolist() == (
+        loaded[["run_id", "cell", "link_buffer", "flow_id"]].values.tolist()
+    )
+    classes = pd.read_parquet(tmp_path / "export" / "classes.parquet")
+    assert "link_rate" in classes.columns and len(classes) == len(ccfair.load(store).classes)
+
+
+def test_select_star_on_runs_keeps_the_scenario_json_off_the_terminal(store):
+    shown = run_cli("query", str(store), "select * from runs order by run_id limit 1")
+    assert shown.returncode == 0, shown.stderr
+    assert "cut to 64 characters: " in shown.stdout and "scenario_json" in shown.stdout
+    done = run_cli("query", str(store), "select scenario_json from runs order by run_id limit 1", "--json")
+    scenario_json = json.loads(done.stdout)[0]["scenario_json"]
+    assert len(scenario_json) > 600 and scenario_json not in shown.stdout
+    assert scenario_json[:63] + "…" in shown.stdout
+
+
+def test_axes_of_tables_and_numbers_get_no_companion(tmp_path):
+    table_axis = plan_from_dict(
+        {
+            "name": "tables",
+            "scenario": {**BASE, "duration": "300ms"},
+            "grid": {"link.aqm": ["fifo", {"name": "codel", "target": "5ms"}], "flows[0].count": [1, 2]},
+        }
+    )
+    report = run_sweep(table_axis, tmp_path / "results", jobs=1)
+    assert report.done == 4
+    columns = set(query(tmp_path / "results", "select * from runs limit 0").columns)
+    assert {"link_aqm", "flows0_count"} <= columns
+    assert not {c for c in columns if c.startswith(("link_aqm_", "flows0_count_"))}

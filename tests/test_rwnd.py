@@ -8,9 +8,12 @@ from typing import Any
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.scenario import Scenario
 from conftest import run_cli, small
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 LINUX_RMEM = [4096, 131072, 32 << 20]
 
@@ -76,7 +79,7 @@ ERRORS = [
 def test_bad_values_name_the_field(keys, field, needle):
     d = small()
     d["host"] = {"preset": "testbed", **keys}
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         Scenario.from_dict(d)
     assert info.value.field == field
     assert needle in info.value.message

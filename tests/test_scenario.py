@@ -7,7 +7,7 @@ import pytest
 
 from ccfair import _native
 from ccfair.catalog import catalog
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.scenario import Aqm, FlowGroup, Link, Measure, Scenario, load_scenario
 from ccfair.units import Buffer
 from conftest import small
@@ -148,7 +148,7 @@ def test_buffer_arithmetic_matches_formula():
     ],
 )
 def test_buffer_below_one_packet(buffer, needle):
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         resolve(with_link(buffer=buffer))
     assert info.value.field == "link.buffer"
     assert needle in info.value.message and "1500-byte packet" in info.value.message
@@ -218,15 +218,15 @@ def test_from_toml_and_load_scenario(tmp_path):
 
 
 def test_from_toml_file_errors(tmp_path):
-    with pytest.raises(ScenarioError, match="no such file") as info:
+    with pytest.raises(InputError, match="no such file") as info:
         Scenario.from_toml(tmp_path / "missing.toml")
     assert info.value.field.endswith("missing.toml")
     bad = tmp_path / "bad.toml"
     bad.write_text('duration = "10s"\n[link\nrate = "1Mbps"\n')
-    with pytest.raises(ScenarioError, match=r"invalid TOML.*line 2") as info:
+    with pytest.raises(InputError, match=r"invalid TOML.*line 2") as info:
         Scenario.from_toml(bad)
     assert info.value.field == str(bad)
-    with pytest.raises(ScenarioError, match="directory"):
+    with pytest.raises(InputError, match="directory"):
         Scenario.from_toml(tmp_path)
 
 
@@ -246,7 +246,7 @@ ERRORS = [
     (small(durration="1s"), "durration", "allowed keys: duration"),
     (with_link(rat="1Mbps"), "link.rat", "allowed keys: rate, buffer"),
     (small(measure={"begin": "1s"}), "measure.begin", "allowed keys: start, end"),
-    (with_flow(1, rtt_ms=5), "flows[1].rtt_ms", "allowed keys: cc, count, rtt"),
+    (with_flow(1, rtt_ms=5), "flows[1].rtt_ms", "allowed keys: cc, profile, count, rtt"),
     (with_link(aqm={"name": "fifo", "target": "5ms"}), "link.aqm.target", "unknown parameter"),
     (with_link(aqm={"name": "fifo", "limit": 10}), "link.aqm.limit", "set by link.buffer"),
     # missing keys
@@ -314,20 +314,37 @@ ERRORS = [
     (with_link(mtu=9001), "link.mtu", "between 576 and 9000"),
     # algorithms
     (with_flow(0, cc="vegas"), "flows[0].cc", "unknown congestion control"),
-    (with_flow(1, cc_params={"bta": 0.5}), "flows[1].cc_params", "unknown field `bta`"),
+    (
+        with_flow(1, cc_params={"bta": 0.5}),
+        "flows[1].cc_params.bta",
+        'unknown parameter "bta"; allowed: beta, c, ',
+    ),
+    (with_flow(1, cc_params={"betta": 0.5}), "flows[1].cc_params.betta", 'did you mean "beta"?'),
     (with_flow(1, cc_params={"beta": 2}), "flows[1].cc_params.beta", "between 0 and 1"),
     (with_flow(1, cc_params={"beta": "x"}), "flows[1].cc_params", "invalid type"),
-    (with_flow(0, cc_params={"beta": 0.5}), "flows[0].cc_params", "unknown field `beta`"),
+    (
+        with_flow(0, cc_params={"beta": 0.5}),
+        "flows[0].cc_params.beta",
+        'unknown parameter "beta"; allowed: none (reno has no parameters)',
+    ),
     (with_flow(1, cc_params={"beta": datetime.date(2020, 1, 1)}), "flows[1].cc_params", "values must be"),
     (with_link(aqm="blue"), "link.aqm", 'unknown queue discipline "blue"; available: fifo, red, codel'),
     (with_link(aqm={"name": "sfq"}), "link.aqm", "unknown queue discipline"),
+    # names close to a known one: the one probably meant
+    (with_flow(0, cc="Cubic"), "flows[0].cc", 'did you mean "cubic"?'),
+    (with_flow(0, cc="bbrv2"), "flows[0].cc", 'did you mean "bbr2"?'),
+    (with_link(aqm="fq-codel"), "link.aqm", 'did you mean "fq_codel"?'),
+    (with_link(aqm={"name": "pie", "targt": "5ms"}), "link.aqm.targt", "allowed: target, tupdate,"),
+    (with_link(aqm={"name": "pie", "targt": "5ms"}), "link.aqm.targt", 'did you mean "target"?'),
+    (small(durration="1s"), "durration", "did you mean 'duration'?"),
+    (small(host={"preset": "kernel_lab"}), "host.preset", "did you mean 'kernel-lab'?"),
     (small(flows=[]), "flows", "at least one flow group"),
 ]
 
 
 @pytest.mark.parametrize(("d", "field", "needle"), ERRORS, ids=[f"{e[1]}:{e[2]}" for e in ERRORS])
 def test_errors_name_the_field(d, field, needle):
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         Scenario.from_dict(d)
     assert info.value.field == field
     assert needle in info.value.message
@@ -335,12 +352,12 @@ def test_errors_name_the_field(d, field, needle):
 
 
 def test_top_level_must_be_a_table():
-    with pytest.raises(ScenarioError, match="expected a table"):
+    with pytest.raises(InputError, match="expected a table"):
         Scenario.from_dict(["duration"])  # type: ignore[arg-type]
 
 
 def test_unknown_key_message_lists_all_allowed_keys():
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         Scenario.from_dict(with_flow(0, colour="red"))
     for key in (
         "cc",
@@ -361,16 +378,16 @@ def test_unknown_key_message_lists_all_allowed_keys():
 def test_dataclasses_are_checked_when_resolved():
     base = Scenario.from_dict(small())
     bad_group = dataclasses.replace(base.flows[0], count=0)
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         dataclasses.replace(base, flows=(base.flows[0], bad_group)).resolve()
     assert info.value.field == "flows[1].count"
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         dataclasses.replace(base, link=dataclasses.replace(base.link, buffer=Buffer("packets", 0))).resolve()
     assert info.value.field == "link.buffer"
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         dataclasses.replace(base, flows=()).resolve()
     assert info.value.field == "flows"
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         dataclasses.replace(base, measure=Measure(start_ns=3, end_ns=2)).validate()
     assert info.value.field == "measure.start"
 
@@ -390,10 +407,10 @@ def test_native_errors_carry_field_and_message():
     """The native resolution raises a structured error; the Python error takes its attributes as they are."""
     doc = Scenario.from_dict(small()).native_input()
     doc["flows"][1]["cc_params"] = {"beta": 1.5}
-    with pytest.raises(_native.ScenarioError) as info:
+    with pytest.raises(_native.InputError) as info:
         _native.resolve(json.dumps(doc))
     assert info.value.field == "flows[1].cc_params.beta" and info.value.message
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         Scenario.from_dict(with_flow(1, cc_params={"beta": 1.5})).resolve()
     assert (err.value.field, err.value.message) == (info.value.field, info.value.message)
 
@@ -402,6 +419,6 @@ def test_the_native_run_checks_a_spec_too():
     """A spec handed to ``_native.run`` directly is checked with the same rules."""
     spec = resolve(small())
     spec["link"]["mtu_bytes"] = 100
-    with pytest.raises(_native.ScenarioError) as info:
+    with pytest.raises(_native.InputError) as info:
         _native.run(json.dumps(spec), 1)
     assert info.value.field == "link.mtu" and "between 576 and 9000" in info.value.message

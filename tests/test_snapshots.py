@@ -11,13 +11,14 @@ import tomllib
 
 import pytest
 
-from ccfair.catalog import catalog
+from ccfair.analysis import schema
+from ccfair.catalog import catalog, output_table
 from ccfair.devtools.snapshots import check_case, load_cases, stale_files
 from ccfair.devtools.snapshots.__main__ import main as snapshots_main
 from ccfair.devtools.snapshots.requires import failed_requirements
 from ccfair.devtools.snapshots.table import Section, diff, parse, render
-from ccfair.devtools.snapshots.take import take_snapshot
-from ccfair.errors import ScenarioError
+from ccfair.devtools.snapshots.take import NOT_PINNED, take_snapshot
+from ccfair.errors import InputError
 from conftest import REPO
 
 CASES_FILE = REPO / "tests" / "snapshots" / "cases.toml"
@@ -76,6 +77,43 @@ def test_the_cases_cover_every_algorithm_queue_discipline_and_sender_option():
     assert any("start" in c.scenario.get("measure", {}) for c in CASES)
 
 
+def _pinned(snapshot) -> set[str]:
+    """Every name a snapshot's sections hold: column headers and row keys."""
+    names: set[str] = set()
+    for s in snapshot.sections:
+        names.update(s.columns)
+        names.update(r[0] for r in s.rows)
+    return names
+
+
+def test_every_native_column_and_derived_value_is_pinned():
+    # One stored snapshot per table kind is enough: which columns a section holds does not depend on the case.
+    snapshot = _stored("reno-fifo")
+    pinned = _pinned(snapshot)
+    for table in ("flows", "timeseries", "queue", "totals"):
+        for c in output_table(table):
+            if "sim" in c["backends"] and c["name"] not in NOT_PINNED:
+                aliases = {c["name"], c["name"].removeprefix("window_").removeprefix("total_")}
+                assert aliases & pinned, f"{table}.{c['name']} is pinned nowhere"
+    derived = {s.name: set(s.columns) | {r[0] for r in s.rows} for s in snapshot.sections}
+    assert {c.name for c in schema.flows() if not c.native and c.dtype != "str"} <= derived["derived_flows"]
+    assert set(schema.CLASS_NAMES) <= derived["derived_classes"]
+    assert set(schema.SUMMARY_KEYS) - NOT_PINNED - {"fness"} <= derived["derived_summary"]
+
+
+def test_native_sections_come_first_and_derived_ones_are_marked():
+    # A runner of the native core alone checks every section but the derived ones (see ARCHITECTURE.md).
+    for case in CASES:
+        names = [s.name for s in _stored(case.name).sections]
+        derived = [n.startswith("derived_") for n in names]
+        assert derived == sorted(derived) and any(derived) and not all(derived), case.name
+
+
+def test_a_two_flow_case_pins_fness():
+    two = next(c for c in CASES if sum(g.get("count", 1) for g in c.scenario["flows"]) == 2)
+    assert _stored(two.name).section("derived_summary").row("fness") is not None
+
+
 # ------------------------------------------------------------------------------- what a mismatch reports
 
 
@@ -116,6 +154,15 @@ def test_a_moved_cell_is_reported_with_its_row_column_and_both_values():
     events = stored.section("run").row("events")["value"]
     moved = _with_cell(stored, "run", "events", "value", "7")
     assert diff(stored, moved) == [f"[run] counter events, value: expected {events}, got 7"]
+
+
+def test_a_moved_float_is_reported_with_the_values_its_bits_stand_for():
+    stored = _stored("reno-fifo")
+    before = stored.section("derived_summary").row("jain_index")["exact"]
+    moved = _with_cell(stored, "derived_summary", "jain_index", "exact", "0x3fe0000000000000")
+    (line,) = diff(stored, moved)
+    assert line.startswith(f"[derived_summary] value jain_index, exact: expected {before} (")
+    assert line.endswith("got 0x3fe0000000000000 (0.5)")
 
 
 def test_a_changed_series_is_reported_as_a_changed_digest_of_its_column():
@@ -184,7 +231,7 @@ flows = [{ cc = "reno", rtt = "20ms" }]
 def test_a_bad_case_is_an_error_naming_its_field(tmp_path, old, new, field):
     path = tmp_path / "cases.toml"
     path.write_text(CASE.replace(old, new))
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         load_cases(path)
     assert err.value.field == field
 

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.errors import OutputError, ScenarioError
+from ccfair import fsio
+from ccfair.errors import InputError, OutputError
 from ccfair.store import layout
 from ccfair.store.schema import fits, value_type
 from ccfair.store.status import store_status
@@ -24,6 +25,9 @@ from ccfair.sweep.plan import plan_from_dict
 from ccfair.sweep.task import RunTask, failure, run_task
 from conftest import REPO, run_cli
 from test_sweep_support import BASE, plan_dict, write_plan
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 SUMMARY_METRICS = [
     "jain_index",
@@ -448,8 +452,21 @@ def test_a_writer_waits_for_a_reader_and_not_for_ever(tmp_path, monkeypatch):
         holder.communicate("", timeout=30)
 
 
+def test_a_results_directory_being_created_is_said_to_be(tmp_path):
+    """In a sweep's first moments its directory holds the marker, not yet the catalog: status says a sweep is
+    starting (exit 0), a query that it is being created, never that it is not a results directory."""
+    root = tmp_path / "starting"
+    root.mkdir()
+    fsio.write_marker(root, layout.RESULTS_KIND)
+    env = {"CCFAIR_STORE_WAIT_S": "0.2"}
+    status = run_cli("status", str(root), env=env)
+    assert status.returncode == 0 and "a sweep is starting here" in status.stdout, status
+    query = run_cli("query", str(root), "select 1", env=env)
+    assert query.returncode == 2 and "being created" in query.stderr and "not a results" not in query.stderr
+
+
 def test_reading_something_that_is_not_a_results_directory(tmp_path):
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         ccfair.load(tmp_path)
     assert err.value.field == str(tmp_path) and "not a results directory" in err.value.message
     for args in (["status", str(tmp_path)], ["query", str(tmp_path), "select 1"]):

@@ -12,9 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import ccfair
 from ccfair.store import layout
-from conftest import run_cli
+from conftest import default_sigint, run_cli
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 # 400 runs of 0.1 to 0.6 s on one worker: the sweep would run for a minute or more.
 PLAN = """\
@@ -57,6 +62,7 @@ def test_status_query_load_and_plot_work_while_a_sweep_writes(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     try:
         deadline = time.monotonic() + 120

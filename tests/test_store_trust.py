@@ -5,7 +5,11 @@ and repaired by resuming."""
 import hashlib
 import json
 import os
+import pty
+import select
 import shutil
+import subprocess
+import sys
 import uuid
 
 import duckdb
@@ -13,16 +17,20 @@ import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.analysis.schema import SUMMARY
+from ccfair.errors import InputError
 from ccfair.store import layout, reader
 from ccfair.store.check import MAX_JSON_DEPTH, plan_definition
-from ccfair.store.schema import FILE_COLUMNS, SCHEMA_VERSION
+from ccfair.store.schema import ADDED_IN, FILE_COLUMNS, SCHEMA_VERSION
 from ccfair.store.status import _running, store_status
 from ccfair.store.writer import StoreWriter
 from ccfair.sweep.driver import run_sweep
 from ccfair.sweep.plan import plan_from_dict
 from conftest import run_cli
 from test_sweep_support import BASE, plan_dict
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 
 def small_plan():
@@ -125,7 +133,7 @@ def test_a_crafted_catalog_is_refused(store, secret, craft):
         lambda: store_status(store),
         lambda: StoreWriter(store),
     ):
-        with pytest.raises(ScenarioError) as err:
+        with pytest.raises(InputError) as err:
             read()
         assert err.value.field == str(store)
         assert "not a catalog written by ccfair" in err.value.message
@@ -157,7 +165,7 @@ def test_file_access_is_off_even_for_a_catalog_that_passed_the_check(store, secr
     path, token = secret
     tamper(store, *(s.replace("{secret}", str(path)) for s in CRAFTS["runs view"]))
     monkeypatch.setattr(reader, "check_catalog", lambda con, root: SCHEMA_VERSION)
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         reader.query(store, "select error from runs")
     assert "disabled by configuration" in err.value.message
     assert token not in str(err.value)
@@ -196,7 +204,7 @@ def test_queries_are_read_only_and_reach_no_file(store, secret, tmp_path, statem
     sql = statement.format(tmp=tmp_path, secret=path, series=series)
     before = sorted(p.name for p in tmp_path.iterdir())
     catalog = sha256(layout.catalog_path(store))
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         ccfair.load(store).query(sql)
     assert err.value.field == "SQL"
     assert token not in err.value.message
@@ -219,14 +227,14 @@ def test_the_query_command_does_not_write(store, tmp_path):
 def test_run_ids_are_checked_before_they_become_paths(store, bad):
     results = ccfair.load(store)
     for read in (results.timeseries, results.queue, results.result):
-        with pytest.raises(ScenarioError) as err:
+        with pytest.raises(InputError) as err:
             read(bad)
         assert err.value.field == "run_id"
         if bad == "a" * 31:  # a well-formed start of a run id that no done run has
             assert err.value.message.startswith(f"no done run with id {bad!r}")
         else:
             assert "32 lowercase hex characters" in err.value.message
-    with pytest.raises(ScenarioError):
+    with pytest.raises(InputError):
         layout.series_path(store, "timeseries", bad)
 
 
@@ -242,10 +250,10 @@ def test_a_run_id_in_the_catalog_that_names_another_path_is_damage(store, tmp_pa
         f"UPDATE runs SET run_id = '{evil}' WHERE run_id = '{victim}'",
         f"UPDATE cells SET run_id = '{evil}' WHERE run_id = '{victim}'",
     )
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         ccfair.load(store).queue(evil)
     assert err.value.field == "run_id"
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         ccfair.load(store).query("select count(*) from queue")
     assert "its run id is not 32 hex characters" in err.value.message
     status = store_status(store, verify=True)
@@ -292,9 +300,9 @@ def test_store_damage_is_reported_and_resume_repairs_exactly_those_runs(store, p
     for sql in ("select count(*) from timeseries", "select count(*) from queue"):
         query = run_cli("query", str(store), sql)
         assert query.returncode == 2 and "status --verify" in query.stderr and "Traceback" not in query.stderr
-    with pytest.raises(ScenarioError, match="does not match its checksum"):
+    with pytest.raises(InputError, match="does not match its checksum"):
         ccfair.load(store).timeseries(flipped)
-    with pytest.raises(ScenarioError, match="symbolic link"):
+    with pytest.raises(InputError, match="symbolic link"):
         ccfair.load(store).queue(linked)
 
     # Resuming checks sizes and presence: three runs are marked damaged and run again, the flipped one
@@ -343,7 +351,7 @@ def test_a_directory_in_place_of_a_series_file(store):
     assert damaged == [
         {"run_id": victim, "plans": ["small"], "problems": [f"{layout.series_name(path)} is a directory"]}
     ]
-    with pytest.raises(ScenarioError, match="is a directory where only series files belong; move it away"):
+    with pytest.raises(InputError, match="is a directory where only series files belong; move it away"):
         StoreWriter(store)
     assert (path / "keep").read_text() == "not ours"
 
@@ -355,7 +363,7 @@ def test_the_writer_does_not_follow_a_linked_shard(store, tmp_path):
     elsewhere.mkdir()
     (elsewhere / "precious.txt").write_text("keep me")
     (store / layout.SERIES_DIR / "zz").symlink_to(elsewhere)
-    with pytest.raises(ScenarioError, match="series/zz is not a directory"):
+    with pytest.raises(InputError, match="series/zz is not a directory"):
         StoreWriter(store)
     assert (elsewhere / "precious.txt").read_text() == "keep me"
 
@@ -392,6 +400,54 @@ def test_a_version_1_catalog_is_read_verified_and_upgraded(store):
     assert all(recorded[i] is None for i in ids if i != ids[1])  # older commits stay unrecorded
 
 
+# The summary columns of a version-3 catalog, the last before a summary value declared the version that added
+# its column (ccfair.analysis.schema.Column.added_in): a record of released catalogs, never edited.
+VERSION_3_SUMMARY = {
+    "jain_index",
+    "utilization",
+    "total_goodput_bps",
+    "queue_sojourn_p50_ns",
+    "queue_sojourn_p99_ns",
+    "drops",
+    "retransmissions",
+    "marks",
+    "marking_ratio",
+    "queue_sojourn_l4s_p99_ns",
+    "queue_sojourn_classic_p99_ns",
+    "fness",
+    "window_backlog_bytes",
+    "window_short",
+    "events",
+    "wall_seconds",
+}
+
+
+def test_a_summary_value_new_since_version_3_says_which_version_added_its_column():
+    # Without it, every catalog written before is refused as damaged (its runs table lacks the column).
+    assert {c.name for c in SUMMARY if c.added_in <= 3} == VERSION_3_SUMMARY
+    assert all(c.added_in > 3 for c in SUMMARY if c.name not in VERSION_3_SUMMARY)
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_a_catalog_of_every_earlier_version_is_read_and_upgraded(store, version):
+    dropped = sorted(name for name, added in ADDED_IN.items() if added > version)
+    tamper(
+        store,
+        *(f"ALTER TABLE runs DROP COLUMN {name}" for name in dropped),
+        f"UPDATE meta SET value = '{version}' WHERE key = 'schema_version'",
+    )
+    assert len(ccfair.load(store).runs) == 4
+    assert store_status(store, verify=True)["verified"]["damaged"] == []
+    StoreWriter(store).close()
+    con = duckdb.connect(str(layout.catalog_path(store)), read_only=True)
+    try:
+        assert con.execute("SELECT value FROM meta").fetchall() == [(str(SCHEMA_VERSION),)]
+        have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns").fetchall()}
+    finally:
+        con.close()
+    assert set(dropped) <= have
+
+
 # ------------------------------------------------------------------------------------- catalog damage
 
 
@@ -425,7 +481,7 @@ def test_a_damaged_catalog_is_a_clear_error(store, tmp_path, damage):
         result = run_cli(*args)
         assert result.returncode == 2, (args, result.stderr)
         assert f"error: {store}: {expected}" in result.stderr and "Traceback" not in result.stderr
-    with pytest.raises(ScenarioError, match="catalog"):
+    with pytest.raises(InputError, match="catalog"):
         run_sweep(small_plan(), store, jobs=1)
 
 
@@ -445,7 +501,7 @@ def test_a_damaged_catalog_is_a_clear_error(store, tmp_path, damage):
 def test_a_malformed_schema_version(store, value, message):
     tamper(store, f"UPDATE meta SET value = {value} WHERE key = 'schema_version'")
     for read in (lambda: ccfair.load(store).runs, lambda: StoreWriter(store)):
-        with pytest.raises(ScenarioError) as err:
+        with pytest.raises(InputError) as err:
             read()
         assert message in err.value.message
 
@@ -468,7 +524,7 @@ def test_a_malformed_schema_version(store, value, message):
 )
 def test_a_crafted_plan_definition_is_a_clear_error(store, tmp_path, definition, message):
     tamper(store, "UPDATE plans SET definition = ?".replace("?", "'" + definition.replace("'", "''") + "'"))
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         from ccfair.plots.data import load_sweep
 
         load_sweep(store)
@@ -489,7 +545,7 @@ def test_plan_definitions_written_by_plans_pass_the_check():
 def test_crafted_scenario_and_summary_json(store):
     victim = run_ids(store)[0]
     tamper(store, f"UPDATE runs SET scenario_json = '{'[' * 10_000}' WHERE run_id = '{victim}'")
-    with pytest.raises(ScenarioError, match="scenario_json: nested more than"):
+    with pytest.raises(InputError, match="scenario_json: nested more than"):
         ccfair.load(store).result(victim)
 
 
@@ -540,11 +596,11 @@ def test_a_linked_series_directory_is_not_followed(store, tmp_path):
     (store / layout.SERIES_DIR).rename(elsewhere)
     (store / layout.SERIES_DIR).symlink_to(elsewhere)
     victim = run_ids(store)[0]
-    with pytest.raises(ScenarioError, match="series is a symbolic link, not a directory"):
+    with pytest.raises(InputError, match="series is a symbolic link, not a directory"):
         ccfair.load(store).timeseries(victim)
-    with pytest.raises(ScenarioError, match="series is a symbolic link, not a directory"):
+    with pytest.raises(InputError, match="series is a symbolic link, not a directory"):
         ccfair.load(store).query("select count(*) from queue")
-    with pytest.raises(ScenarioError, match="series is not a directory"):
+    with pytest.raises(InputError, match="series is not a directory"):
         StoreWriter(store)
     assert len(list(elsewhere.glob("*/*.parquet"))) == 8
 
@@ -558,3 +614,68 @@ def test_verify_exits_cleanly_every_time(tmp_path):
     for _ in range(10):
         done = run_cli("status", str(root), "--verify")
         assert done.returncode == 0, (done.returncode, done.stderr)
+
+
+# ------------------------------------------------------------------------------------- terminal escapes
+
+HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J\u202ereversed\n"
+
+
+def test_strings_from_a_results_directory_reach_the_terminal_escaped(store, tmp_path):
+    """A plan name that would set the terminal's title, clear its screen and reverse the text after it is
+    shown with its control characters escaped, by status, query (table and CSV to a terminal) and the
+    error lines alike; a CSV for a program (not a terminal) keeps the value as stored."""
+    tamper(
+        store,
+        f"UPDATE plans SET plan = '{HOSTILE}'",
+        f"UPDATE cells SET plan = '{HOSTILE}'",
+        f"UPDATE runs SET status = 'failed', error_kind = '{HOSTILE}', error = '{HOSTILE}' "
+        f"WHERE run_id = '{run_ids(store)[0]}'",
+    )
+    shown = "evil\\x1b]0;pwned\\x07\\x1b[2J\\u202ereversed\\n"
+    outputs = {
+        "status": run_cli("status", str(store)),
+        "status --verify": run_cli("status", str(store), "--verify"),
+        "query": run_cli("query", str(store), "select plan, cell from cells"),
+        "query errors": run_cli("query", str(store), "select error_kind, error from runs"),
+        "query error line": run_cli("query", str(store), "select * from nope_" + HOSTILE.strip()),
+    }
+    for what, done in outputs.items():
+        text = done.stdout + done.stderr
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, what
+    assert shown in outputs["status"].stdout and shown in outputs["query"].stdout
+    assert "evil\\x1b" in outputs["query errors"].stdout
+    error_line = outputs["query error line"]
+    assert error_line.returncode == 2 and "nope_evil\\x1b" in error_line.stderr
+    csv = run_cli("query", str(store), "select distinct plan from cells", "--csv")
+    assert HOSTILE.strip() in csv.stdout  # a pipe: the value as stored, for the program reading it
+
+
+def test_query_csv_to_a_terminal_is_escaped(store):
+    tamper(store, f"UPDATE plans SET plan = '{HOSTILE}'")
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ccfair", "query", str(store), "select plan from plans", "--csv"],
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+        os.close(slave)
+        slave = -1
+        text = b""
+        while select.select([master], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            text += chunk
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+    assert done.returncode == 0, done.stderr
+    assert b"\x1b" not in text and b"evil\\x1b]0;pwned" in text

@@ -10,12 +10,16 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import ccfair
 from ccfair.store import layout
 from ccfair.sweep.expand import expand
 from ccfair.sweep.plan import load_plan
 from test_sweep_support import BASE, write_plan
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 # Runs of about 0.1 s: status.json is written every 0.5 s, so with shorter runs a whole sweep's remainder can
 # finish (and remove status.json) between two looks, and a kill would not land mid-way.

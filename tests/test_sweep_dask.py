@@ -1,22 +1,28 @@
 """The Dask path against a real ``dask.distributed.LocalCluster`` with worker processes: the same plan gives
-the same runs, tables and time series as local workers; a TLS cluster (certificates made with the README's
-openssl recipe) runs a sweep and refuses plain TCP; plain TCP off this machine is warned about."""
+the same runs, tables and time series as local workers; a TLS cluster (certificates made with the
+documentation's openssl recipe) runs a sweep and refuses plain TCP; plain TCP off this machine is warned
+about."""
 
+import dataclasses
 import os
 import shlex
 import shutil
 import subprocess
+import time
 
 import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.sweep.driver import run_sweep
 from ccfair.sweep.execute_dask import cluster_security, connect, insecure_warning
 from ccfair.sweep.plan import plan_from_dict
 from conftest import run_cli
 from test_sweep_support import plan_dict, write_plan
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 distributed = pytest.importorskip("distributed")
 from distributed.security import Security  # noqa: E402
@@ -64,7 +70,8 @@ def test_dask_cluster_and_local_workers_give_identical_results(tmp_path):
     assert {int(w.split()[1]) for w in b.runs["worker"]} <= worker_pids  # run in the cluster's processes
 
 
-# The README's recipe: a CA, and one certificate (with its key) for the scheduler, the workers and the sweep.
+# The documentation's recipe (docs/how-to/dask-cluster.md): a CA, and one certificate (with its key) for the
+# scheduler, the workers and the sweep.
 OPENSSL_RECIPE = [
     "openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=ccfair-cluster-ca"
     " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"
@@ -152,7 +159,7 @@ def test_a_tls_address_without_options_takes_dask_s_configuration_or_is_refused(
     ca, cert = str(tmp_path / "ca.pem"), str(tmp_path / "client.pem")
     tls = "distributed.comm.tls"
     for configured in ({}, {f"{tls}.ca-file": ca}, {f"{tls}.client.cert": cert}):
-        with dask.config.set(configured), pytest.raises(ScenarioError) as refused:
+        with dask.config.set(configured), pytest.raises(InputError) as refused:
             cluster_security("tls://10.1.2.3:8786")
         assert refused.value.field == "--cluster" and "--tls-ca-file and --tls-cert" in refused.value.message
     with dask.config.set({f"{tls}.ca-file": ca, f"{tls}.client.cert": cert}):
@@ -182,6 +189,49 @@ def test_plain_tcp_off_this_machine_is_warned_about(address, warned):
 
 def test_the_warning_shows_once_per_address(capsys):
     for _ in range(2):
-        with pytest.raises(ScenarioError, match="cannot reach"):
+        with pytest.raises(InputError, match="cannot reach"):
             connect("tcp://0.0.0.0:9", timeout_s=0.2)  # not loopback by its address; refused on this host
     assert capsys.readouterr().err.count("warning: --cluster tcp://0.0.0.0:9 is plain TCP") == 1
+
+
+def test_a_worker_result_that_is_not_an_outcome_fails_that_run_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    """Anyone who joins a cluster can answer a task with anything: an answer that is not the run's outcome
+    (an integer, another run's outcome) is that run's failure, saying what came back; the others are kept."""
+    from ccfair.sweep import execute_dask
+    from ccfair.sweep.expand import expand
+
+    plan = plan_from_dict(plan_dict(repetitions=1), default_name="odd")
+    ids = [r.run_id for r in expand(plan)]
+    real = execute_dask.run_task
+
+    def odd(task, parent_pid=None):
+        if task.run_id == ids[0]:
+            return 7
+        if task.run_id == ids[1]:
+            return real(dataclasses.replace(task, run_id=ids[2]), parent_pid)
+        return real(task, parent_pid)
+
+    monkeypatch.setattr(execute_dask, "run_task", odd)  # the in-process workers call this module's name
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        report = run_sweep(plan, tmp_path / "r", cluster=cluster.scheduler_address)
+    assert (report.done, report.failed) == (2, 2)
+    runs = ccfair.load(tmp_path / "r").runs.set_index("run_id")
+    assert runs.loc[ids[0], "error_kind"] == "crash" and "returned a int" in runs.loc[ids[0], "error"]
+    assert f"the outcome of run '{ids[2]}'" in runs.loc[ids[1], "error"]
+    assert runs.loc[ids[2], "status"] == "done" and runs.loc[ids[3], "status"] == "done"
+
+
+def test_an_address_dask_cannot_reach_is_refused_before_a_client_is_made(tmp_path):
+    """A client made on a bad address fails, then holds the process 10 s at exit with a traceback."""
+    plan = write_plan(tmp_path / "p.toml")
+    for command in (["sweep", str(plan)], ["reproduce", "rueth-tma19", "--dry-run"]):
+        for address in ("nota://url:::", "tcp://url:::", "tcp://host"):
+            started = time.monotonic()
+            done = run_cli(*command, "--cluster", address, "--out", str(tmp_path / "out"))
+            took = time.monotonic() - started
+            assert done.returncode == 2 and done.stderr.startswith("error: --cluster: "), done.stderr
+            assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
+            assert took < 8, f"{command[0]} {address}: {took:.1f} s"
+            assert not (tmp_path / "out").exists()

@@ -11,12 +11,12 @@ import sys
 import pytest
 
 from ccfair import __version__
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.scenario import Scenario
 from ccfair.sweep.expand import expand, mirror_start_order
-from ccfair.sweep.identity import run_id, run_seed
+from ccfair.sweep.identity import ids_of_scenario, run_id, run_seed, seeds_of_cell
 from ccfair.sweep.paths import column_name, parse_path, set_path
-from ccfair.sweep.plan import load_plan, plan_from_dict
+from ccfair.sweep.plan import MAX_PLAN_RUNS, load_plan, plan_from_dict
 from conftest import REPO
 from test_sweep_support import BASE, plan_dict
 
@@ -94,6 +94,7 @@ def test_cells_without_a_start_difference_have_no_mirror():
     assert [(r.coordinates[0][1], r.flipped) for r in runs] == [("0s", False), ("1s", False), ("1s", True)]
 
 
+@pytest.mark.slow
 def test_expansion_is_stable_across_processes():
     code = (
         "import json, sys; sys.path.insert(0, 'tests');"
@@ -123,6 +124,34 @@ def test_run_identity_depends_on_scenario_seed_and_version():
     other = copy.deepcopy(doc)
     other["flows"][0]["loss"] = 0.002
     assert base != run_id(other, spec, 5, __version__)
+
+
+@pytest.mark.parametrize("backend", ["sim", "kernel"])
+def test_identities_computed_once_per_cell_equal_the_ones_computed_per_run(backend):
+    doc = Scenario.from_dict(BASE).to_dict(explicit=True)
+    spec = Scenario.from_dict(BASE).resolve()
+    emulator = None if backend == "sim" else {"arrival": "kernel"}
+    ids = ids_of_scenario(doc, spec, __version__, backend, emulator)
+    for seed in (0, 1, 12345, 2**63 - 1):
+        assert ids(seed) == run_id(doc, spec, seed, __version__, backend, emulator)
+    # A scenario holding the marker's text itself still gets its true id.
+    odd = copy.deepcopy(doc)
+    odd["flows"][0]["label"] = "\x00ccfair seed\x00"
+    assert ids_of_scenario(odd, spec, __version__)(7) == run_id(odd, spec, 7, __version__)
+    coordinates = {"link.rate": "10Mbps", "flows[0].cc_params": {"beta": 0.5}}
+    seeds = seeds_of_cell(3, coordinates)
+    for repetition in (0, 1, 9, 999_999):
+        assert seeds(repetition) == run_seed(3, coordinates, repetition)
+
+
+def test_a_plan_larger_than_a_store_can_take_is_refused_before_it_expands():
+    with pytest.raises(InputError) as err:
+        plan_from_dict(plan_dict(repetitions=MAX_PLAN_RUNS // 4 + 1))  # 4 cells
+    assert err.value.field == "repetitions" and f"more than the {MAX_PLAN_RUNS:,}" in err.value.message
+    grid = {"flows[0].count": list(range(1, 1001)), "flows[0].initial_window": list(range(1, 1002))}
+    with pytest.raises(InputError) as err:
+        plan_from_dict(plan_dict(repetitions=1, grid=grid))
+    assert err.value.field == "grid" and "1,001,000 runs" in err.value.message
 
 
 def test_seed_changes_with_plan_seed_coordinates_and_repetition():
@@ -180,6 +209,7 @@ def test_scenario_file_relative_to_the_plan_and_its_seed_ignored(tmp_path):
     assert all(r.seed != 99 for r in runs)
 
 
+@pytest.mark.slow
 def test_every_plan_file_in_the_repository_expands():
     plans = sorted((REPO / "plans").glob("*.toml"))
     assert plans
@@ -199,7 +229,7 @@ def test_paths():
         (("link", "rate"), "not a table"),
         (("flows", "cc"), "not a table"),
     ]:
-        with pytest.raises(ScenarioError) as err:
+        with pytest.raises(InputError) as err:
             set_path(copy.deepcopy(doc), path, 1, "f")
         assert err.value.field == "f" and message in err.value.message
 
@@ -235,14 +265,14 @@ BAD_PLANS = {
 @pytest.mark.parametrize("case", sorted(BAD_PLANS))
 def test_bad_plans_name_the_field(case):
     top, field, message = BAD_PLANS[case]
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         runs_of(**top)
     assert err.value.field == field
     assert message in err.value.message
 
 
 def test_exclude_matching_no_cell_is_an_error():
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         runs_of(
             grid={"link.buffer": ["1bdp"]},
             zip=[{"flows[0].count": [1, 2], "flows[1].count": [2, 1]}],
@@ -261,7 +291,7 @@ def test_exclude_matching_no_cell_is_an_error():
     ],
 )
 def test_an_invalid_cell_names_the_field_and_the_cell(grid, field, cell):
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         runs_of(grid=grid)
     assert err.value.field == field
     assert f"(in {cell}" in err.value.message
@@ -273,3 +303,17 @@ def test_skip_invalid_keeps_invalid_cells_as_runs_to_record():
     bad = runs[1]
     assert bad.spec is None and bad.invalid.startswith("link.buffer: ") and "1500-byte packet" in bad.invalid
     assert len({r.run_id for r in runs}) == 4
+
+
+def test_a_plan_names_its_own_results_directory(tmp_path):
+    base = {
+        "scenario": {"duration": "1s", "link": {"rate": "1Mbps", "buffer": "1bdp"}, "flows": [{"rtt": "5ms"}]}
+    }
+    assert plan_from_dict(base).out is None  # ccfair sweep's default then: results/ here
+    plan = plan_from_dict({**base, "out": "study-results"}, base_dir=tmp_path / "study")
+    assert plan.out == tmp_path / "study" / "study-results"
+    assert "out" not in json.loads(plan.to_json()), "where results go is no part of the experiment"
+    for bad in ("", 3):
+        with pytest.raises(InputError) as info:
+            plan_from_dict({**base, "out": bad})
+        assert info.value.field == "out"

@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 
 import ccfair
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.store import layout, query
 from ccfair.store.export import export
 from ccfair.store.status import store_status
 from ccfair.sweep.driver import run_sweep
 from ccfair.sweep.execute_dask import connect
 from ccfair.sweep.plan import plan_from_dict
-from conftest import REPO, run_cli
+from conftest import REPO, default_sigint, run_cli
 from test_sweep_support import (
     crash_on_rtt_20ms,
     plan_dict,
@@ -27,6 +27,9 @@ from test_sweep_support import (
     terminated_on_rtt_20ms,
     write_plan,
 )
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 
 def statuses(root):
@@ -144,6 +147,7 @@ def test_ctrl_c_stops_the_sweep_and_keeps_finished_runs(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_sigint,
     )
     status_file = out / layout.STATUS_FILE
     deadline = time.monotonic() + 60
@@ -203,13 +207,13 @@ def test_bad_query_and_export(tmp_path):
         ("delete from runs", "read-only"),
         ("select * from nope", "nope"),
     ]:
-        with pytest.raises(ScenarioError) as err:
+        with pytest.raises(InputError) as err:
             query(out, sql)
         assert err.value.field == "SQL" and message in err.value.message
     assert len(ccfair.load(out).runs) == 1
     result = run_cli("query", str(out), "selec 1")
     assert result.returncode == 2 and result.stderr.startswith("error: SQL: ") and result.stdout == ""
-    with pytest.raises(ScenarioError, match="unknown table 'nope'"):
+    with pytest.raises(InputError, match="unknown table 'nope'"):
         export(out, "csv", tables=["runs", "nope"])
     result = run_cli("export", str(out), "--format", "xml")
     assert result.returncode == 2 and "--format" in result.stderr
@@ -222,7 +226,7 @@ def test_bad_query_and_export(tmp_path):
 
 def test_unreachable_cluster_is_bad_input():
     pytest.importorskip("distributed")
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         connect("tcp://127.0.0.1:9", timeout_s=1)
     assert err.value.field == "--cluster" and "tcp://127.0.0.1:9" in err.value.message
 
@@ -250,7 +254,7 @@ def test_unreachable_cluster_fails_fast_and_writes_nothing(tmp_path):
 
 def test_cluster_without_dask_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed now raises ImportError
-    with pytest.raises(ScenarioError) as err:
+    with pytest.raises(InputError) as err:
         connect("tcp://127.0.0.1:9")
     assert err.value.field == "--cluster" and "pip install 'ccfair[dask]'" in err.value.message
 

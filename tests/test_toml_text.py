@@ -18,6 +18,7 @@ inline = st.dictionaries(keys, scalars, max_size=4)
 bodies = st.dictionaries(keys, st.one_of(scalars, inline, st.lists(scalars, max_size=3)), max_size=5)
 
 
+@pytest.mark.slow
 @given(
     top=st.dictionaries(keys, scalars, max_size=4),
     tables=st.dictionaries(keys, bodies, max_size=3),
@@ -54,19 +55,20 @@ def nested(depth: int) -> dict:
     return {"x": value}
 
 
+@pytest.mark.slow
 def test_depth_limit_is_checked_without_recursion(tmp_path):
-    from ccfair.errors import ScenarioError
+    from ccfair.errors import InputError
     from ccfair.toml_text import MAX_DEPTH, check_depth, read_toml
 
     check_depth(nested(MAX_DEPTH), "f")
-    with pytest.raises(ScenarioError, match="nested too deeply") as err:
+    with pytest.raises(InputError, match="nested too deeply") as err:
         check_depth(nested(MAX_DEPTH + 1), "f")
     assert err.value.field == "f"
-    with pytest.raises(ScenarioError, match="nested too deeply"):
+    with pytest.raises(InputError, match="nested too deeply"):
         check_depth(nested(100_000), "f")  # far beyond the recursion limit
     loop: dict = {}
     loop["self"] = loop
-    with pytest.raises(ScenarioError, match="nested too deeply"):
+    with pytest.raises(InputError, match="nested too deeply"):
         check_depth(loop, "f")
     path = tmp_path / "deep.toml"
     path.write_text(dumps(nested(MAX_DEPTH)))

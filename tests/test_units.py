@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.units import (
     Buffer,
     format_buffer,
@@ -79,7 +79,7 @@ def test_rate_spellings_researchers_type(text, bps):
     ],
 )
 def test_rate_spellings_with_two_meanings_are_refused(text, readings):
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         parse_rate_bps(text, "link.rate")
     assert info.value.field == "link.rate"
     assert "ambiguous" in info.value.message
@@ -97,7 +97,7 @@ def test_rate_spellings_with_two_meanings_are_refused(text, readings):
     ],
 )
 def test_byte_rates_are_refused_with_the_bit_rate_to_write(text, instead):
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         parse_rate_bps(text, "link.rate")
     assert "bytes per second" in info.value.message
     assert instead in info.value.message
@@ -140,14 +140,14 @@ def test_durations(text, ns):
 
 def test_zero_duration_only_where_allowed():
     assert parse_duration_ns("0s", "flows[0].start", allow_zero=True) == 0
-    with pytest.raises(ScenarioError, match="must be positive"):
+    with pytest.raises(InputError, match="must be positive"):
         parse_duration_ns("0s", "duration")
 
 
 def test_fractions_of_a_base_unit_round_half_up():
     assert parse_duration_ns("1.5ns", "d") == 2
     assert parse_duration_ns("1.4ns", "d") == 1
-    with pytest.raises(ScenarioError, match="rounds to zero"):
+    with pytest.raises(InputError, match="rounds to zero"):
         parse_duration_ns("0.4ns", "d")
 
 
@@ -155,11 +155,11 @@ def test_packets_and_bdp():
     assert parse_packets("1000pkt", "b") == 1000
     assert parse_bdp_multiple("0.5bdp", "b") == 0.5
     assert parse_bdp_multiple("2bdp", "b") == 2.0
-    with pytest.raises(ScenarioError, match="whole number"):
+    with pytest.raises(InputError, match="whole number"):
         parse_packets("1.5pkt", "b")
-    with pytest.raises(ScenarioError, match="must be positive"):
+    with pytest.raises(InputError, match="must be positive"):
         parse_packets("0pkt", "b")
-    with pytest.raises(ScenarioError, match="must be positive"):
+    with pytest.raises(InputError, match="must be positive"):
         parse_bdp_multiple("0bdp", "b")
 
 
@@ -198,7 +198,7 @@ def test_buffers(text, expected):
     ],
 )
 def test_rate_rejections_name_field_and_forms(value, needle):
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         parse_rate_bps(value, "link.rate")
     err = info.value
     assert err.field == "link.rate"
@@ -224,13 +224,13 @@ def test_rate_rejections_name_field_and_forms(value, needle):
     ],
 )
 def test_other_rejections(parse, value, needle):
-    with pytest.raises(ScenarioError, match=needle) as info:
+    with pytest.raises(InputError, match=needle) as info:
         parse(value, "some.field")
     assert info.value.field == "some.field"
 
 
 def test_buffer_error_lists_every_form():
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         parse_buffer("3 parsecs", "link.buffer")
     for form in ("bdp", "pkt", "KB", "KiB", "ms"):
         assert form in info.value.message
@@ -289,7 +289,7 @@ def test_buffer_format_round_trip(buffer):
     ],
 )
 def test_numbers_out_of_range_are_refused_with_the_field(parse, text, message):
-    with pytest.raises(ScenarioError, match=message) as err:
+    with pytest.raises(InputError, match=message) as err:
         parse(text, "f")
     assert err.value.field == "f"
 

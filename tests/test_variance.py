@@ -1,6 +1,6 @@
 """Repetitions that vary and repetitions that do not: a Cubic-against-Reno drop-tail plan with ideal hosts
-(the default) is deterministic, so its three repetitions per cell are one run three times over, and the
-sweep, ``status``, and the report say so; the same plan with ``[host] preset = "testbed"`` varies and
+(``[host] preset = "ideal"``) is deterministic, so its three repetitions per cell are one run three times
+over, and the sweep, ``status``, and the report say so; the same plan with the default hosts varies and
 nothing is said. The test of identical repetitions is exact, not a tolerance."""
 
 from __future__ import annotations
@@ -12,12 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from ccfair.plots.stats import IDENTICAL_NOTE, identical, interval_note
+from ccfair.analysis.stats import IDENTICAL_NOTE, identical, interval_note
+from ccfair.store.repetitions import identical_note
 from ccfair.store.status import store_status
 from ccfair.store.writer import StoreWriter
 from ccfair.sweep.driver import plan_runs
 from ccfair.sweep.plan import load_plan
 from conftest import run_cli
+
+# Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
 
 PLAN = """
 name = "{name}"
@@ -38,7 +42,7 @@ rtt = "20ms"
 [grid]
 "link.buffer" = ["0.5bdp", "1bdp"]
 """
-TESTBED = '[scenario.host]\npreset = "testbed"'
+IDEAL = '[scenario.host]\npreset = "ideal"'
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +51,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     root = tmp_path_factory.mktemp("variance")
     out = root / "results"
     notes = {}
-    for name, host in (("ideal", ""), ("testbed", TESTBED)):
+    for name, host in (("ideal", IDEAL), ("testbed", "")):
         plan = root / f"{name}.toml"
         plan.write_text(PLAN.format(name=name, host=host))
         done = run_cli("sweep", str(plan), "--out", str(out), "--jobs", "2")
@@ -64,10 +68,18 @@ def test_identical_is_exact_and_needs_two_runs() -> None:
     assert identical([0.3, 0.3])
 
 
+def test_the_note_on_identical_cells_claims_nothing_of_the_plan() -> None:
+    # A plan may set a random loss too small to drop a packet in a run (buffer-sizing's 0.00001): the note
+    # must not tell its reader the plan has no random loss.
+    note = identical_note("p", 3, [(0, False)])
+    assert note is not None and "no random loss" not in note
+    assert "a small loss probability may drop no packet in a run" in note
+
+
 def test_a_deterministic_plan_is_reported_identical_and_a_testbed_plan_is_not(swept) -> None:
     out, notes = swept
     assert "note: plan ideal: 2 of 2 repeated cells gave identical repetitions" in notes["ideal"]
-    assert '[host] preset = "testbed"' in notes["ideal"]
+    assert 'the default hosts (no preset = "ideal" in [host])' in notes["ideal"]
     assert "identical repetitions" not in notes["testbed"]
     status = run_cli("status", str(out), "--json")
     assert status.returncode == 0, status.stderr
@@ -132,6 +144,7 @@ def test_compare_keeps_each_runs_delivered_bytes_and_says_when_the_simulator_rep
         {
             "duration": "2s",
             "link": {"rate": "10Mbps", "buffer": "1bdp"},
+            "host": {"preset": "ideal"},
             "flows": [{"cc": "reno", "rtt": "20ms"}, {"cc": "cubic", "rtt": "20ms"}],
         }
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ccfair import _native
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError, ScenarioError
 from ccfair.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -26,7 +26,17 @@ if TYPE_CHECKING:
 
 __version__: str = _native.__version__
 
-__all__ = ["Results", "RunResult", "Scenario", "ScenarioError", "__version__", "load", "load_run", "run"]
+__all__ = [
+    "InputError",
+    "Results",
+    "RunResult",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "load",
+    "load_run",
+    "run",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -39,9 +39,11 @@ more than on the code: 5000 flows' state (about 30 MB) fits in a last-level cach
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import resource
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
@@ -50,8 +52,8 @@ from typing import Any
 
 from ccfair import _native
 from ccfair.cli_support import progress_bar
-from ccfair.errors import ScenarioError
-from ccfair.resources import Limits, format_bytes
+from ccfair.errors import InputError
+from ccfair.resources import LIMIT_NAMES, LimitError, Limits, format_bytes
 from ccfair.resources import check as check_resources
 from ccfair.resources import limits as default_limits
 from ccfair.runner import run
@@ -144,6 +146,13 @@ class BenchResult:
     wall_seconds_per_sim_second: float
     memory: MemoryFigures | None = field(default=None)
     wall_seconds_runs: tuple[float, ...] = ()
+    # CPU time of the run's thread (the simulation and its tables), NaN where not measured (a child's run):
+    # what a busy machine does not change, where the wall time counts the time the run waited for a CPU.
+    cpu_seconds: float = float("nan")
+
+    @property
+    def events_per_cpu_second(self) -> float:
+        return self.events / self.cpu_seconds if self.cpu_seconds > 0 else float("nan")
 
 
 def combine(runs: list[BenchResult]) -> BenchResult:
@@ -160,6 +169,7 @@ def combine(runs: list[BenchResult]) -> BenchResult:
     wall = statistics.median(walls)
     return replace(
         first,
+        cpu_seconds=statistics.median(r.cpu_seconds for r in runs),
         wall_seconds=wall,
         events_per_second=first.events / wall if wall > 0 else float("nan"),
         wall_seconds_per_sim_second=wall / first.sim_seconds,
@@ -175,10 +185,13 @@ def _document(
     aqm: str = "fifo",
     **top: Any,
 ) -> dict[str, Any]:
+    # The cases run ideal hosts (the simulator alone, comparable with every earlier figure); --preset lays
+    # another preset over them.
     return {
         "duration": duration,
         "link": {"rate": rate, "buffer": buffer, "aqm": aqm},
         "flows": groups,
+        "host": {"preset": "ideal"},
         **top,
     }
 
@@ -193,29 +206,24 @@ def _scaled_timing(duration: str) -> dict[str, Any]:
     }
 
 
+def _arrivals_document(rtt: str, flows: int, duration: str) -> tuple[dict[str, Any], str]:
+    """The opt-in cases' scenario: ``flows`` Cubic flows at ``rtt`` through 10 Gbps and a 375 MB FIFO, their
+    starts spread as :func:`_scaled_timing` says; and that spread, for the case's title."""
+    timing = _scaled_timing(duration)
+    window = format_duration(timing["window_ns"])
+    flow = {"cc": "cubic", "rtt": rtt, "count": flows, "arrivals": {"process": "uniform", "window": window}}
+    return _document("10Gbps", CORE_BUFFER, duration, [flow], interval=timing["interval"]), window
+
+
 def corescale(flows: int | None = None, duration: str | None = None) -> Benchmark:
     """CoreScale (Philip et al., IMC 2021): 10 Gbps, 375 MB drop-tail, ``flows`` Cubic flows at 100 ms."""
     flows = CORESCALE_FLOWS if flows is None else flows
     duration = duration or CORESCALE_DURATION
-    timing = _scaled_timing(duration)
-    window = format_duration(timing["window_ns"])
+    document, window = _arrivals_document("100ms", flows, duration)
     return Benchmark(
         "corescale",
         f"CoreScale: 10 Gbps, 375 MB FIFO, {flows} Cubic flows, 100 ms, starts over {window}, {duration}",
-        _document(
-            "10Gbps",
-            CORE_BUFFER,
-            duration,
-            [
-                {
-                    "cc": "cubic",
-                    "rtt": "100ms",
-                    "count": flows,
-                    "arrivals": {"process": "uniform", "window": window},
-                }
-            ],
-            interval=timing["interval"],
-        ),
+        document,
         opt_in=True,
         scalable=True,
     )
@@ -225,25 +233,11 @@ def many_flows(flows: int | None = None, duration: str | None = None) -> Benchma
     """``flows`` Cubic flows at 10 Gbps, 20 ms, 375 MB: the memory and speed of a very large flow count."""
     flows = MANY_FLOWS if flows is None else flows
     duration = duration or MANY_FLOWS_DURATION
-    timing = _scaled_timing(duration)
-    window = format_duration(timing["window_ns"])
+    document, window = _arrivals_document("20ms", flows, duration)
     return Benchmark(
         "flows100k",
         f"10 Gbps, 375 MB FIFO, {flows:,} Cubic flows, 20 ms, starts over {window}, {duration}",
-        _document(
-            "10Gbps",
-            CORE_BUFFER,
-            duration,
-            [
-                {
-                    "cc": "cubic",
-                    "rtt": "20ms",
-                    "count": flows,
-                    "arrivals": {"process": "uniform", "window": window},
-                }
-            ],
-            interval=timing["interval"],
-        ),
+        document,
         opt_in=True,
         scalable=True,
         measure_memory=True,
@@ -317,14 +311,14 @@ def all_cases() -> list[Benchmark]:
 
 def with_preset(mark: Benchmark, preset: str) -> Benchmark:
     """The case with every flow on hosts of ``preset`` (a scenario-level ``[host]`` table). Raises
-    :class:`ScenarioError` on ``--preset`` for an unknown preset."""
+    :class:`InputError` on ``--preset`` for an unknown preset."""
     document = {**mark.document, "host": {"preset": preset}}
     hosted = replace(mark, description=f"{mark.description}, {preset} host", document=document)
     try:
         hosted.scenario.resolution()
-    except ScenarioError as e:
+    except InputError as e:
         if e.field == "host.preset":
-            raise ScenarioError("--preset", e.message) from None
+            raise InputError("--preset", e.message) from None
         raise
     return hosted
 
@@ -337,7 +331,7 @@ def select(
     preset: str | None = None,
 ) -> list[Benchmark]:
     """The cases named (all default ones when None), with ``flows``/``duration`` applied to the scalable
-    ones and ``preset`` to all. Raises :class:`ScenarioError` naming the option for an unknown case or
+    ones and ``preset`` to all. Raises :class:`InputError` naming the option for an unknown case or
     preset, or for an override that a chosen case does not take."""
     chosen = _select_cases(names, quick, flows, duration)
     return chosen if preset is None else [with_preset(b, preset) for b in chosen]
@@ -354,7 +348,7 @@ def _select_cases(
         chosen = []
         for name in names:
             if name.lower() not in known:
-                raise ScenarioError(
+                raise InputError(
                     "--case", f"unknown case {name!r}; the cases are {', '.join(b.name for b in cases)}"
                 )
             chosen.append(known[name.lower()])
@@ -363,7 +357,7 @@ def _select_cases(
     fixed_cases = [b.name for b in chosen if not b.scalable]
     if fixed_cases:
         option = "--flows" if flows is not None else "--duration"
-        raise ScenarioError(
+        raise InputError(
             option,
             f"applies only to the cases {', '.join(SCALED_CASES)}, not to {', '.join(fixed_cases)}; "
             "choose them with --case",
@@ -448,8 +442,11 @@ def run_benchmark(
     mark: Benchmark, progress: Callable[[float], None] | None = None, limits: Limits | None = None
 ) -> BenchResult:
     """Runs one case in this process (a ``measure_memory`` case: see :func:`run_in_child`)."""
+    cpu_before = time.thread_time()
     result = run(mark.scenario, seed=BENCH_SEED, progress=progress, limits=limits)
-    return _result(mark, int(result.summary["events"]), float(result.summary["wall_seconds"]))
+    cpu = time.thread_time() - cpu_before
+    out = _result(mark, int(result.summary["events"]), float(result.summary["wall_seconds"]))
+    return replace(out, cpu_seconds=cpu)
 
 
 def _max_rss_bytes() -> int:
@@ -483,7 +480,7 @@ def _child(conn: Any, document: dict[str, Any], label: str, quiet: bool) -> None
                 bar.close()
         summary = result.summary
         conn.send(("done", int(summary["events"]), float(summary["wall_seconds"]), before, _max_rss_bytes()))
-    except ScenarioError as e:
+    except InputError as e:
         conn.send(("error", e.field, e.message))
     except KeyboardInterrupt:
         pass
@@ -496,7 +493,7 @@ def run_in_child(mark: Benchmark, quiet: bool = True, limits: Limits | None = No
     checked against ``limits`` (default: the machine's) here, before the child starts: a case that cannot
     fit is refused with the field that drives its memory."""
     estimate = mark.scenario.resolution().estimate
-    check_resources(estimate, limits if limits is not None else default_limits())
+    check_case(mark, limits if limits is not None else default_limits())
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: its peak is this run's alone
     parent_end, child_end = context.Pipe(duplex=False)
     label = f"{mark.name}: {mark.description}"
@@ -516,7 +513,7 @@ def run_in_child(mark: Benchmark, quiet: bool = True, limits: Limits | None = No
             child.terminate()
         child.join()
     if message[0] == "error":
-        raise ScenarioError(message[1], message[2])
+        raise InputError(message[1], message[2])
     _, events, wall, before, after = message
     flow_parts = sum(p.amount for p in estimate.memory if p.field.endswith(".count"))
     memory = MemoryFigures(mark.scenario.flow_count(), estimate.peak_memory_bytes, flow_parts, before, after)
@@ -544,11 +541,22 @@ def memory_probe_bytes() -> int:
     return largest + largest // 64 * MEMORY_BUILD_BYTES_PER_LINE
 
 
+def check_case(mark: Benchmark, limits: Limits) -> None:
+    """Refuses a case whose estimate exceeds ``limits``. Its scenario is not the user's to change: the error
+    names the limit the user set (``--max-memory``, ``--max-events`` or their variables), else ``--case``
+    (a case this machine cannot run)."""
+    try:
+        check_resources(mark.scenario.resolution().estimate, limits)
+    except LimitError as e:
+        field = e.source if e.source in LIMIT_NAMES else "--case"
+        raise InputError(field, f"case {mark.name}: {e.message}") from None
+
+
 def check_memory_probe(limits: Limits) -> None:
     """Refuses ``--memory`` up front where its largest working set does not fit under the memory limit."""
     need = memory_probe_bytes()
     if limits.max_memory_bytes is not None and need > limits.max_memory_bytes:
-        raise ScenarioError(
+        raise InputError(
             "--memory",
             f"the probe needs {format_bytes(need)} "
             f"(a working set of {format_bytes(max(MEMORY_WORKING_SETS))}), "
@@ -597,10 +605,17 @@ def memory_report(costs: list[LineCosts]) -> str:
     )
 
 
+def speed_of(results: list[BenchResult]) -> tuple[int, float]:
+    """The events and CPU seconds of the cases whose CPU time was measured (for ``ccfair.speed.record``)."""
+    measured = [r for r in results if math.isfinite(r.cpu_seconds) and r.cpu_seconds > 0]
+    return sum(r.events for r in measured), sum(r.cpu_seconds for r in measured)
+
+
 def bench_json(results: list[BenchResult]) -> dict[str, Any]:
     out = []
     for r in results:
         d = asdict(r)
+        d["events_per_cpu_second"] = r.events_per_cpu_second
         d.pop("memory")
         if r.wall_seconds_runs:
             d["wall_seconds_runs"] = list(r.wall_seconds_runs)
@@ -638,9 +653,11 @@ def bench_report(results: list[BenchResult]) -> str:
         Column("events", "events", integer),
         Column("wall s", "wall_seconds", fixed(2)),
         Column("M ev/s", "events_per_second", fixed(2, 1e6)),
+        Column("CPU s", "cpu_seconds", fixed(2)),
+        Column("M ev/CPU-s", "events_per_cpu_second", fixed(2, 1e6)),
         Column("wall s / sim s", "wall_seconds_per_sim_second", fixed(4)),
     ]
-    rows = [asdict(r) for r in results]
+    rows = [{**asdict(r), "events_per_cpu_second": r.events_per_cpu_second} for r in results]
     if any(r.wall_seconds_runs for r in results):
         columns[3] = Column("wall s (median)", "wall_seconds", fixed(2))
         columns.insert(4, Column("wall s, all runs", "runs", text, "left"))

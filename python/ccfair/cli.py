@@ -30,7 +30,8 @@ from ccfair.cli_support import (
     Parser,
 )
 from ccfair.commands import register_all
-from ccfair.errors import OutputError, ScenarioError
+from ccfair.errors import InputError, OutputError
+from ccfair.terminal import printable, printable_lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,8 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             if argv is None and args.command == "run":
                 _end_promptly()
-    except ScenarioError as e:
-        print(f"error: {e.field}: {e.message}", file=sys.stderr)
+    except InputError as e:
+        # A message may quote a results directory's contents (a plan's name, a stored error): escaped.
+        print(f"error: {printable(e.field)}: {printable_lines(e.message)}", file=sys.stderr)
         return EXIT_FAILURE if isinstance(e, OutputError) else EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
@@ -73,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except Exception as e:
         traceback.print_exc(file=sys.stderr)
-        print(f"error: unexpected failure: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"error: unexpected failure: {type(e).__name__}: {printable_lines(str(e))}", file=sys.stderr)
         return EXIT_FAILURE
 
 

@@ -4,15 +4,19 @@ notes on stderr, early checks of output directories, JSON on stdout."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ccfair import fsio
+from ccfair.errors import InputError
 from ccfair.progress import ProgressBar
 from ccfair.scenario import U64_MAX
+from ccfair.units import decimal_number, whole_number
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -51,11 +55,22 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
 
 
-def seed_arg(text: str) -> int:
+@contextlib.contextmanager
+def options_named(options: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, an error on a field that a command-line option sets (a key of ``options``, such as
+    a plan's ``repetitions``) names the option (``--repetitions``): what the user wrote."""
     try:
-        seed = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {text!r}") from None
+        yield
+    except InputError as e:
+        if e.field in options:
+            raise type(e)(options[e.field], e.message) from None
+        raise
+
+
+def seed_arg(text: str) -> int:
+    seed = whole_number(text)
+    if seed is None:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {text!r}")
     if not 0 <= seed <= U64_MAX:
         raise argparse.ArgumentTypeError(f"must be in [0, 2^64), got {seed}")
     return seed
@@ -114,11 +129,18 @@ def print_json(document: Any) -> None:
 
 
 def positive_int(value: str) -> int:
-    """argparse type: a positive integer (a count of workers, runs, ...)."""
-    try:
-        n = int(value, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    """argparse type: a positive integer in ASCII digits (a count of workers, runs, ...)."""
+    n = whole_number(value)
+    if n is None:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
     return n
+
+
+def finite_float(value: str) -> float:
+    """argparse type: a finite number in ASCII digits (a fraction, a colour-scale end, ...)."""
+    x = decimal_number(value)
+    if x is None:
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.9, got {value!r}")
+    return x

@@ -23,7 +23,7 @@ Rules, for every writer (``ccfair run --out``, ``sweep --out``, ``export --to``,
   directory moved aside whose replacement never arrived, is moved back if its target is missing. Only
   names of exactly this form are touched, and never while their owner lives.
 
-Refusals are :class:`~ccfair.errors.ScenarioError` on the option that named the path (exit code 2);
+Refusals are :class:`~ccfair.errors.InputError` on the option that named the path (exit code 2);
 failures while writing (a full disk, an I/O error) are :class:`~ccfair.errors.OutputError` (exit code 1)
 saying what happened. Either way the target is left as it was.
 """
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import _native, owner
-from ccfair.errors import OutputError, ScenarioError
+from ccfair.errors import InputError, OutputError
 
 MARKER_FILE = ".ccfair.json"
 MARKER_FORMAT = 1
@@ -71,7 +71,7 @@ def resolve(path: str | Path, option: str) -> Path:
     resolved = Path(os.path.realpath(path))
     for pseudo in PSEUDO_FILESYSTEMS:
         if resolved == pseudo or pseudo in resolved.parents:
-            raise ScenarioError(
+            raise InputError(
                 option, f"{path}: {pseudo} is a kernel pseudo-filesystem, not a place for output"
             )
     return resolved
@@ -83,9 +83,9 @@ def _check_writable_parent(target: Path, path: str | Path, option: str) -> None:
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise ScenarioError(option, f"{path}: {ancestor} is not a directory")
+        raise InputError(option, f"{path}: {ancestor} is not a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ScenarioError(option, f"{path}: cannot write in {ancestor}")
+        raise InputError(option, f"{path}: cannot write in {ancestor}")
 
 
 def _check_not_current(target: Path, path: str | Path, option: str) -> None:
@@ -93,9 +93,9 @@ def _check_not_current(target: Path, path: str | Path, option: str) -> None:
     under this process and its caller)."""
     cwd = Path(os.path.realpath(os.getcwd()))
     if target == cwd:
-        raise ScenarioError(option, f"{path} is the current directory; give a new directory's name")
+        raise InputError(option, f"{path} is the current directory; give a new directory's name")
     if target in cwd.parents:
-        raise ScenarioError(
+        raise InputError(
             option, f"{path} contains the current directory ({cwd}); give a new directory's name"
         )
 
@@ -139,7 +139,7 @@ def _foreign(directory: Path, kind: Kind) -> str | None:
 
 def check_dir(path: str | Path, kind: Kind, option: str, *, replace: bool = True) -> Path:
     """Checks that ``path`` may receive a directory of ``kind`` and returns it resolved; raises a
-    ScenarioError on ``option`` otherwise. ``replace``: the directory is replaced as a whole (a run, an
+    InputError on ``option`` otherwise. ``replace``: the directory is replaced as a whole (a run, an
     export), else written in place (a results directory). Call it before any long work, so that a refusal
     comes first; the writers check again."""
     target = resolve(path, option)
@@ -147,13 +147,13 @@ def check_dir(path: str | Path, kind: Kind, option: str, *, replace: bool = True
         _check_not_current(target, path, option)
     if target.exists():
         if not target.is_dir():
-            raise ScenarioError(option, f"{path} exists and is not a directory")
+            raise InputError(option, f"{path} exists and is not a directory")
         why = _foreign(target, kind)
         if why is not None:
-            raise ScenarioError(option, f"{path} {why}")
+            raise InputError(option, f"{path} {why}")
         where = target.parent if replace else target
         if not os.access(where, os.W_OK | os.X_OK):
-            raise ScenarioError(option, f"{path}: cannot write in {where}")
+            raise InputError(option, f"{path}: cannot write in {where}")
     else:
         _check_writable_parent(target, path, option)
     return target
@@ -165,17 +165,17 @@ def check_file(path: str | Path, option: str, is_ours: Callable[[Path], bool], w
     messages, e.g. ``"figures"``)."""
     target = resolve(path, option)
     if target.is_dir():
-        raise ScenarioError(option, f"{path} is a directory; give a file name")
+        raise InputError(option, f"{path} is a directory; give a file name")
     if not target.parent.is_dir():
-        raise ScenarioError(option, f"{Path(path).parent} does not exist")
+        raise InputError(option, f"{Path(path).parent} does not exist")
     if target.exists() and not is_ours(target):
-        raise ScenarioError(
+        raise InputError(
             option,
             f"{path} exists and was not written by ccfair; give another name or remove it (ccfair replaces "
             f"only {what} it wrote)",
         )
     if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise ScenarioError(option, f"{path}: cannot write in {target.parent}")
+        raise InputError(option, f"{path}: cannot write in {target.parent}")
     return target
 
 
@@ -377,15 +377,15 @@ def write_file(
 
 def write_new_files(directory: str | Path, files: dict[str, bytes], option: str) -> list[Path]:
     """Writes ``files`` (name -> content) into ``directory``, created if absent. Nothing is ever replaced:
-    if any of the files exists, none is written (a ScenarioError on ``option`` names them). Each file is
+    if any of the files exists, none is written (an InputError on ``option`` names them). Each file is
     written to a temporary sibling, fsynced and linked into place, which fails rather than overwrite a
     file that appeared meanwhile. Returns the paths written."""
     target = resolve(directory, option)
     if target.exists() and not target.is_dir():
-        raise ScenarioError(option, f"{directory} exists and is not a directory")
+        raise InputError(option, f"{directory} exists and is not a directory")
     existing = [name for name in files if (target / name).exists() or (target / name).is_symlink()]
     if existing:
-        raise ScenarioError(
+        raise InputError(
             option,
             f"{directory} already holds {', '.join(existing)}; ccfair does not overwrite files: give another "
             "directory, or move them away",
@@ -393,7 +393,7 @@ def write_new_files(directory: str | Path, files: dict[str, bytes], option: str)
     if not target.exists():
         _check_writable_parent(target, directory, option)
     elif not os.access(target, os.W_OK | os.X_OK):
-        raise ScenarioError(option, f"{directory}: cannot write in {target}")
+        raise InputError(option, f"{directory}: cannot write in {target}")
     written: list[Path] = []
     try:
         target.mkdir(parents=True, exist_ok=True)
@@ -410,7 +410,7 @@ def write_new_files(directory: str | Path, files: dict[str, bytes], option: str)
     except FileExistsError as e:
         for path in written:
             path.unlink(missing_ok=True)
-        raise ScenarioError(
+        raise InputError(
             option, f"{e.filename2 or e.filename} appeared while writing; nothing was written"
         ) from None
     except OSError as e:

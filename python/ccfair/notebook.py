@@ -1,20 +1,57 @@
 """How results show in Jupyter: ``RunResult._repr_html_`` and ``Results._repr_html_`` build a short page (a
 summary and small tables) instead of a screen of DataFrames. Every value is HTML-escaped: results
-directories are exchanged, and a flow label or plan value could hold markup."""
+directories are exchanged, and a flow label or plan value could hold markup.
+
+The pages read what they show through :class:`ShownRun` and :class:`ShownResults`, the parts of a
+``RunResult`` and a ``Results`` they need, so this module stands below both (they call it) and imports
+neither."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ccfair.report import CLASS_COLUMNS, flow_table_columns, summary_pairs
+from ccfair.columns import class_table_columns, flow_table_columns, shows_ecn, summary_pairs
 from ccfair.tables import Column
 from ccfair.units import format_duration, format_rate
 
 if TYPE_CHECKING:
-    from ccfair.result import RunResult
-    from ccfair.store import Results
+    import pandas as pd
+
+    from ccfair.scenario import Scenario
+
+
+class ShownRun(Protocol):
+    """What a run's page reads: a :class:`ccfair.result.RunResult`."""
+
+    scenario: Scenario
+    seed: int
+    summary: dict[str, Any]
+    name: str | None
+
+    @property
+    def flows(self) -> pd.DataFrame: ...
+
+    @property
+    def classes(self) -> pd.DataFrame: ...
+
+
+class ShownResults(Protocol):
+    """What a results directory's page reads: a :class:`ccfair.store.Results`."""
+
+    directory: Path
+
+    @property
+    def runs(self) -> pd.DataFrame: ...
+
+    @property
+    def cells(self) -> pd.DataFrame: ...
+
+    @property
+    def axis_columns(self) -> list[str]: ...
+
 
 MAX_ROWS = 12
 STYLE = "border-collapse:collapse;font-size:12px;margin:0.3em 0 0.8em"
@@ -43,7 +80,7 @@ def _heading(text: str) -> str:
     return f"<h4 style='margin:0.6em 0 0.2em'>{html.escape(text)}</h4>"
 
 
-def run_html(result: RunResult) -> str:
+def run_html(result: ShownRun) -> str:
     """A run: what it is, its summary, its flows and classes (at most :data:`MAX_ROWS` rows each)."""
     sc = result.scenario
     start_ns, end_ns = sc.measure_window_ns()
@@ -53,9 +90,9 @@ def run_html(result: RunResult) -> str:
         f"{sc.flow_count()} flows; {format_duration(sc.duration_ns)} simulated, window "
         f"{format_duration(start_ns)} to {format_duration(end_ns)}; seed {result.seed}"
     )
-    pairs = summary_pairs(result.summary)
+    ecn = shows_ecn(sc, result.summary)
+    pairs = summary_pairs(result.summary, ecn)
     flows = result.flows
-    with_labels = "label" in flows and bool(flows["label"].notna().any())
     return "".join(
         [
             f"<div><strong>{html.escape(title)}</strong><br><span style='font-size:12px'>"
@@ -63,16 +100,16 @@ def run_html(result: RunResult) -> str:
             _heading("Summary"),
             _table([list(p) for p in pairs], ["metric", "value"], [False, True]),
             _heading("Flows"),
-            _columns_table(flows.to_dict("records"), flow_table_columns(with_labels)),
+            _columns_table(flows.to_dict("records"), flow_table_columns(flows, ecn)),
             _heading("Classes"),
-            _columns_table(result.classes.to_dict("records"), CLASS_COLUMNS),
+            _columns_table(result.classes.to_dict("records"), class_table_columns(ecn)),
             "<p style='font-size:12px;color:#666'>.flows, .classes, .timeseries, .queue: DataFrames; "
             ".summary: dict; ccfair.plots.timeseries(result): the figure</p></div>",
         ]
     )
 
 
-def results_html(results: Results) -> str:
+def results_html(results: ShownResults) -> str:
     """A results directory: per plan its runs (done, failed, planned), the builds that made them, and the
     first rows of ``runs`` with the plan coordinates and the main metrics."""
     runs, cells = results.runs, results.cells

@@ -2,70 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from ccfair.analysis.metrics import SHORT_WINDOW_BACKLOG_SHARE, SHORT_WINDOW_RTTS, link_payload_bytes
+from ccfair.analysis.schema import SUMMARY
+from ccfair.columns import class_table_columns, flow_table_columns, shows_ecn, summary_pairs
 from ccfair.result import RunResult
-from ccfair.tables import MISSING, Column, fixed, integer, is_missing, render, render_pairs, text
-from ccfair.units import format_duration, format_rate
+from ccfair.tables import MISSING, Column, fixed, integer, render, render_pairs, text
+from ccfair.units import format_duration, format_rate, format_size
 
 MAX_FLOW_ROWS = 50
-
-
-def flow_table_columns(with_labels: bool) -> list[Column]:
-    columns = [Column("flow", "flow_id", integer), Column("group", "group", integer)]
-    if with_labels:
-        columns.append(Column("label", "label", text, "left"))
-    columns += [
-        Column("cc", "cc", text, "left"),
-        Column("rtt ms", "rtt_ns", fixed(1, 1e6)),
-        Column("goodput Mbps", "goodput_bps", fixed(3, 1e6)),
-        Column("share", "share", fixed(3)),
-        Column("retrans", "retransmissions", integer),
-        Column("drops", "drops", integer),
-        Column("rtt mean ms", "rtt_mean_ms", fixed(1)),
-        Column("rtt p99 ms", "rtt_p99_ms", fixed(1)),
-    ]
-    return columns
-
-
-CLASS_COLUMNS = [
-    Column("cc", "cc", text, "left"),
-    Column("rtt ms", "rtt_ns", fixed(1, 1e6)),
-    Column("flows", "flows", integer),
-    Column("goodput Mbps", "goodput_bps", fixed(3, 1e6)),
-    Column("rel goodput", "relative_goodput", fixed(3)),
-    Column("share", "share", fixed(3)),
-    Column("jain", "jain_index", fixed(3)),
-]
-
-
-def summary_pairs(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-    def num(key: str, digits: int, scale: float = 1.0, unit: str = "") -> str:
-        value = summary.get(key)
-        return MISSING if is_missing(value) else fixed(digits, scale)(value) + unit
-
-    pairs = [
-        ("jain index", num("jain_index", 3)),
-        ("utilization", num("utilization", 2, 0.01, " %")),
-        ("total goodput", num("total_goodput_bps", 3, 1e6, " Mbps")),
-        ("queue sojourn p50", num("queue_sojourn_p50_ns", 2, 1e6, " ms")),
-        ("queue sojourn p99", num("queue_sojourn_p99_ns", 2, 1e6, " ms")),
-        ("drops", integer(summary.get("drops"))),
-        ("retransmissions", integer(summary.get("retransmissions"))),
-    ]
-    if "fness" in summary:
-        pairs.append(("fness (flow 0 vs 1)", num("fness", 3)))
-    # An absent value reads as NaN, which the formatters show as missing and the rate skips.
-    events, wall = summary.get("events", math.nan), summary.get("wall_seconds", math.nan)
-    pairs.append(("events", integer(events)))
-    rate = ""
-    if not is_missing(events) and not is_missing(wall) and wall > 0:
-        rate = f"  ({events / wall / 1e6:.2f} M events/s)"
-    pairs.append(("wall time", num("wall_seconds", 3, 1.0, " s") + rate))
-    return pairs
 
 
 def run_report(result: RunResult) -> str:
@@ -73,8 +20,8 @@ def run_report(result: RunResult) -> str:
     sc = result.scenario
     start_ns, end_ns = sc.measure_window_ns()
     flows = result.flows
-    with_labels = bool(flows["label"].notna().any())
     rows = flows.head(MAX_FLOW_ROWS).to_dict("records")
+    ecn = shows_ecn(sc, result.summary)
     parts = [
         f"Link {format_rate(sc.link.rate_bps)}, buffer {sc.link.buffer} "
         f"({_limit_text(sc.buffer_limit())}), {sc.link.aqm.name}; {sc.flow_count()} flows; "
@@ -83,17 +30,17 @@ def run_report(result: RunResult) -> str:
         *_short_window_note(result),
         "",
         "Flows",
-        render(rows, flow_table_columns(with_labels)),
+        render(rows, flow_table_columns(flows, ecn)),
     ]
     if len(flows) > MAX_FLOW_ROWS:
         parts.append(f"  ... {len(flows) - MAX_FLOW_ROWS} more flows (all of them with --json or --out)")
     parts += [
         "",
-        "Classes (active flows by cc and rtt)",
-        render(result.classes.to_dict("records"), CLASS_COLUMNS),
+        "Classes (the flows in the window by cc and rtt)",
+        render(result.classes.to_dict("records"), class_table_columns(ecn)),
     ]
-    parts += ["", "Summary", render_pairs(summary_pairs(result.summary))]
     dynamic = result.dynamic
+    parts += ["", "Summary", render_pairs(_with_dynamic_jain(summary_pairs(result.summary, ecn), dynamic))]
     if dynamic is not None:
         parts += ["", "Dynamic traffic (flows active at each moment; completion times)"]
         parts.append(render_pairs(_dynamic_pairs(dynamic)))
@@ -122,6 +69,23 @@ def _dynamic_pairs(dynamic: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _with_dynamic_jain(
+    pairs: list[tuple[str, str]], dynamic: Mapping[str, Any] | None
+) -> list[tuple[str, str]]:
+    """The summary's lines; with finite flows or arrivals, the Jain index line also gives the one among the
+    flows active at each moment (the window's weighs a short transfer's goodput over the whole window)."""
+    if dynamic is None:
+        return pairs
+    label = next(c.shown.label for c in SUMMARY if c.name == "jain_index" and c.shown is not None)
+    moment = fixed(3)(dynamic["active_jain_mean"])
+    return [
+        (name, f"{value}  (over the window; {moment} among the flows active at each moment)")
+        if name == label
+        else (name, value)
+        for name, value in pairs
+    ]
+
+
 def _short_window_note(result: RunResult) -> list[str]:
     """A note under the window line when the summary flags it short (see ``window_short``)."""
     summary = result.summary
@@ -138,7 +102,7 @@ def _short_window_note(result: RunResult) -> list[str]:
         )
     else:
         why = f"it spans fewer than {SHORT_WINDOW_RTTS} round trips of its slowest flow"
-    return [f"Note: a short window for a stable goodput: {why} (README, Metrics)"]
+    return [f"Note: a short window for a stable goodput: {why} (docs/explanation/metrics.md)"]
 
 
 def _limit_text(limit: Mapping[str, int]) -> str:
@@ -151,6 +115,18 @@ def _default_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return MISSING if value is None else str(value)
+
+
+def _qdisc_param(p: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """A queue discipline's parameter for the listing: the name a scenario writes, with the registry's name
+    that carries its unit as the accepted alias (``target (or target_ns)``), and its default in that unit."""
+    alias, unit = p.get("alias"), p.get("unit")
+    value = defaults.get(alias or p["name"])
+    shown = _default_text(value)
+    if isinstance(value, int) and not isinstance(value, bool) and unit is not None:
+        shown = {"ns": format_duration, "bit/s": format_rate, "bytes": format_size}[unit](value)
+    name = p["name"] if alias is None else f"{p['name']} (or {alias})"
+    return {**p, "name": name, "default": shown}
 
 
 def catalog_report(catalog: Mapping[str, Any]) -> str:
@@ -167,9 +143,29 @@ def catalog_report(catalog: Mapping[str, Any]) -> str:
         parts += ["", f"  {cc['name']}{aliases}: {cc['summary']}", f"    source: {cc['source']}"]
         params = [{**p, "default": _default_text(cc["defaults"].get(p["name"]))} for p in cc["params"]]
         parts.append(render(params, param_columns, indent="    ") if params else "    no parameters")
-    parts += ["", "Queue disciplines (link.aqm)"]
+    parts += ["", 'Queue disciplines (link.aqm; a parameter with a unit takes it: target = "5ms")']
     for q in catalog["queue_disciplines"]:
         parts += ["", f"  {q['name']}: {q['summary']}", f"    source: {q['source']}"]
-        params = [{**p, "default": _default_text(q.get("defaults", {}).get(p["name"]))} for p in q["params"]]
+        params = [_qdisc_param(p, q.get("defaults", {})) for p in q["params"]]
         parts.append(render(params, param_columns, indent="    ") if params else "    no parameters")
+    parts += ["", *profiles_report(catalog.get("flow_profiles", []))]
     return "\n".join(parts) + "\n"
+
+
+def profiles_report(profiles: list[Mapping[str, Any]]) -> list[str]:
+    """The flow profiles (``flows[].profile``): each key's value and source, assumed values marked."""
+    lines = ["Flow profiles (flows[].profile: laid under the group's own keys, a key the group writes wins)"]
+    for p in profiles:
+        status = (
+            "2019 reconstruction, not the provider's stack"
+            if p["kind"] == "reconstruction2019"
+            else "generic"
+        )
+        lines += ["", f"  {p['name']}: {p['summary']} ({status})"]
+        for key in ("cc", "initial_window", "pacing"):
+            v = p[key]
+            value = str(v["value"]).lower() if isinstance(v["value"], bool) else str(v["value"])
+            how = "assumed: " if v["assumed"] else "source: "
+            lines.append(f"    {key} = {value}  ({how}{v['source']})")
+        lines.append(f"    not modelled: {p['not_modelled']}")
+    return lines

@@ -6,11 +6,15 @@ Limits, per run:
 
 - memory: ``--max-memory SIZE`` (``run``, ``sweep``), else ``$CCFAIR_MAX_MEMORY``, else 80 % of the memory
   available now: ``MemAvailable`` from ``/proc/meminfo``, and the room left under the cgroup's
-  ``memory.max`` when there is one (a local sweep divides it among its worker processes);
+  ``memory.max`` when there is one (a local sweep divides it among its worker processes), and under this
+  process's own limits, ``RLIMIT_AS`` (``ulimit -v``, the address space: the soft limit less ``VmSize``) and
+  ``RLIMIT_DATA`` (``ulimit -d``: less ``VmData``), which each worker process has whole (an allocation
+  beyond them fails, and the simulator refuses the run naming the field that drove it, or a part it cannot
+  reserve up front aborts the process: ``crates/ccfair-sim/src/sim.rs``);
 - events: ``--max-events N``, else ``$CCFAIR_MAX_EVENTS``, else 10^11 (hours of simulation on one core:
   ``ccfair bench`` shows 3 to 11 million events per second).
 
-``none`` lifts a limit. A scenario whose estimate exceeds a limit is a :class:`~ccfair.errors.ScenarioError`
+``none`` lifts a limit. A scenario whose estimate exceeds a limit is a :class:`~ccfair.errors.InputError`
 naming the field that drives the estimate (``flows[0].count``, ``interval``, ``duration``, ``link.rate``,
 ``link.buffer``, ``flows[0].initial_window``), the estimate and the limit: nothing is allocated or written.
 """
@@ -19,20 +23,20 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccfair.errors import ScenarioError
-from ccfair.units import parse_size_bytes
+from ccfair.errors import InputError
+from ccfair.speed import host_speed
+from ccfair.units import decimal_number, parse_size_bytes, whole_number
 
 MEMORY_ENV = "CCFAIR_MAX_MEMORY"
 EVENTS_ENV = "CCFAIR_MAX_EVENTS"
 DEFAULT_MEMORY_FRACTION = 0.8
 DEFAULT_MAX_EVENTS = 10**11
-# A round figure within the range `ccfair bench` measures, for the wall time a message quotes.
-NOMINAL_EVENTS_PER_SECOND = 5e6
 UNLIMITED = "none"
 
 
@@ -71,9 +75,9 @@ class Estimate:
         )
 
     @property
-    def wall_seconds(self) -> float:
-        """The wall time the events take at a nominal speed (machines differ by about 2x either way)."""
-        return self.events / NOMINAL_EVENTS_PER_SECOND
+    def cpu_seconds(self) -> float:
+        """The CPU time the events take at this host's measured speed (or the nominal one)."""
+        return host_speed().cpu_seconds(self.events)
 
 
 @dataclass(frozen=True)
@@ -120,9 +124,42 @@ def _cgroup_room_bytes(root: Path = Path("/sys/fs/cgroup")) -> int | None:
     return None
 
 
+def _status_bytes(field: str, path: Path = Path("/proc/self/status")) -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    match = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
+    return int(match.group(1)) * 1024 if match else None
+
+
+# The process limits on memory, with what uses them now.
+RLIMITS = (
+    (resource.RLIMIT_AS, "VmSize", "RLIMIT_AS (ulimit -v)"),
+    (resource.RLIMIT_DATA, "VmData", "RLIMIT_DATA (ulimit -d)"),
+)
+
+
+def _rlimit_room() -> tuple[int, str] | None:
+    """Bytes this process can still allocate under its soft RLIMIT_AS and RLIMIT_DATA (the limit less what
+    it uses of it now), the tighter one and its name; None without either."""
+    rooms = []
+    for which, used_field, name in RLIMITS:
+        soft, _ = resource.getrlimit(which)
+        if soft == resource.RLIM_INFINITY:
+            continue
+        rooms.append((max(0, soft - (_status_bytes(used_field) or 0)), name))
+    return min(rooms) if rooms else None
+
+
 def available_memory_bytes() -> int | None:
-    """Memory this process can still use: MemAvailable, or less under a cgroup limit; None if unknown."""
+    """Memory this process can still use: MemAvailable, or less under a cgroup limit or this process's
+    RLIMIT_AS and RLIMIT_DATA; None if unknown."""
+    rlimit = _rlimit_room()
     known = [b for b in (_meminfo_available_bytes(), _cgroup_room_bytes()) if b is not None]
+    if rlimit is not None:
+        known.append(rlimit[0])
     return min(known) if known else None
 
 
@@ -140,14 +177,12 @@ def parse_events_limit(text: str, option: str) -> int | None:
     """``"1e11"``, ``"200000000"`` -> events; ``"none"`` -> None."""
     if text.strip().lower() == UNLIMITED:
         return None
-    try:
-        value = float(text) if any(c in text for c in ".eE") else int(text, 10)
-    except ValueError:
-        raise ScenarioError(
-            option, f"expected a number of events such as 1e11, or {UNLIMITED!r}, got {text!r}"
-        ) from None
-    if not value >= 1 or value == float("inf"):
-        raise ScenarioError(option, f"must be at least 1, got {text!r}")
+    whole = whole_number(text)
+    value = whole if whole is not None else decimal_number(text)  # 1e11: a float, truncated below
+    if value is None:
+        raise InputError(option, f"expected a number of events such as 1e11, or {UNLIMITED!r}, got {text!r}")
+    if not value >= 1:
+        raise InputError(option, f"must be at least 1, got {text!r}")
     return int(value)
 
 
@@ -175,10 +210,17 @@ def limits(
     ``machine_memory`` False (runs on other machines) there is none."""
     env = os.environ if environ is None else environ
     given, memory, memory_source = _chosen(max_memory, "--max-memory", env, MEMORY_ENV, parse_memory_limit)
-    if not given and machine_memory and (available := available_memory_bytes()) is not None:
-        memory = int(available * DEFAULT_MEMORY_FRACTION / max(1, workers))
-        share = f" shared by {workers} workers" if workers > 1 else ""
-        memory_source = f"{DEFAULT_MEMORY_FRACTION:.0%} of the memory available now{share}"
+    if not given and machine_memory:
+        shared = [b for b in (_meminfo_available_bytes(), _cgroup_room_bytes()) if b is not None]
+        if shared:
+            memory = int(min(shared) * DEFAULT_MEMORY_FRACTION / max(1, workers))
+            share = f" shared by {workers} workers" if workers > 1 else ""
+            memory_source = f"{DEFAULT_MEMORY_FRACTION:.0%} of the memory available now{share}"
+        # Each worker process has its own process limits, whole.
+        rlimit = _rlimit_room()
+        if rlimit is not None and (memory is None or rlimit[0] * DEFAULT_MEMORY_FRACTION < memory):
+            memory = int(rlimit[0] * DEFAULT_MEMORY_FRACTION)
+            memory_source = f"{DEFAULT_MEMORY_FRACTION:.0%} of the room left under {rlimit[1]}"
     given, events, events_source = _chosen(max_events, "--max-events", env, EVENTS_ENV, parse_events_limit)
     if not given:
         events, events_source = DEFAULT_MAX_EVENTS, "the default"
@@ -215,25 +257,41 @@ def _parts(parts: tuple[Part, ...], fmt: Any) -> str:
     return ", ".join(f"{p.what} {fmt(p.amount)} ({p.field})" for p in shown)
 
 
+class LimitError(InputError):
+    """An estimate over a limit: ``field`` is the scenario field that drives the estimate, ``source`` where
+    the limit came from (``--max-memory``, :data:`MEMORY_ENV`, or a description of the default), so a
+    command whose scenarios are not the user's (``ccfair bench``'s cases) can name the limit instead."""
+
+    def __init__(self, field: str, message: str, source: str) -> None:
+        super().__init__(field, message)
+        self.source = source
+
+
+# The limits a user sets by name: a refusal can name one of these.
+LIMIT_NAMES = ("--max-memory", "--max-events", MEMORY_ENV, EVENTS_ENV)
+
+
 def check(estimate: Estimate, limits: Limits) -> None:
-    """Raises :class:`ScenarioError` if the estimate exceeds a limit."""
+    """Raises :class:`LimitError` if the estimate exceeds a limit."""
     if limits.max_memory_bytes is not None and estimate.peak_memory_bytes > limits.max_memory_bytes:
         top = estimate.memory[0].field if estimate.memory else "scenario"
-        raise ScenarioError(
+        raise LimitError(
             top,
             f"the run needs an estimated {format_bytes(estimate.peak_memory_bytes)} of memory "
             f"({_parts(estimate.memory, format_bytes)}, fixed {format_bytes(estimate.fixed_memory_bytes)}), "
             "more than the limit of "
             f"{format_bytes(limits.max_memory_bytes)} ({limits.memory_source}); make the run smaller, "
             f"or set the limit with --max-memory or {MEMORY_ENV}",
+            limits.memory_source,
         )
     if limits.max_events is not None and estimate.events > limits.max_events:
         top = estimate.event_parts[0].field if estimate.event_parts else "duration"
-        raise ScenarioError(
+        raise LimitError(
             top,
             f"the run needs an estimated {format_count(estimate.events)} simulator events "
-            f"({_parts(estimate.event_parts, format_count)}; about {format_wall(estimate.wall_seconds)} "
-            f"at {NOMINAL_EVENTS_PER_SECOND / 1e6:.0f} M events/s), more than the limit of "
+            f"({_parts(estimate.event_parts, format_count)}; about {format_wall(estimate.cpu_seconds)} "
+            f"of CPU at {host_speed().text()}), more than the limit of "
             f"{format_count(limits.max_events)} ({limits.events_source}); make the run shorter, or set "
             f"the limit with --max-events or {EVENTS_ENV}",
+            limits.events_source,
         )

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccfair import fsio
+from ccfair.analysis import schema
 from ccfair.analysis.dynamic import dynamic_summary, has_dynamic_traffic
 from ccfair.analysis.metrics import (
-    CLASS_COLUMNS,
     Columns,
     class_columns,
     flow_columns,
@@ -20,7 +20,9 @@ from ccfair.analysis.metrics import (
     native_columns,
     run_summary,
 )
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
+from ccfair.json_text import parse_json
+from ccfair.notebook import run_html
 from ccfair.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -46,8 +48,6 @@ def _is_unmarked_run(directory: Path, entries: Sequence[str]) -> bool:
 
 
 RUN_KIND = fsio.Kind("run", "a saved run", legacy=_is_unmarked_run)
-JSON_FLOW_KEYS = ("flow_id", "group", "cc", "rtt_ns", "goodput_bps", "share", "retransmissions", "drops")
-JSON_CLASS_KEYS = ("cc", "rtt_ns", "flows", "goodput_bps", "relative_goodput", "share", "jain_index")
 
 
 def _json_value(x: Any) -> Any:
@@ -104,14 +104,12 @@ class RunResult:
         }
 
     def _repr_html_(self) -> str:
-        from ccfair.notebook import run_html  # ccfair.notebook imports this module
-
         return run_html(self)
 
     def _frame(self, name: str) -> pd.DataFrame:
         table = self._tables[name]
         if isinstance(table, dict):
-            table = frame(table, list(CLASS_COLUMNS) if name == "classes" else None)
+            table = frame(table, list(schema.CLASS_NAMES) if name == "classes" else None)
             self._tables[name] = table
         return table
 
@@ -163,8 +161,8 @@ class RunResult:
         scenario = self.scenario.with_seed(self.seed).to_dict(explicit=True)
         document: dict[str, Any] = {
             "summary": {k: _json_value(v) for k, v in self.summary.items()},
-            "flows": _records(self._tables["flows"], JSON_FLOW_KEYS),
-            "classes": _records(self._tables["classes"], JSON_CLASS_KEYS),
+            "flows": _records(self._tables["flows"], schema.json_keys(schema.flows())),
+            "classes": _records(self._tables["classes"], schema.json_keys(schema.CLASSES)),
         }
         dynamic = self.dynamic
         if dynamic is not None:
@@ -179,7 +177,7 @@ class RunResult:
         Atomic, and never over someone else's data (:mod:`ccfair.fsio`): everything goes into a temporary
         sibling directory, is fsynced, and is renamed into place. An existing ``directory`` is replaced only
         if it is empty or a saved run (its marker, or the six files of a run saved before markers), and only
-        once the new one is complete; anything else is refused with a ScenarioError on ``option``."""
+        once the new one is complete; anything else is refused with an InputError on ``option``."""
         return fsio.write_dir(directory, RUN_KIND, self._write_files, option)
 
     def _write_files(self, directory: Path) -> None:
@@ -203,9 +201,9 @@ class RunResult:
 
         d = Path(directory)
         if not d.is_dir():
-            raise ScenarioError(str(d), "no such run directory")
+            raise InputError(str(d), "no such run directory")
         scenario = Scenario.from_toml(d / SCENARIO_FILE)
-        document = json.loads((d / SUMMARY_FILE).read_text())
+        document = parse_json((d / SUMMARY_FILE).read_text(), str(d / SUMMARY_FILE))
         frames = {name: pd.read_parquet(d / file_name) for name, file_name in TABLE_FILES.items()}
         seed = int(document["scenario"]["seed"])
         return cls(

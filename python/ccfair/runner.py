@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import _native
-from ccfair.errors import ScenarioError
-from ccfair.resources import Limits
+from ccfair.errors import InputError
+from ccfair.resources import Limits, format_bytes
 from ccfair.resources import check as check_resources
 from ccfair.resources import limits as default_limits
 from ccfair.result import RunResult
@@ -26,7 +26,7 @@ def run(
 
     The seed is ``seed`` if given, else the scenario's ``seed``, else 1. ``progress(fraction)`` is called
     with the fraction of simulated time done about every 20 ms of wall time (an exception it raises stops
-    the run). Bad input raises :class:`ScenarioError` before anything runs, and so does a scenario whose
+    the run). Bad input raises :class:`InputError` before anything runs, and so does a scenario whose
     estimated memory or events exceed ``limits`` (default: :func:`ccfair.resources.limits`, from the
     environment and the memory available now). Ctrl-C raises KeyboardInterrupt.
 
@@ -36,7 +36,7 @@ def run(
 
         result: RunResult = run_kernel(scenario, seed=seed, progress=progress)
     elif backend != "sim":
-        raise ScenarioError("backend", f"must be sim or kernel, got {backend!r}")
+        raise InputError("backend", f"must be sim or kernel, got {backend!r}")
     else:
         sc, effective, output = simulate(scenario, seed, progress, limits)
         result = RunResult.from_native(output, sc, effective)
@@ -62,6 +62,15 @@ def simulate(
     check_resources(resolution.estimate, limits if limits is not None else default_limits())
     try:
         output = _native.run(resolution.spec_json, effective, progress)
-    except _native.ScenarioError as e:
-        raise ScenarioError(e.field, e.message) from None
+    except _native.InputError as e:
+        raise InputError(e.field, e.message) from None
+    except MemoryError:
+        # The columns handed to Python (or its own objects) could not be had: the run's size did it.
+        estimate = resolution.estimate
+        field = estimate.memory[0].field if estimate.memory else "scenario"
+        raise InputError(
+            field,
+            f"ran out of memory handing the results over (an estimated peak of "
+            f"{format_bytes(estimate.peak_memory_bytes)}): make the run smaller",
+        ) from None
     return sc, effective, output

@@ -1,4 +1,6 @@
-"""Plain-text tables with aligned columns, for the command line."""
+"""Plain-text tables with aligned columns, for the command line. Every cell and header is shown through
+:func:`ccfair.terminal.printable`: tables show what results directories hold, which anyone may have
+written."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from ccfair.terminal import printable
 
 MISSING = "-"
 
@@ -28,6 +32,16 @@ def integer(x: Any) -> str:
     return MISSING if is_missing(x) else f"{int(x):,}"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in its number: ``1 scenario``, ``3 scenarios`` (``plural``: an irregular one)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def yes_no(x: Any) -> str:
+    """``yes`` or ``no`` for a flag; ``-`` for None or NaN."""
+    return MISSING if is_missing(x) else ("yes" if x else "no")
+
+
 def text(x: Any) -> str:
     return MISSING if is_missing(x) else str(x)
 
@@ -44,8 +58,9 @@ class Column:
 
 def render(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], indent: str = "  ") -> str:
     """The table as lines of text: a header row, then one row per mapping."""
-    cells = [[c.fmt(row.get(c.key)) for c in columns] for row in rows]
-    widths = [max([len(c.header)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    cells = [[printable(c.fmt(row.get(c.key))) for c in columns] for row in rows]
+    headers = [printable(c.header) for c in columns]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
         parts = [
@@ -54,10 +69,11 @@ def render(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], indent:
         ]
         return (indent + "  ".join(parts)).rstrip()
 
-    return "\n".join([line([c.header for c in columns]), *(line(r) for r in cells)])
+    return "\n".join([line(headers), *(line(r) for r in cells)])
 
 
 def render_pairs(pairs: Sequence[tuple[str, str]], indent: str = "  ") -> str:
     """Two columns, name and value, the names padded to one width."""
-    width = max((len(k) for k, _ in pairs), default=0)
-    return "\n".join(f"{indent}{k.ljust(width)}  {v}".rstrip() for k, v in pairs)
+    shown = [(printable(k), printable(v)) for k, v in pairs]
+    width = max((len(k) for k, _ in shown), default=0)
+    return "\n".join(f"{indent}{k.ljust(width)}  {v}".rstrip() for k, v in shown)

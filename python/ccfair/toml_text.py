@@ -1,6 +1,6 @@
 """TOML in and out: reading a user's file safely, and a small writer for scenario documents.
 
-Reading (:func:`read_toml`): every problem is a ScenarioError naming the file, a document nested deeper than
+Reading (:func:`read_toml`): every problem is an InputError naming the file, a document nested deeper than
 :data:`MAX_DEPTH` tables and arrays included (no scenario or plan needs more than about six levels, and deeper
 data would exhaust the recursion of the parser and of every walker after it).
 
@@ -19,9 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair import _native
+from ccfair.errors import InputError
 
-MAX_DEPTH = 32
+MAX_DEPTH: int = _native.defaults()["max_depth"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -91,43 +92,34 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 
 def check_depth(value: object, field: str) -> None:
-    """Raises a ScenarioError on ``field`` if ``value`` nests tables and arrays more than :data:`MAX_DEPTH`
-    deep (the document itself is level 1). Iterative, so any depth can be checked."""
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, Mapping):
-            children: Any = node.values()
-        elif isinstance(node, list | tuple):
-            children = node
-        else:
-            continue
-        if depth > MAX_DEPTH:
-            raise ScenarioError(
-                field, f"nested too deeply: more than {MAX_DEPTH} levels of tables and arrays"
-            )
-        stack.extend((child, depth + 1) for child in children)
+    """Raises an InputError on ``field`` if ``value`` nests tables and arrays more than :data:`MAX_DEPTH`
+    deep (the document itself is level 1): the scenario crate's check (``crates/ccfair-scenario/src/
+    value.rs``), which the resolution of a scenario makes too."""
+    try:
+        _native.check_depth(value, field)
+    except _native.InputError as e:
+        raise InputError(e.field, e.message) from None
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """A TOML file as a dict; a missing or unreadable file, bad TOML or too deep nesting is a ScenarioError
+    """A TOML file as a dict; a missing or unreadable file, bad TOML or too deep nesting is an InputError
     whose field is the path (the parser's message gives line and column)."""
     p = Path(path)
     try:
         with p.open("rb") as f:
             data = tomllib.load(f)
     except FileNotFoundError:
-        raise ScenarioError(str(p), "no such file") from None
+        raise InputError(str(p), "no such file") from None
     except IsADirectoryError:
-        raise ScenarioError(str(p), "is a directory, not a TOML file") from None
+        raise InputError(str(p), "is a directory, not a TOML file") from None
     except OSError as e:
-        raise ScenarioError(str(p), f"cannot read: {e.strerror or e}") from None
+        raise InputError(str(p), f"cannot read: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(p), f"invalid TOML: {e}") from None
+        raise InputError(str(p), f"invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
-        raise ScenarioError(str(p), f"invalid TOML: not UTF-8 text ({e.reason})") from None
+        raise InputError(str(p), f"invalid TOML: not UTF-8 text ({e.reason})") from None
     except RecursionError:  # the parser recurses once per level of nesting
-        raise ScenarioError(
+        raise InputError(
             str(p), f"nested too deeply: more than {MAX_DEPTH} levels of tables and arrays"
         ) from None
     check_depth(data, str(p))

@@ -4,8 +4,7 @@
 //! defined in exactly one place (the params structs in each qdisc's file), and each discipline's name in one
 //! row of the registry below.
 
-use ccfair_core::rng::StreamId;
-use ccfair_core::{FieldError, PacketMeta, ParamDoc, Rng};
+use ccfair_core::{FieldError, PacketMeta, ParamDoc};
 use serde::{Deserialize, Serialize};
 
 use crate::Qdisc;
@@ -14,36 +13,13 @@ use crate::dualpi2::{DualPi2, DualPi2Params};
 use crate::fifo::{Fifo, FifoParams};
 use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::gsp::{Gsp, GspParams};
+use crate::params::{BUFFER_FIELD, BuildContext, unit_free_name};
 use crate::pie::{Pie, PieParams};
 use crate::ppv::{Ppv, PpvMarker, PpvParams};
 use crate::queue::QueueLimit;
 use crate::red::{Red, RedParams};
 use crate::step::{Step, StepParams};
 use crate::vdq::{VdqCsaqm, VdqCsaqmParams};
-
-pub(crate) fn check_positive_ns(field: &str, ns: u64) -> Result<(), FieldError> {
-    if ns == 0 {
-        return FieldError::err(field, "must be a positive duration");
-    }
-    Ok(())
-}
-
-/// What a qdisc learns of the link and the run when it is built.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct BuildContext {
-    /// The link rate the qdisc feeds.
-    pub rate_bps: u64,
-    /// Bytes of a full packet on this link.
-    pub mtu_bytes: u32,
-    /// The run's master seed; each qdisc draws from `Rng::stream(seed, StreamId::Qdisc(0))`.
-    pub seed: u64,
-}
-
-impl BuildContext {
-    fn rng(&self) -> Rng {
-        Rng::stream(self.seed, StreamId::Qdisc(0))
-    }
-}
 
 /// A queue discipline with its buffer limit (`{"name": "codel", "limit": {"packets": 100}, "target_ns": ...}`):
 /// the limit, which the scenario's buffer sets, sits beside the discipline's own parameters.
@@ -144,7 +120,7 @@ macro_rules! registry {
 
         impl AqmConfig {
             /// Checks the parameters for a link of `mtu_bytes` (RED derives its thresholds from the limit in
-            /// bytes). Errors name the parameter as `aqm.<parameter>`.
+            /// bytes). Errors name the parameter as `aqm.<parameter>`, or the limit as [`BUFFER_FIELD`].
             pub fn validate(&self, mtu_bytes: u32) -> Result<(), FieldError> {
                 let checked: Result<(), FieldError> = match &self.kind {
                     $( AqmKind::$variant($vp) => {
@@ -153,7 +129,7 @@ macro_rules! registry {
                         $validate
                     } )*
                 };
-                checked.map_err(|e| e.prefixed("aqm"))
+                checked.map_err(|e| if e.field == BUFFER_FIELD { e } else { e.prefixed("aqm") })
             }
 
             /// The qdisc, ready for a run. Validates first, so a bad configuration is an error, never a panic.
@@ -262,7 +238,7 @@ registry! {
     },
     VdqCsaqm(VdqCsaqmParams) {
         name: "vdq_csaqm",
-        summary: "Virtual Dual Queue core-stateless AQM: PPV edge marker, L4S and classic queues, coupled CTVs",
+        summary: "Virtual Dual Queue core-stateless AQM (a reconstruction: its paper was not available): PPV edge marker, L4S and classic queues, coupled CTVs",
         source: "Nadas, Gombos, Fejes, Laki, ANRW 2020 (reconstructed: see the model's header); RFC 9332",
         params: &crate::vdq::param_docs()[..],
         validate: |p, _limit, _mtu| p.validate(),
@@ -296,8 +272,9 @@ impl AqmConfig {
             return FieldError::err(
                 "aqm",
                 format!(
-                    "unknown queue discipline {name:?}; available: {}",
-                    names.join(", ")
+                    "unknown queue discipline {name:?}; available: {}{}",
+                    names.join(", "),
+                    ccfair_core::names::did_you_mean(name, &names)
                 ),
             );
         };
@@ -315,18 +292,31 @@ impl AqmConfig {
                 return FieldError::err(field, "is the discipline's name, not a parameter");
             }
             if !info.params.iter().any(|p| p.name == key) {
-                let allowed: Vec<&str> = info
+                // Listed as a scenario writes them (`target`, which takes a unit); a suggestion may also
+                // be the name with its unit (`target_ns`), which is accepted too.
+                let registry: Vec<&str> = info
                     .params
                     .iter()
                     .map(|p| p.name)
                     .filter(|n| *n != "limit")
                     .collect();
-                let allowed = if allowed.is_empty() {
-                    format!("none ({name} has no parameters besides the buffer)")
-                } else {
-                    allowed.join(", ")
-                };
-                return FieldError::err(field, format!("unknown parameter {key:?}; allowed: {allowed}"));
+                let written: Vec<&str> = registry
+                    .iter()
+                    .map(|n| unit_free_name(n).map_or(*n, |(free, _)| free))
+                    .collect();
+                // `target` itself reaches here only from a caller that does not translate it (the scenario
+                // does): it meant `target_ns`.
+                let with_unit = registry
+                    .iter()
+                    .find(|n| unit_free_name(n).is_some_and(|(free, _)| free == key));
+                let meant = with_unit
+                    .copied()
+                    .or_else(|| ccfair_core::names::closest(key, &[&written[..], &registry[..]].concat()));
+                let none = format!("{name} has no parameters besides the buffer");
+                return FieldError::err(
+                    field,
+                    ccfair_core::names::unknown_parameter(key, &written, meant, &none),
+                );
             }
         }
         let kind_of = |extra: &serde_json::Map<String, serde_json::Value>| {
@@ -392,6 +382,27 @@ impl AqmConfig {
         match &self.kind {
             AqmKind::DualPi2(_) | AqmKind::VdqCsaqm(_) => 2 * n,
             _ => n,
+        }
+    }
+
+    /// The most runs of the discipline's periodic timer in a run of `duration_ns` (each runs while the queue
+    /// is backlogged; an idle queue's are skipped once they stop changing anything), with the parameter
+    /// that sets its period (for the estimate of a run's work): PIE's update from 500 ms on and DualPI2's
+    /// from the start, every `tupdate_ns`; adaptive RED's step every 500 ms. None for a discipline without
+    /// a timer.
+    pub fn timer_runs(&self, duration_ns: u64) -> Option<(u64, &'static str)> {
+        let every = |first_ns: u64, period_ns: u64| match duration_ns.checked_sub(first_ns) {
+            Some(after) => after / period_ns.max(1) + 1,
+            None => 0,
+        };
+        match &self.kind {
+            AqmKind::Pie(p) => Some((every(crate::pie::FIRST_UPDATE_NS, p.tupdate_ns), "tupdate_ns")),
+            AqmKind::DualPi2(p) => Some((every(p.tupdate_ns, p.tupdate_ns), "tupdate_ns")),
+            AqmKind::Red(p) if p.adaptive => {
+                let period = crate::red::ADAPT_PERIOD_NS;
+                Some((every(period, period), "adaptive"))
+            }
+            _ => None,
         }
     }
 
@@ -518,7 +529,16 @@ mod tests {
     fn errors_name_the_parameter() {
         let e = AqmConfig::from_name_and_params("codel", &json!({"target": 5}), PKTS, 1500).unwrap_err();
         assert_eq!(e.field, "aqm.target");
-        assert!(e.message.contains("allowed: target_ns"), "{e}");
+        assert!(e.message.contains("allowed: target, interval, ecn"), "{e}");
+        assert!(e.message.ends_with("; did you mean \"target_ns\"?"), "{e}");
+        let e = AqmConfig::from_name_and_params("pie", &json!({"targt": 5}), PKTS, 1500).unwrap_err();
+        assert_eq!(e.field, "aqm.targt");
+        assert!(
+            e.message
+                .starts_with("unknown parameter \"targt\"; allowed: target, tupdate, "),
+            "{e}"
+        );
+        assert!(e.message.ends_with("; did you mean \"target\"?"), "{e}");
         let e =
             AqmConfig::from_name_and_params("codel", &json!({"target_ns": "5ms"}), PKTS, 1500).unwrap_err();
         assert_eq!(e.field, "aqm.target_ns");
@@ -531,6 +551,12 @@ mod tests {
         let e = AqmConfig::from_name_and_params("blue", &json!({}), PKTS, 1500).unwrap_err();
         assert_eq!(e.field, "aqm");
         assert!(e.message.contains("available: fifo, red, codel"), "{e}");
+        assert!(!e.message.contains("did you mean"), "{e}");
+        for (written, meant) in [("fq-codel", "fq_codel"), ("FIFO", "fifo"), ("dualpi", "dualpi2")] {
+            let e = AqmConfig::from_name_and_params(written, &json!({}), PKTS, 1500).unwrap_err();
+            assert_eq!(e.field, "aqm");
+            assert!(e.message.ends_with(&format!("; did you mean {meant:?}?")), "{e}");
+        }
         let e = AqmConfig::from_name_and_params("fq_codel", &json!({"limit": 3}), PKTS, 1500).unwrap_err();
         assert_eq!(e.field, "aqm.limit");
         let e =

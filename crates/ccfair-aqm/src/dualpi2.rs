@@ -24,6 +24,10 @@
 //! suggests a ~1/16 WRR weight for C, Linux 10 %; RFC example gains from Tupdate = min(target, RTT_max/3) = 15 ms
 //! give α 0.15, β 3.0, Linux uses 16 ms, 0.16, 3.2.
 //!
+//! `tupdate` is at least 1 µs ([`MIN_TUPDATE_NS`]), the kernel's own floor (`TCA_DUALPI2_TUPDATE` is in µs,
+//! with a netlink minimum of 1): a run costs one PI update per period while a queue is backlogged (an idle
+//! queue's updates are skipped once p′ has settled), which the estimate of a run's events counts.
+//!
 //! Deviations from Linux: no memory limit (`memory_limit` = limit × 2 MTU in the kernel, counted in truesize,
 //! which never binds before the packet limit here); no GSO splitting (packets are single segments); no tc
 //! filters or skb priority (so no "LLLL" class); the timer is exact; the MTU in the WRR credit and the 2-MTU
@@ -34,7 +38,7 @@ use std::collections::VecDeque;
 use ccfair_core::{DropReason, Dur, Ecn, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::check_positive_ns;
+use crate::params::check_positive_ns;
 use crate::queue::{Backlog, QueueLimit, preallocated_packets};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
@@ -46,6 +50,8 @@ const ALPHA_BETA_GRANULARITY: u32 = 6;
 const ALPHA_BETA_MAX: u64 = (1 << 31) - 1;
 /// WRR weights are percentages.
 const MAX_WC: u8 = 100;
+/// The shortest PI update period: 1 µs, the kernel's netlink minimum (see the module docs).
+pub const MIN_TUPDATE_NS: u64 = 1_000;
 
 /// Which ECN codepoints select the L queue (`TCA_DUALPI2_ECN_MASK`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,7 +126,7 @@ pub const PARAMS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "tupdate_ns",
-        allowed: "> 0 ns (e.g. \"16ms\")",
+        allowed: ">= 1 us, the kernel's minimum (e.g. \"16ms\")",
         doc: "PI update period (16 ms)",
     },
     ParamDoc {
@@ -188,7 +194,16 @@ fn scale_alpha_beta(units: u32) -> u32 {
 
 impl DualPi2Params {
     pub fn validate(&self) -> Result<(), FieldError> {
-        check_positive_ns("tupdate_ns", self.tupdate_ns)?;
+        if self.tupdate_ns < MIN_TUPDATE_NS {
+            return FieldError::err(
+                "tupdate_ns",
+                format!(
+                    "must be at least 1 us (the kernel's minimum: TCA_DUALPI2_TUPDATE is in microseconds, at \
+                     least 1), got {} ns",
+                    self.tupdate_ns
+                ),
+            );
+        }
         check_positive_ns("step_threshold_ns", self.step_threshold_ns)?;
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if gain_units(v).is_none() {
@@ -330,12 +345,22 @@ impl<P> DualPi2<P> {
         ((self.rng.next_u64() >> 32) as u32) <= prob
     }
 
-    /// Runs the PI updates that fell due up to `now` (`dualpi2_timer`).
+    /// Runs the PI updates that fell due up to `now` (`dualpi2_timer`). With both queues empty an update reads
+    /// no time (both head delays are 0), only p′ and the last delay: one that leaves both unchanged would
+    /// repeat itself until `now`, so the updates still due after it are skipped.
     fn run_timer(&mut self, now: Time) {
         while self.next_update <= now {
             let t = self.next_update;
+            let before = (self.prob, self.last_qdelay_ns);
             self.prob = self.calculate_probability(t);
+            self.stats.timer_runs += 1;
             self.next_update = t + self.tupdate;
+            let idle = self.c_head_ts.is_none() && self.l_head_ts.is_none();
+            if idle && (self.prob, self.last_qdelay_ns) == before && self.next_update <= now {
+                let period = self.tupdate.ns();
+                let due = (now.ns() - self.next_update.ns()) / period + 1;
+                self.next_update += Dur::from_ns(due * period);
+            }
         }
     }
 
@@ -525,6 +550,66 @@ mod tests {
 
     fn dq_limited(params: DualPi2Params, limit: QueueLimit) -> DualPi2<TestPacket> {
         DualPi2::new(&params, limit, 1500, Rng::stream(9, StreamId::Qdisc(0)))
+    }
+
+    #[test]
+    fn tupdate_is_at_least_the_kernels_microsecond() {
+        for (ns, ok) in [(1, false), (999, false), (MIN_TUPDATE_NS, true)] {
+            let p = DualPi2Params {
+                tupdate_ns: ns,
+                ..DualPi2Params::default()
+            };
+            assert_eq!(p.validate().is_ok(), ok, "{ns}");
+            if !ok {
+                assert_eq!(p.validate().unwrap_err().field, "tupdate_ns");
+            }
+        }
+    }
+
+    #[test]
+    fn an_idle_queue_skips_the_updates_that_would_repeat_and_ends_where_running_them_ends() {
+        // As PIE's test: the same traffic, then 1 s idle at a 10 µs period, called at every update time or
+        // once; the same state after, and the same decisions on the traffic that follows.
+        let params = DualPi2Params {
+            tupdate_ns: 10_000,
+            ..DualPi2Params::default()
+        };
+        let (mut every, mut once) = (dq(params.clone()), dq(params));
+        let (mut d1, mut d2) = (Drops::default(), Drops::default());
+        let traffic = |q: &mut DualPi2<TestPacket>, d: &mut Drops, from: u64, to: u64| {
+            for t in from..to {
+                for k in 0..3 {
+                    let ecn = if k == 0 { Ecn::Ect1 } else { Ecn::NotEct };
+                    q.enqueue(
+                        us(t * 100),
+                        TestPacket::new(t * 4 + k, 1500).ecn(ecn).at(us(t * 100)),
+                        d,
+                    );
+                }
+                q.dequeue(us(t * 100), d);
+            }
+        };
+        traffic(&mut every, &mut d1, 0, 5000);
+        traffic(&mut once, &mut d2, 0, 5000);
+        assert!(every.base_prob() > 0.0, "the busy period raised p'");
+        while every.dequeue(us(500_000), &mut d1).is_some() {}
+        while once.dequeue(us(500_000), &mut d2).is_some() {}
+        let busy_runs = once.stats.timer_runs;
+        for t in (500_010..1_500_000).step_by(10) {
+            every.dequeue(us(t), &mut d1);
+        }
+        once.dequeue(us(1_500_000 - 10), &mut d2);
+        assert_eq!(
+            (every.prob, every.last_qdelay_ns),
+            (once.prob, once.last_qdelay_ns)
+        );
+        assert_eq!(every.next_update, once.next_update);
+        let idle_runs = |q: &DualPi2<TestPacket>| q.stats.timer_runs - busy_runs;
+        assert!(idle_runs(&once) < idle_runs(&every) / 10, "{:?}", once.stats);
+        traffic(&mut every, &mut d1, 15_000, 20_000);
+        traffic(&mut once, &mut d2, 15_000, 20_000);
+        assert_eq!(every.prob, once.prob);
+        assert_eq!(d1.0, d2.0);
     }
 
     #[test]

@@ -7,7 +7,12 @@
 //!
 //! Kernel timers (PIE's and DualPI2's probability updates, adaptive RED) are run lazily: at the start of every
 //! `enqueue`/`dequeue` each qdisc first runs the timer ticks that fell due since its last call. Between two calls
-//! the queue does not change, so a tick run late sees exactly the state the kernel's timer would have seen.
+//! the queue does not change, so a tick run late sees exactly the state the kernel's timer would have seen; and
+//! a tick that leaves the controller's state as it found it (an idle queue whose probability has decayed) would
+//! repeat itself until the next call, so the ticks still due are skipped, not run. Each tick run counts in
+//! [`QdiscStats::timer_runs`]: a caller that bounds the work of a chunk (the simulator, between two checks for
+//! Ctrl-C) counts them with its events. Every timer period has a floor taken from the kernel (a period no
+//! kernel can run is refused with the parameter named), so their number over a run is bounded and estimable.
 //!
 //! Files: `fifo` (tail drop), `red`, `codel` (+ the control law `fq_codel` reuses), `fq_codel`, `pie`, `gsp`,
 //! `ppv` (core-stateless bottleneck + edge marker), `dualpi2`, `step`, `vdq` (VDQ-CSAQM: PPV's marker with an
@@ -22,6 +27,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod gsp;
 pub(crate) mod heap;
+pub mod params;
 pub mod pie;
 pub(crate) mod pool;
 pub mod ppv;
@@ -32,8 +38,9 @@ pub mod vdq;
 
 use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
 
-pub use config::{AqmConfig, AqmKind, BuildContext, QdiscInfo, qdiscs};
+pub use config::{AqmConfig, AqmKind, QdiscInfo, qdiscs};
 pub use fifo::Fifo;
+pub use params::{BuildContext, ParamUnit, unit_free_name};
 pub use ppv::PpvMarker;
 pub use queue::QueueLimit;
 
@@ -55,6 +62,9 @@ pub struct QdiscStats {
     pub aqm_drops: u64,
     /// CE marks applied instead of drops (packets whose codepoint changed from ECT to CE).
     pub ce_marks: u64,
+    /// Runs of the discipline's periodic timer (PIE's and DualPI2's probability updates, adaptive RED's
+    /// max_p steps): work besides the packets, which a caller that sizes its work in chunks counts.
+    pub timer_runs: u64,
 }
 
 /// A queue discipline.
@@ -149,105 +159,4 @@ pub(crate) fn count_dequeue<P: PacketMeta>(stats: &mut QdiscStats, pkt: &P) {
 }
 
 #[cfg(test)]
-pub(crate) mod test_packet {
-    use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
-
-    /// A minimal packet for qdisc unit tests.
-    #[derive(Clone, Debug, PartialEq)]
-    pub struct TestPacket {
-        pub id: u64,
-        pub len: u32,
-        pub ts: Time,
-        pub ecn: Ecn,
-        pub hash: u32,
-        pub value: u32,
-    }
-
-    impl TestPacket {
-        pub fn new(id: u64, len: u32) -> Self {
-            TestPacket {
-                id,
-                len,
-                ts: Time::ZERO,
-                ecn: Ecn::NotEct,
-                hash: 0,
-                value: 0,
-            }
-        }
-
-        pub fn ecn(mut self, ecn: Ecn) -> Self {
-            self.ecn = ecn;
-            self
-        }
-
-        pub fn hash(mut self, hash: u32) -> Self {
-            self.hash = hash;
-            self
-        }
-
-        pub fn value(mut self, value: u32) -> Self {
-            self.value = value;
-            self
-        }
-
-        /// Stamped with its enqueue time, as the caller of `enqueue` does.
-        pub fn at(mut self, t: Time) -> Self {
-            self.ts = t;
-            self
-        }
-    }
-
-    impl PacketMeta for TestPacket {
-        fn wire_len(&self) -> u32 {
-            self.len
-        }
-        fn enqueue_ts(&self) -> Time {
-            self.ts
-        }
-        fn set_enqueue_ts(&mut self, t: Time) {
-            self.ts = t;
-        }
-        fn ecn(&self) -> Ecn {
-            self.ecn
-        }
-        fn set_ecn(&mut self, ecn: Ecn) {
-            self.ecn = ecn;
-        }
-        fn flow_hash(&self) -> u32 {
-            self.hash
-        }
-        fn packet_value(&self) -> u32 {
-            self.value
-        }
-    }
-
-    /// Collects drops and marks.
-    #[derive(Default)]
-    pub struct Drops(pub Vec<(TestPacket, DropReason)>, pub Vec<u64>);
-
-    impl Drops {
-        pub fn aqm_drops(&self) -> usize {
-            self.0.iter().filter(|(_, r)| *r == DropReason::Aqm).count()
-        }
-        pub fn marks(&self) -> usize {
-            self.1.len()
-        }
-    }
-
-    impl super::QdiscSink<TestPacket> for Drops {
-        fn dropped(&mut self, _now: Time, pkt: TestPacket, reason: DropReason) {
-            self.0.push((pkt, reason));
-        }
-        fn marked(&mut self, _now: Time, pkt: &TestPacket) {
-            self.1.push(pkt.id);
-        }
-    }
-
-    pub fn ms(v: u64) -> Time {
-        Time::from_ns(v * 1_000_000)
-    }
-
-    pub fn us(v: u64) -> Time {
-        Time::from_ns(v * 1_000)
-    }
-}
+pub(crate) mod test_packet;

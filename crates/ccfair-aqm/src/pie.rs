@@ -19,6 +19,11 @@
 //! MAX_PROB = 2⁵⁶ − 1, time in `psched` ticks of 64 ns, exactly the kernel's arithmetic (a probability can
 //! exceed MAX_PROB after a positive step, as in Linux, and then drops every candidate).
 //!
+//! `tupdate` is at least 1 ms ([`MIN_TUPDATE_NS`]): Linux keeps it in jiffies (`pie_change` converts it with
+//! `usecs_to_jiffies`, which rounds up), so its timer runs at most once per jiffy, every 1 ms at HZ=1000, the
+//! highest HZ the kernel offers. A shorter period is no kernel's PIE, and would cost a run one update per period
+//! (`tupdate_ns = 1` is two billion updates in a 2 s run).
+//!
 //! Deviations: the timer is exact (Linux fires on jiffies, `tupdate` rounded up to whole ms at HZ=1000); the
 //! rate estimator's `backlog << 8` is computed in 64 bits (Linux's u32 wraps above 16 MiB of backlog); RFC 8033
 //! itself differs from Linux in the default delay estimate (rate-based), the decay (×0.98) and the burst reset
@@ -27,7 +32,7 @@
 use ccfair_core::{DropReason, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::check_positive_ns;
+use crate::params::check_positive_ns;
 use crate::queue::{PacketFifo, QueueLimit};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
@@ -42,9 +47,11 @@ const QUEUE_THRESHOLD: u64 = 16_384;
 /// `PIE_SCALE`: the departure rate is kept in bytes per tick × 2⁸.
 const PIE_SCALE: u32 = 8;
 /// `pie_init`: the first probability update comes half a second after start.
-const FIRST_UPDATE_NS: u64 = 500_000_000;
+pub(crate) const FIRST_UPDATE_NS: u64 = 500_000_000;
 /// Delay above which p rises by an extra 2 % per update (Linux).
 const HIGH_DELAY_NS: u64 = 250_000_000;
+/// The shortest update period: one jiffy at HZ=1000 (see the module docs).
+pub const MIN_TUPDATE_NS: u64 = 1_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -84,7 +91,7 @@ pub const PARAMS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "tupdate_ns",
-        allowed: "> 0 ns (e.g. \"15ms\")",
+        allowed: ">= 1 ms (one jiffy at HZ=1000; e.g. \"15ms\")",
         doc: "probability update period T_UPDATE (15 ms)",
     },
     ParamDoc {
@@ -128,7 +135,16 @@ fn sixteenths(v: f64) -> Option<u32> {
 impl PieParams {
     pub fn validate(&self) -> Result<(), FieldError> {
         check_positive_ns("target_ns", self.target_ns)?;
-        check_positive_ns("tupdate_ns", self.tupdate_ns)?;
+        if self.tupdate_ns < MIN_TUPDATE_NS {
+            return FieldError::err(
+                "tupdate_ns",
+                format!(
+                    "must be at least 1 ms, got {} ns: Linux keeps tupdate in jiffies (rounded up), so its \
+                     timer runs at most once per jiffy, 1 ms at HZ=1000",
+                    self.tupdate_ns
+                ),
+            );
+        }
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if sixteenths(v).is_none() {
                 return FieldError::err(
@@ -149,7 +165,7 @@ fn ticks(t: Time) -> u64 {
 }
 
 /// `struct pie_vars` (times in psched ticks).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct PieVars {
     qdelay: u64,
     qdelay_old: u64,
@@ -248,11 +264,19 @@ impl<P: PacketMeta> Pie<P> {
         v.avg_dq_rate = 0;
     }
 
-    /// Runs the probability updates that fell due up to `now`.
+    /// Runs the probability updates that fell due up to `now`. An update reads only the backlog, which stays
+    /// as it is until `now`, and `vars`: one that leaves `vars` unchanged would repeat itself, so the updates
+    /// still due after it are skipped (an idle queue costs nothing however long it idles).
     fn run_timer(&mut self, now: Time) {
         while self.next_update <= now {
+            let before = self.vars.clone();
             self.calculate_probability();
+            self.stats.timer_runs += 1;
             self.next_update += ccfair_core::Dur::from_ns(self.tupdate_ns);
+            if self.vars == before && self.next_update <= now {
+                let due = (now.ns() - self.next_update.ns()) / self.tupdate_ns + 1;
+                self.next_update += ccfair_core::Dur::from_ns(due * self.tupdate_ns);
+            }
         }
     }
 
@@ -673,5 +697,62 @@ mod tests {
         };
         assert_eq!(p.validate().unwrap_err().field, "alpha");
         assert!(PieParams::default().validate().is_ok());
+    }
+
+    #[test]
+    fn tupdate_is_at_least_one_jiffy() {
+        for (ns, ok) in [(1, false), (999_999, false), (MIN_TUPDATE_NS, true)] {
+            let p = PieParams {
+                tupdate_ns: ns,
+                ..PieParams::default()
+            };
+            assert_eq!(p.validate().is_ok(), ok, "{ns}");
+            if !ok {
+                assert_eq!(p.validate().unwrap_err().field, "tupdate_ns");
+            }
+        }
+    }
+
+    /// Traffic with a standing queue from `from` to `to` ms, a packet in and one out each millisecond.
+    fn busy(q: &mut Pie<TestPacket>, d: &mut Drops, from: u64, to: u64) {
+        for t in from..to {
+            for k in 0..3 {
+                q.enqueue(ms(t), TestPacket::new(t * 4 + k, 1500).at(ms(t)), d);
+            }
+            q.dequeue(ms(t), d);
+        }
+    }
+
+    #[test]
+    fn an_idle_queue_skips_the_updates_that_would_repeat_and_ends_where_running_them_ends() {
+        // Two queues see the same traffic, then idle 100 s: one is called at every update time (each update
+        // runs on its own), the other once at the end (most updates skipped). Their state and their later
+        // decisions must be the same.
+        let params = PieParams {
+            tupdate_ns: MIN_TUPDATE_NS,
+            ..PieParams::default()
+        };
+        let (mut every, mut once) = (pie(params.clone()), pie(params));
+        let (mut d1, mut d2) = (Drops::default(), Drops::default());
+        busy(&mut every, &mut d1, 0, 3000);
+        busy(&mut once, &mut d2, 0, 3000);
+        assert!(every.prob() > 0.0, "the busy period raised p");
+        while every.dequeue(ms(3000), &mut d1).is_some() {}
+        while once.dequeue(ms(3000), &mut d2).is_some() {}
+        for t in 3001..103_000 {
+            every.dequeue(ms(t), &mut d1);
+        }
+        once.dequeue(ms(103_000 - 1), &mut d2);
+        assert_eq!(every.vars, once.vars);
+        assert_eq!(every.next_update, once.next_update);
+        assert!(
+            once.stats.timer_runs < every.stats.timer_runs / 10,
+            "{:?}",
+            once.stats
+        );
+        busy(&mut every, &mut d1, 103_000, 106_000);
+        busy(&mut once, &mut d2, 103_000, 106_000);
+        assert_eq!(every.vars, once.vars);
+        assert_eq!(d1.0, d2.0);
     }
 }

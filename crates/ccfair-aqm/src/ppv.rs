@@ -31,8 +31,8 @@
 use ccfair_core::{DropReason, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::BuildContext;
 use crate::heap::IndexedHeap;
+use crate::params::BuildContext;
 use crate::pool::{List, Pool};
 use crate::queue::{Backlog, QueueLimit, preallocated_packets};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, qdisc_accessors};

@@ -9,7 +9,9 @@
 //! [0, (max − min)/max_p) once per mark and marks when (avg − min)·count ≥ qR.
 //!
 //! Constants and derivations (Linux has no kernel defaults; `tc` computes them, and we do as `tc` does): max =
-//! limit/4 and min = max/3 when not given (Floyd's REDparameters advice, `q_red.c`); burst = (2·min + max)/(3·avpkt)
+//! limit/4 and min = max/3 when not given (Floyd's REDparameters advice, `q_red.c`), except in a buffer too small
+//! for them (under about 15 average packets, where tc itself finds no EWMA weight): there min = 2·avpkt and max =
+//! 3·min, the smallest thresholds tc's rules admit; burst = (2·min + max)/(3·avpkt)
 //! packets; Wlog = the smallest with burst + 1 − min/avpkt ≤ (1 − (1 − W)^burst)/W (`tc_red_eval_ewma`);
 //! max_p = probability·2³² (tc's `TCA_RED_MAX_P`, probability 0.02 by default); the idle-decay table Stab and
 //! Scell_log from avpkt and the link rate (`tc_red_eval_idle_damping`); adaptive RED (Floyd, Gummadi & Shenker
@@ -23,18 +25,21 @@
 //! is read in (the entries themselves are tc's: ⌊m·(−ln(1 − W))⌋ used as a shift count, and the kernel's
 //! coarse linear rule below the first non-zero entry, both kept); the child queue honours the scenario's limit in
 //! packets or bytes (Linux RED's child is a byte FIFO); `reciprocal_divide` is plain division (Linux's is
-//! exact for 32-bit operands, so results are equal).
+//! exact for 32-bit operands, so results are equal); the scaled average and thresholds are 64-bit (Linux keeps
+//! them in 32 bits and `red_check_params` refuses fls(max) + Wlog ≥ 32, which tc's default thresholds reach
+//! above a buffer of about 10 MB), so a configuration is refused only where 64 bits overflow.
 
 use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Rng, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::params::BUFFER_FIELD;
 use crate::queue::{PacketFifo, QueueLimit};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 
 /// `RED_STAB_SIZE`.
 const STAB_SIZE: usize = 256;
 /// Adaptive RED's period (`HZ/2`).
-const ADAPT_PERIOD_NS: u64 = 500_000_000;
+pub(crate) const ADAPT_PERIOD_NS: u64 = 500_000_000;
 /// `RED_ONE_PERCENT` and the adaptive bounds on max_p (Q0.32).
 const ONE_PERCENT: u32 = ((1u64 << 32) / 100) as u32;
 const MAX_P_MIN: u32 = ONE_PERCENT;
@@ -143,8 +148,26 @@ pub struct RedDerived {
     pub max_p: u32,
 }
 
+/// The thresholds of a buffer too small for tc's defaults, in average packets: min 2, max 3·min (see
+/// [`RedParams::derive`]).
+const SMALL_BUFFER_MIN_PACKETS: u64 = 2;
+
+/// `tc`'s burst default, `(2·min + max) / (3·avpkt)` packets (integer division, as tc), saturated to u32.
+fn tc_burst(qth_min: u64, qth_max: u64, avpkt: u32) -> u32 {
+    let burst = (2 * qth_min as u128 + qth_max as u128) / (3 * avpkt as u128);
+    burst.min(u32::MAX as u128) as u32
+}
+
 impl RedParams {
     /// Thresholds, burst, EWMA weight and max_p as `tc` derives them for a queue of `limit`.
+    ///
+    /// With none of min, max and burst given, the thresholds are tc's defaults, max = limit/4 and min = max/3
+    /// (Floyd's advice), unless the buffer is too small for them: there min is so
+    /// close to one packet that no EWMA weight can absorb tc's burst (`tc_red_eval_ewma` fails below about 15
+    /// average packets, and tc refuses the qdisc). There the defaults are the smallest thresholds tc's own rules admit: min = 2·avpkt, the
+    /// least that leaves a burst room above min/avpkt, and max = 3·min, tc's default max for a given min
+    /// (its guidance: max at least twice min). With a buffer below max the ramp ends at the buffer: RED marks
+    /// with at most max_p·(limit − min)/(max − min) before the queue tail-drops.
     pub fn derive(&self, limit: QueueLimit, mtu_bytes: u32) -> Result<RedDerived, FieldError> {
         let avpkt = self.avpkt_bytes.unwrap_or(mtu_bytes);
         if avpkt == 0 {
@@ -160,34 +183,56 @@ impl RedParams {
             return FieldError::err("nodrop", "is only meaningful with ecn = true");
         }
         let limit_bytes = limit.bytes(mtu_bytes);
-        let qth_max = match (self.max_bytes, self.min_bytes) {
-            (Some(m), _) => m,
-            (None, Some(min)) => min * 3,
-            (None, None) => limit_bytes / 4,
+        let defaults = self.min_bytes.is_none() && self.max_bytes.is_none() && self.burst_packets.is_none();
+        let (mut qth_min, mut qth_max) = match (self.min_bytes, self.max_bytes) {
+            (min, Some(max)) => (min.unwrap_or(max / 3), max),
+            (Some(min), None) => (min, min.saturating_mul(3)),
+            (None, None) => {
+                let max = limit_bytes / 4;
+                (max / 3, max)
+            }
         };
-        let qth_min = self.min_bytes.unwrap_or(qth_max / 3);
+        let small = qth_min <= SMALL_BUFFER_MIN_PACKETS * avpkt as u64;
+        if defaults && small && eval_ewma(qth_min, tc_burst(qth_min, qth_max, avpkt), avpkt).is_none() {
+            qth_min = SMALL_BUFFER_MIN_PACKETS * avpkt as u64;
+            qth_max = 3 * qth_min;
+        }
+        // The field min comes from: as given, derived from max, or from the buffer.
+        let (min_field, min_what) = match (self.min_bytes, self.max_bytes) {
+            (Some(_), _) => ("min_bytes", "min"),
+            (None, Some(_)) => ("max_bytes", "min (a third of max)"),
+            (None, None) => (BUFFER_FIELD, "the default min (a twelfth of the buffer)"),
+        };
         if qth_min == 0 {
-            return FieldError::err(
-                "min_bytes",
-                "must be at least 1 byte (the buffer is too small for the defaults)",
-            );
+            return FieldError::err(min_field, "must be at least 1 byte");
         }
         if qth_max <= qth_min {
             return FieldError::err("max_bytes", format!("must be greater than min_bytes ({qth_min})"));
         }
-        let burst = match self.burst_packets {
-            Some(b) => b,
-            None => ((2 * qth_min + qth_max) / (3 * avpkt as u64)) as u32,
-        };
+        let burst = self
+            .burst_packets
+            .unwrap_or_else(|| tc_burst(qth_min, qth_max, avpkt));
         let Some(wlog) = eval_ewma(qth_min, burst, avpkt) else {
+            let min = (min_field, min_what, qth_min);
+            return Err(burst_error(self.burst_packets.is_some(), min, burst, avpkt));
+        };
+        // The average and the thresholds are kept scaled by 2^Wlog in 64 bits, and the average can reach the
+        // buffer's limit.
+        let scaled_max = (limit_bytes.max(qth_max) as u128) << wlog;
+        if scaled_max > u64::MAX as u128 {
+            let (field, what) = if qth_max > limit_bytes {
+                ("max_bytes", format!("max {qth_max} bytes"))
+            } else {
+                (BUFFER_FIELD, format!("a buffer of {limit_bytes} bytes"))
+            };
             return FieldError::err(
-                "burst_packets",
+                field,
                 format!(
-                    "burst {burst} is too small for min {qth_min} bytes: need more than min/avpkt = {}",
-                    qth_min / avpkt as u64
+                    "{what} with an EWMA weight of 2^-{wlog} (from burst {burst}) overflows RED's 64-bit \
+                     average; give a smaller burst_packets, or a smaller value"
                 ),
             );
-        };
+        }
         let max_p = (self.probability * 4_294_967_296.0).min(u32::MAX as f64) as u32;
         Ok(RedDerived {
             qth_min,
@@ -205,6 +250,52 @@ impl RedParams {
         }
         self.derive(limit, mtu_bytes).map(|_| ())
     }
+}
+
+/// Why no EWMA weight fits `burst` at min (its field, how to call it, its bytes): min too close to one packet
+/// for any burst, or beyond any burst (naming min's field), or this burst too small or too large (naming
+/// `burst_packets`, which the user gave or tc's default filled in).
+fn burst_error(given: bool, (field, what, qth_min): (&str, &str, u64), burst: u32, avpkt: u32) -> FieldError {
+    let whose = if given {
+        "burst"
+    } else {
+        "the default burst (2 min + max)/(3 avpkt)"
+    };
+    match smallest_burst(qth_min, avpkt) {
+        None if qth_min >= 2 * avpkt as u64 => FieldError::new(
+            field,
+            format!(
+                "{what} of {qth_min} bytes is more average packets ({avpkt} bytes each) than any burst RED \
+                 can absorb (tc's burst is a 32-bit number of packets)"
+            ),
+        ),
+        None => FieldError::new(
+            field,
+            format!(
+                "{what} of {qth_min} bytes is too close to one average packet ({avpkt} bytes): RED's average \
+                 cannot absorb a burst of any size (tc_red_eval_ewma); min must be more than avpkt"
+            ),
+        ),
+        Some(least) if burst < least => FieldError::new(
+            "burst_packets",
+            format!(
+                "{whose} of {burst} packets is too small for min {qth_min} bytes at avpkt {avpkt} bytes: \
+                 the smallest burst with an EWMA weight is {least} packets"
+            ),
+        ),
+        Some(_) => FieldError::new(
+            "burst_packets",
+            format!("{whose} of {burst} packets is too large: no EWMA weight down to 2^-31 absorbs it"),
+        ),
+    }
+}
+
+/// The smallest burst for which [`eval_ewma`] finds a weight at min `qth_min`, if any: from min/avpkt (below
+/// it the burst leaves no room above min), a few packets up (the condition eases as the burst grows, until
+/// weights run out far above).
+fn smallest_burst(qth_min: u64, avpkt: u32) -> Option<u32> {
+    let first = qth_min.div_ceil(avpkt as u64).clamp(1, u32::MAX as u64) as u32;
+    (first..=first.saturating_add(64)).find(|&b| eval_ewma(qth_min, b, avpkt).is_some())
 }
 
 /// `tc_red_eval_ewma`: the smallest Wlog (W = 2^−Wlog) for which a burst of `burst` packets arriving at an empty
@@ -421,6 +512,7 @@ impl<P: PacketMeta> Red<P> {
             let rounded = (self.max_p as u64 + self.qth_delta / 2) / self.qth_delta;
             self.max_p_delta = (rounded as u32).max(1);
             self.next_adapt += Dur::from_ns(ADAPT_PERIOD_NS);
+            self.stats.timer_runs += 1;
         }
     }
 }
@@ -684,6 +776,102 @@ mod tests {
         q.qavg = 35_000 << q.wlog; // below min + 0.4·Δ = 54 000
         q.dequeue(ms(1000), &mut d);
         assert!((q.max_p() - 0.9 * (before + 0.01)).abs() < 1e-6, "{}", q.max_p());
+    }
+
+    #[test]
+    fn the_defaults_fit_every_buffer() {
+        // tc's thresholds where they admit an EWMA weight (15 packets and up, and 12), the smallest ones tc's
+        // rules admit below: every buffer from one packet up resolves.
+        for packets in 1..=20_000u32 {
+            let limit = QueueLimit::Packets(packets);
+            let d = RedParams::default().derive(limit, 1500).unwrap();
+            let tc_max = packets as u64 * 1500 / 4;
+            let tc_min = tc_max / 3;
+            if eval_ewma(tc_min, tc_burst(tc_min, tc_max, 1500), 1500).is_some() {
+                assert_eq!((d.qth_min, d.qth_max), (tc_min, tc_max), "{packets} packets");
+            } else {
+                assert!(packets < 15, "{packets}");
+                assert_eq!(
+                    (d.qth_min, d.qth_max, d.burst),
+                    (3000, 9000, 3),
+                    "{packets} packets"
+                );
+            }
+        }
+        // A byte limit, and an average packet smaller than the MTU.
+        for bytes in (1500..200_000u64).step_by(997) {
+            let small = RedParams {
+                avpkt_bytes: Some(1000),
+                ..RedParams::default()
+            };
+            small.derive(QueueLimit::Bytes(bytes), 1500).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_burst_too_small_says_the_smallest_that_works() {
+        let e = RedParams {
+            burst_packets: Some(5),
+            ..explicit()
+        }
+        .validate(LIMIT, 1500)
+        .unwrap_err();
+        assert_eq!(e.field, "burst_packets");
+        // min 30 000 bytes at avpkt 1000: at least 30 packets, and 30 is the first with a weight.
+        assert!(
+            e.message
+                .contains("the smallest burst with an EWMA weight is 30 packets"),
+            "{}",
+            e.message
+        );
+        assert!(eval_ewma(30_000, 30, 1000).is_some() && eval_ewma(30_000, 29, 1000).is_none());
+    }
+
+    #[test]
+    fn a_min_within_one_packet_names_min_and_what_it_must_exceed() {
+        // Within one average packet no burst can be absorbed: the message says min must exceed avpkt, and
+        // never quotes min/avpkt truncated to 0.
+        let e = RedParams {
+            min_bytes: Some(1000),
+            max_bytes: Some(3000),
+            ..RedParams::default()
+        }
+        .validate(LIMIT, 1500)
+        .unwrap_err();
+        assert_eq!(e.field, "min_bytes");
+        assert!(e.message.contains("must be more than avpkt"), "{}", e.message);
+        // Thresholds derived from max name max.
+        let e = RedParams {
+            max_bytes: Some(3000),
+            ..RedParams::default()
+        }
+        .validate(LIMIT, 1500)
+        .unwrap_err();
+        assert_eq!(e.field, "max_bytes");
+    }
+
+    #[test]
+    fn thresholds_at_the_extremes_are_refused_not_overflowed() {
+        // min × 3 would overflow u64, and no 32-bit burst reaches min; a buffer of 2^62 bytes overflows the
+        // scaled average.
+        let e = RedParams {
+            min_bytes: Some(u64::MAX / 2),
+            ..RedParams::default()
+        }
+        .validate(LIMIT, 1500)
+        .unwrap_err();
+        assert_eq!(e.field, "min_bytes", "{e:?}");
+        assert!(e.message.contains("than any burst"), "{}", e.message);
+        // tc's defaults for a buffer of 2^62 bytes need a burst beyond 32 bits: named as the buffer's.
+        let e = RedParams::default()
+            .validate(QueueLimit::Bytes(1 << 62), 1500)
+            .unwrap_err();
+        assert_eq!(e.field, BUFFER_FIELD, "{e:?}");
+        assert!(e.message.starts_with("the default min"), "{}", e.message);
+        // Thresholds that fit, in a buffer whose backlog scaled by 2^Wlog would not fit 64 bits.
+        let e = explicit().validate(QueueLimit::Bytes(1 << 60), 1500).unwrap_err();
+        assert_eq!(e.field, BUFFER_FIELD, "{e:?}");
+        assert!(e.message.contains("overflows"), "{}", e.message);
     }
 
     #[test]

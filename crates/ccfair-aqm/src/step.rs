@@ -13,7 +13,7 @@
 use ccfair_core::{DropReason, Dur, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::check_positive_ns;
+use crate::params::check_positive_ns;
 use crate::queue::{PacketFifo, QueueLimit};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};
 

@@ -49,7 +49,7 @@ use std::collections::VecDeque;
 use ccfair_core::{DropReason, Ecn, FieldError, PacketMeta, ParamDoc, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::check_positive_ns;
+use crate::params::check_positive_ns;
 use crate::ppv::PpvParams;
 use crate::queue::{Backlog, QueueLimit, preallocated_packets};
 use crate::{Qdisc, QdiscSink, QdiscStats, count_dequeue, drop_packet, mark_ce, qdisc_accessors};

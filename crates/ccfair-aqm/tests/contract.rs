@@ -10,44 +10,15 @@
 use std::collections::{BTreeMap, HashSet};
 
 use ccfair_aqm::{AqmConfig, BuildContext, Qdisc, QdiscSink, QueueLimit, qdiscs};
-use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
+use ccfair_core::{DropReason, Ecn, Time};
 use proptest::prelude::*;
 use serde_json::json;
 
-#[derive(Clone, Debug, PartialEq)]
-struct Pkt {
-    id: u64,
-    flow: u32,
-    len: u32,
-    ts: Time,
-    ecn: Ecn,
-    sent_ecn: Ecn,
-    value: u32,
-}
-
-impl PacketMeta for Pkt {
-    fn wire_len(&self) -> u32 {
-        self.len
-    }
-    fn enqueue_ts(&self) -> Time {
-        self.ts
-    }
-    fn set_enqueue_ts(&mut self, t: Time) {
-        self.ts = t;
-    }
-    fn ecn(&self) -> Ecn {
-        self.ecn
-    }
-    fn set_ecn(&mut self, ecn: Ecn) {
-        self.ecn = ecn;
-    }
-    fn flow_hash(&self) -> u32 {
-        self.flow.wrapping_mul(0x9E37_79B1)
-    }
-    fn packet_value(&self) -> u32 {
-        self.value
-    }
-}
+// The packet of the qdiscs' unit tests (its drop sink and time helpers go unused here).
+#[allow(dead_code)]
+#[path = "../src/test_packet.rs"]
+mod test_packet;
+use test_packet::TestPacket;
 
 #[derive(Default)]
 struct Sink {
@@ -55,11 +26,11 @@ struct Sink {
     marked: Vec<u64>,
 }
 
-impl QdiscSink<Pkt> for Sink {
-    fn dropped(&mut self, _now: Time, pkt: Pkt, reason: DropReason) {
+impl QdiscSink<TestPacket> for Sink {
+    fn dropped(&mut self, _now: Time, pkt: TestPacket, reason: DropReason) {
         self.dropped.push((pkt.id, reason));
     }
-    fn marked(&mut self, _now: Time, pkt: &Pkt) {
+    fn marked(&mut self, _now: Time, pkt: &TestPacket) {
         assert_eq!(pkt.ecn, Ecn::Ce, "a marked packet carries CE");
         self.marked.push(pkt.id);
     }
@@ -130,11 +101,12 @@ fn run(name: &str, params: &serde_json::Value, limit: QueueLimit, seed: u64, ops
         mtu_bytes: 1500,
         seed,
     };
-    let mut q: Box<dyn Qdisc<Pkt>> = cfg.build(&ctx).expect("validated");
+    let mut q: Box<dyn Qdisc<TestPacket>> = cfg.build(&ctx).expect("validated");
     assert_eq!(q.kind(), name);
     let mut sink = Sink::default();
     let mut now = Time::ZERO;
-    let mut offered: BTreeMap<u64, Pkt> = BTreeMap::new();
+    // Every packet offered, by id, with its flow, as it was sent.
+    let mut offered: BTreeMap<u64, (u32, TestPacket)> = BTreeMap::new();
     // What is still in the qdisc, by our books: id → bytes.
     let mut queued: BTreeMap<u64, u32> = BTreeMap::new();
     let mut queued_bytes = 0u64;
@@ -146,17 +118,12 @@ fn run(name: &str, params: &serde_json::Value, limit: QueueLimit, seed: u64, ops
     for (i, op) in ops.iter().enumerate() {
         match *op {
             Op::Arrive { flow, len, value } => {
-                let ecn = flow_ecn(flow);
-                let pkt = Pkt {
-                    id: i as u64,
-                    flow,
-                    len,
-                    ts: now,
-                    ecn,
-                    sent_ecn: ecn,
-                    value,
-                };
-                offered.insert(pkt.id, pkt.clone());
+                let pkt = TestPacket::new(i as u64, len)
+                    .at(now)
+                    .ecn(flow_ecn(flow))
+                    .hash(flow.wrapping_mul(0x9E37_79B1))
+                    .value(value);
+                offered.insert(pkt.id, (flow, pkt.clone()));
                 queued.insert(pkt.id, len);
                 queued_bytes += len as u64;
                 if q.enqueue(now, pkt, &mut sink) {
@@ -165,21 +132,19 @@ fn run(name: &str, params: &serde_json::Value, limit: QueueLimit, seed: u64, ops
             }
             Op::Depart => {
                 if let Some(p) = q.dequeue(now, &mut sink) {
-                    assert!(
-                        offered.contains_key(&p.id),
-                        "{name}: delivered a packet never offered"
-                    );
-                    if let Some(prev) = last_of_flow.insert(p.flow, p.id) {
+                    let Some((flow, sent)) = offered.get(&p.id) else {
+                        panic!("{name}: delivered a packet never offered");
+                    };
+                    if let Some(prev) = last_of_flow.insert(*flow, p.id) {
                         assert!(
                             p.id > prev,
-                            "{name}: flow {} reordered ({} after {prev})",
-                            p.flow,
+                            "{name}: flow {flow} reordered ({} after {prev})",
                             p.id
                         );
                     }
-                    match p.sent_ecn {
+                    match sent.ecn {
                         Ecn::NotEct => assert_eq!(p.ecn, Ecn::NotEct, "{name}: not-ECT packet altered"),
-                        _ => assert!(p.ecn == p.sent_ecn || p.ecn == Ecn::Ce, "{name}: ECT rewritten"),
+                        _ => assert!(p.ecn == sent.ecn || p.ecn == Ecn::Ce, "{name}: ECT rewritten"),
                     }
                     assert!(gone.insert(p.id), "{name}: a packet left twice");
                     queued_bytes -= queued.remove(&p.id).expect("was queued") as u64;
@@ -228,11 +193,7 @@ fn run(name: &str, params: &serde_json::Value, limit: QueueLimit, seed: u64, ops
         );
     }
     for id in &sink.marked {
-        assert_ne!(
-            offered[id].sent_ecn,
-            Ecn::NotEct,
-            "{name}: marked a not-ECT packet"
-        );
+        assert_ne!(offered[id].1.ecn, Ecn::NotEct, "{name}: marked a not-ECT packet");
     }
     Some(Outcome {
         delivered,

@@ -3,7 +3,7 @@
 //! `ccfair list` and for the front end's validation, so the parameter set is defined in exactly one place (each
 //! algorithm's params struct), and each algorithm's name in one row of the registry below.
 
-use ccfair_core::{FieldError, ParamDoc, Rng};
+use ccfair_core::{FieldError, ParamDoc, Rng, names};
 use serde::{Deserialize, Serialize};
 
 use crate::bbr::{self, Bbr1, Bbr1Params, Bbr2Params, Bbr3Params};
@@ -194,24 +194,44 @@ impl CcConfig {
     /// The configuration named `name` (or an alias) with the given parameters (a JSON object; missing
     /// parameters take the kernel defaults, unknown ones are rejected), validated.
     pub fn from_name_and_params(name: &str, params: &serde_json::Value) -> Result<CcConfig, FieldError> {
-        let canonical = algorithms()
-            .into_iter()
+        let registry = algorithms();
+        let Some(info) = registry
+            .iter()
             .find(|a| a.name == name || a.aliases.contains(&name))
-            .map(|a| a.name)
-            .ok_or_else(|| {
-                FieldError::new(
-                    "cc",
-                    format!(
-                        "unknown congestion control {name:?}; available: {}",
-                        algorithms().iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?;
+        else {
+            let names: Vec<&str> = registry.iter().map(|a| a.name).collect();
+            let spellings: Vec<&str> = registry
+                .iter()
+                .flat_map(|a| std::iter::once(a.name).chain(a.aliases.iter().copied()))
+                .collect();
+            return FieldError::err(
+                "cc",
+                format!(
+                    "unknown congestion control {name:?}; available: {}{}",
+                    names.join(", "),
+                    names::did_you_mean(name, &spellings)
+                ),
+            );
+        };
+        let canonical = info.name;
         let mut obj = match params {
             serde_json::Value::Null => serde_json::Map::new(),
             serde_json::Value::Object(m) => m.clone(),
             _ => return FieldError::err("cc_params", "must be a table"),
         };
+        // Unknown parameters are named here, in the queue disciplines' wording, before serde's own.
+        let allowed: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        if let Some(key) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return FieldError::err(
+                FieldError::path("cc_params", key),
+                names::unknown_parameter(
+                    key,
+                    &allowed,
+                    names::closest(key, &allowed),
+                    &format!("{canonical} has no parameters"),
+                ),
+            );
+        }
         obj.insert("name".into(), serde_json::Value::String(canonical.into()));
         let cfg: CcConfig = serde_json::from_value(serde_json::Value::Object(obj))
             .map_err(|e| FieldError::new("cc_params", e.to_string()))?;
@@ -233,11 +253,28 @@ mod tests {
         let CcConfig::Cubic(p) = c else { panic!() };
         assert_eq!(p.beta, 0.8);
         let e = CcConfig::from_name_and_params("cubic", &json!({"betta": 0.8})).unwrap_err();
-        assert!(e.message.contains("unknown field `betta`"), "{e}");
+        assert_eq!(e.field, "cc_params.betta");
+        assert!(
+            e.message
+                .starts_with("unknown parameter \"betta\"; allowed: beta, c, ")
+                && e.message.ends_with("; did you mean \"beta\"?"),
+            "{e}"
+        );
         let e = CcConfig::from_name_and_params("cubic", &json!({"beta": 1.5})).unwrap_err();
         assert_eq!(e.field, "cc_params.beta");
         let e = CcConfig::from_name_and_params("vegas", &json!({})).unwrap_err();
         assert!(e.message.contains("available: reno, cubic"), "{e}");
+        assert!(!e.message.contains("did you mean"), "{e}");
+        for (written, meant) in [
+            ("Cubic", "cubic"),
+            ("bbrv2", "bbr2"),
+            ("BBR1", "bbr1"),
+            ("new-reno", "newreno"),
+        ] {
+            let e = CcConfig::from_name_and_params(written, &json!({})).unwrap_err();
+            assert_eq!(e.field, "cc");
+            assert!(e.message.ends_with(&format!("; did you mean {meant:?}?")), "{e}");
+        }
         assert_eq!(
             CcConfig::from_name_and_params("prague", &json!({}))
                 .unwrap()
@@ -245,13 +282,37 @@ mod tests {
             "prague"
         );
         let e = CcConfig::from_name_and_params("reno", &json!({"x": 1})).unwrap_err();
-        assert!(e.message.contains("unknown field"), "{e}");
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            (
+                "cc_params.x",
+                "unknown parameter \"x\"; allowed: none (reno has no parameters)"
+            )
+        );
         assert_eq!(
             CcConfig::from_name_and_params("newreno", &json!(null))
                 .unwrap()
                 .name(),
             "reno"
         );
+    }
+
+    /// The parameters an algorithm lists are the ones its configuration reads: every serialized field of
+    /// its defaults is listed (the listed names are what unknown parameters are checked against), and each
+    /// listed one is accepted with its default value.
+    #[test]
+    fn the_listed_parameters_are_the_configuration_fields() {
+        for a in algorithms() {
+            let names: Vec<&str> = a.params.iter().map(|p| p.name).collect();
+            let defaults = a.defaults.as_object().unwrap();
+            for key in defaults.keys() {
+                assert!(names.contains(&key.as_str()), "{}: {key} is not listed", a.name);
+            }
+            for (key, value) in defaults {
+                let one = serde_json::json!({ key: value });
+                CcConfig::from_name_and_params(a.name, &one).unwrap_or_else(|e| panic!("{}: {e}", a.name));
+            }
+        }
     }
 
     /// The registry gives each algorithm one name: its serde tag, `CcConfig::name`, its listing and the name
@@ -290,7 +351,11 @@ mod tests {
             CcConfig::Bbr3(Bbr3Params { ecn_low: false })
         );
         let e = CcConfig::from_name_and_params("bbr", &json!({"high_gain": 3})).unwrap_err();
-        assert!(e.message.contains("unknown field `high_gain`"), "{e}");
+        assert_eq!(e.field, "cc_params.high_gain");
+        assert!(
+            e.message.ends_with("allowed: none (bbr has no parameters)"),
+            "{e}"
+        );
         let e = CcConfig::from_name_and_params("bbr3", &json!({"ecn_low": 1})).unwrap_err();
         assert_eq!(e.field, "cc_params");
         // Each version builds the module it names.

@@ -17,6 +17,7 @@ pub mod rate;
 pub mod reno;
 pub mod sock;
 pub mod stack;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use config::{AlgorithmInfo, CcConfig, algorithms};

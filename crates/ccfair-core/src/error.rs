@@ -42,6 +42,28 @@ impl FieldError {
     }
 }
 
+/// Reserves room for `additional` more elements of `v`, or an error on `field` (the scenario field whose value
+/// drives the size) saying that `what` could not be had. Stable Rust has no fallible `Box` or `collect`, but a
+/// reservation can fail cleanly: whatever a run's size drives is reserved up front through here, so that a
+/// process limit (RLIMIT_AS, `ulimit -v`) or an exhausted machine is an error that names the field instead of
+/// an abort.
+pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, field: &str, what: &str) -> Result<(), FieldError> {
+    v.try_reserve_exact(additional)
+        .map_err(|_| out_of_memory(field, what, additional as u128 * std::mem::size_of::<T>() as u128))
+}
+
+/// The error for `bytes` of `what` that the allocator refused, on `field`.
+pub fn out_of_memory(field: &str, what: &str, bytes: u128) -> FieldError {
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    FieldError::new(
+        field,
+        format!(
+            "the memory for {what} ({gib:.2} GiB) could not be had: the allocator refused it (a process \
+             limit such as ulimit -v, or the machine's memory); make the run smaller"
+        ),
+    )
+}
+
 impl std::fmt::Display for FieldError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.field, self.message)
@@ -53,6 +75,19 @@ impl std::error::Error for FieldError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reservation_beyond_any_address_space_is_an_error_naming_the_field() {
+        let mut v: Vec<u64> = Vec::new();
+        let e = try_reserve(&mut v, usize::MAX / 16, "flows[0].count", "flow state").unwrap_err();
+        assert_eq!(e.field, "flows[0].count");
+        assert!(
+            e.message.contains("flow state") && e.message.contains("GiB"),
+            "{}",
+            e.message
+        );
+        assert!(try_reserve(&mut v, 10, "f", "w").is_ok() && v.capacity() >= 10);
+    }
 
     #[test]
     fn nesting_prefixes_the_field_and_display_names_it() {

@@ -1,6 +1,6 @@
 //! Shared vocabulary of the ccfair crates: integer-nanosecond time, units, packet metadata, seeded random
 //! streams, wrap-safe sequence comparisons, the field error of every configuration check, a log-bucketed
-//! histogram, the output schema (every table's columns, with the types generated from them), the counters
+//! histogram, the names a user writes and the suggestion for an unknown one (`names`), the output schema (every table's columns, with the types generated from them), the counters
 //! both recorders keep (`RunMeter`, with the bottleneck queue's meter) and the observer interface through which the simulator reports
 //! events.
 //!
@@ -9,6 +9,7 @@
 pub mod error;
 pub mod hist;
 pub mod jiffies;
+pub mod names;
 pub mod observer;
 pub mod output;
 pub mod packet;

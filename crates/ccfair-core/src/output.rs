@@ -2,8 +2,8 @@
 //! with its name, dtype, unit, meaning and the backends that fill it. Each table's Rust type is generated
 //! from its column list below, so the list is the one place a column is defined: the simulator's recorder
 //! fills the generated types, the Python binding loops over [`tables`] to hand them over, the catalog exports
-//! the list, the kernel backend's collector builds its tables from it and the README's column tables are
-//! generated from it.
+//! the list, the kernel backend's collector builds its tables from it and the documentation's column tables
+//! (docs/reference/output.md) are generated from it.
 //!
 //! A column the kernel backend cannot measure keeps the simulator's dtype and holds the placeholder its
 //! [`Backends`] entry names; kernel-only columns are listed separately per table ([`TIMESERIES_KERNEL`],
@@ -276,6 +276,18 @@ macro_rules! series {
             /// would leave up to half of a long run's columns unused).
             pub fn reserve_exact(&mut self, rows: usize) {
                 $( let _ = self.$field.try_reserve_exact(rows); )*
+            }
+
+            /// Rows the columns hold room for.
+            pub fn capacity(&self) -> usize {
+                usize::MAX $( .min(self.$field.capacity()) )*
+            }
+
+            /// Reserves room for exactly `rows` more rows, or an error on `field` (what drives the rows) if
+            /// the allocator refuses it.
+            pub fn try_reserve_rows(&mut self, rows: usize, field: &str) -> Result<(), crate::FieldError> {
+                $( crate::error::try_reserve(&mut self.$field, rows, field, "the time series")?; )*
+                Ok(())
             }
 
             /// The columns' values, in the order of [`Self::SCHEMA`].

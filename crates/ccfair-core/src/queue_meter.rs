@@ -63,6 +63,14 @@ impl QueueTally {
     }
 }
 
+/// The part `part_ns` of `whole_ns` of a packet of `wire_bytes` (rounded down; all of it when `whole_ns` is 0).
+fn prorated(wire_bytes: u32, part_ns: u64, whole_ns: u64) -> u64 {
+    if whole_ns == 0 {
+        return wire_bytes as u64;
+    }
+    (wire_bytes as u128 * part_ns.min(whole_ns) as u128 / whole_ns as u128) as u64
+}
+
 /// Interval and window accounting of one bottleneck queue.
 ///
 /// A departure is recorded once, in `recent` (its sojourn and count), which joins the interval and, while it
@@ -71,6 +79,11 @@ impl QueueTally {
 #[derive(Clone, Debug, Default)]
 pub struct QueueMeter {
     in_window: bool,
+    /// When the window opened (ns): a packet already serializing then counts only its bits after it.
+    window_open_ns: u64,
+    /// When the window closed (ns), until the packet serializing then has finished and counted its bits
+    /// before it.
+    window_close_ns: Option<u64>,
     /// Departures since the last edge of the interval or the window (only their sojourns and count are kept).
     recent: QueueTally,
     interval: QueueTally,
@@ -83,10 +96,16 @@ impl QueueMeter {
         QueueMeter::default()
     }
 
-    /// Opens (true) or closes (false) the measurement window.
-    pub fn set_in_window(&mut self, in_window: bool) {
+    /// Opens (true) or closes (false) the measurement window at `now_ns`.
+    pub fn set_in_window(&mut self, in_window: bool, now_ns: u64) {
         self.flush_recent();
         self.in_window = in_window;
+        if in_window {
+            self.window_open_ns = now_ns;
+            self.window_close_ns = None;
+        } else {
+            self.window_close_ns = Some(now_ns);
+        }
     }
 
     /// Forgets the current interval (the series starts now).
@@ -134,12 +153,24 @@ impl QueueMeter {
         self.window.marks += self.in_window as u64;
     }
 
-    /// `wire_bytes` finished serializing on the link.
+    /// `wire_bytes` finished serializing on the link at `end_ns`, having started at `start_ns`.
+    ///
+    /// The window counts the bits that crossed the link inside it: a packet serializing when the window
+    /// opens or closes counts in proportion, so the window's bytes never exceed its length times the rate
+    /// (counting whole packets at their end would add up to one packet's worth on a saturated link).
     #[inline]
-    pub fn transmitted(&mut self, wire_bytes: u32) {
+    pub fn transmitted(&mut self, wire_bytes: u32, start_ns: u64, end_ns: u64) {
         self.interval.tx_bytes += wire_bytes as u64;
         if self.in_window {
-            self.window.tx_bytes += wire_bytes as u64;
+            self.window.tx_bytes += if start_ns < self.window_open_ns {
+                prorated(wire_bytes, end_ns - self.window_open_ns, end_ns - start_ns)
+            } else {
+                wire_bytes as u64
+            };
+        } else if let Some(close_ns) = self.window_close_ns.take()
+            && start_ns < close_ns
+        {
+            self.window.tx_bytes += prorated(wire_bytes, close_ns - start_ns, end_ns - start_ns);
         }
     }
 
@@ -186,13 +217,13 @@ mod tests {
         m.departed(10, false); // before the window
         m.dropped();
         m.sample(100, 3000, 2);
-        m.set_in_window(true);
+        m.set_in_window(true, 100);
         m.departed(20, true);
         m.departed(40, false);
         m.marked();
-        m.transmitted(1500);
+        m.transmitted(1500, 120, 150);
         m.sample(200, 0, 0);
-        m.set_in_window(false);
+        m.set_in_window(false, 200);
         m.dropped();
         m.sample(300, 0, 0);
 
@@ -224,7 +255,7 @@ mod tests {
     fn an_open_window_counts_the_departures_since_its_last_edge() {
         let mut m = QueueMeter::new();
         m.departed(10, false);
-        m.set_in_window(true);
+        m.set_in_window(true, 0);
         m.departed(20, false);
         m.sample(100, 0, 0);
         m.departed(30, true);
@@ -237,5 +268,20 @@ mod tests {
         m.sample(200, 0, 0);
         assert_eq!(m.series.departures, vec![2, 2]);
         assert_eq!(m.window().departures, 3);
+    }
+
+    #[test]
+    fn packets_serializing_at_the_window_edges_count_their_bits_inside_it() {
+        let mut m = QueueMeter::new();
+        m.set_in_window(true, 1000);
+        m.transmitted(1500, 700, 1300); // half of it after the window opened
+        m.transmitted(1500, 1300, 1900);
+        m.set_in_window(false, 2000);
+        m.transmitted(1500, 1900, 2500); // a sixth before it closed
+        m.transmitted(1500, 2500, 3100); // after it: not counted
+        assert_eq!(m.window().tx_bytes, 750 + 1500 + 250);
+        assert_eq!(m.series.tx_bytes.len(), 0);
+        m.sample(3200, 0, 0);
+        assert_eq!(m.series.tx_bytes, vec![6000], "the interval counts whole packets");
     }
 }

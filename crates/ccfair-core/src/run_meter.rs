@@ -31,14 +31,29 @@ pub struct RunMeter {
 impl RunMeter {
     /// A meter for `n_flows` flows.
     pub fn new(n_flows: usize) -> RunMeter {
-        RunMeter {
-            counters: vec![FlowCounters::default(); n_flows],
-            at_window_start: vec![FlowCounters::default(); n_flows],
-            at_window_end: vec![FlowCounters::default(); n_flows],
-            at_last_sample: vec![FlowCounters::default(); n_flows],
-            rtt_hist: (0..n_flows).map(|_| LogHistogram::new()).collect(),
+        RunMeter::try_new(n_flows, "flows").expect("the per-flow counters fit in memory")
+    }
+
+    /// A meter for `n_flows` flows, its per-flow state reserved fallibly: an error on `field` (what drives
+    /// the flow count) if the allocator refuses it.
+    pub fn try_new(n_flows: usize, field: &str) -> Result<RunMeter, crate::FieldError> {
+        let per_flow = |what: &str| -> Result<Vec<FlowCounters>, crate::FieldError> {
+            let mut v = Vec::new();
+            crate::error::try_reserve(&mut v, n_flows, field, what)?;
+            v.resize(n_flows, FlowCounters::default());
+            Ok(v)
+        };
+        let mut rtt_hist = Vec::new();
+        crate::error::try_reserve(&mut rtt_hist, n_flows, field, "the flows' RTT histograms")?;
+        rtt_hist.extend((0..n_flows).map(|_| LogHistogram::new()));
+        Ok(RunMeter {
+            counters: per_flow("the flows' counters")?,
+            at_window_start: per_flow("the flows' counters")?,
+            at_window_end: per_flow("the flows' counters")?,
+            at_last_sample: per_flow("the flows' counters")?,
+            rtt_hist,
             ..RunMeter::default()
-        }
+        })
     }
 
     pub fn flows(&self) -> usize {
@@ -111,18 +126,18 @@ impl RunMeter {
         }
     }
 
-    /// The measurement window opens.
-    pub fn window_start(&mut self) {
+    /// The measurement window opens at `now_ns`.
+    pub fn window_start(&mut self, now_ns: u64) {
         self.at_window_start.copy_from_slice(&self.counters);
         self.in_window = true;
-        self.queue.set_in_window(true);
+        self.queue.set_in_window(true, now_ns);
     }
 
-    /// The measurement window closes.
-    pub fn window_end(&mut self) {
+    /// The measurement window closes at `now_ns`.
+    pub fn window_end(&mut self, now_ns: u64) {
         self.at_window_end.copy_from_slice(&self.counters);
         self.in_window = false;
-        self.queue.set_in_window(false);
+        self.queue.set_in_window(false, now_ns);
         self.window_done = true;
     }
 
@@ -196,7 +211,7 @@ mod tests {
         assert_eq!(m.since_sample(1).queue_drops, 1);
         m.sampled();
         assert_eq!(m.since_sample(1), FlowCounters::default());
-        m.window_start();
+        m.window_start(0);
         m.sent(0, true);
         m.path_drop(0);
         m.marked(1);
@@ -206,7 +221,7 @@ mod tests {
         m.rtt(0, 20);
         m.rtt(0, 40);
         assert_eq!(m.window(0).sent_segments, 1, "the window counts while open");
-        m.window_end();
+        m.window_end(100);
         m.sent(0, false);
         m.path_drop(0);
         let w0 = m.window(0);

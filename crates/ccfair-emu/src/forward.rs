@@ -19,12 +19,11 @@
 //! frames, a frame read after an interval mark it preceded) enters at that instant, late by at most the
 //! read's wait. Without it (`CCFAIR_EMU_ARRIVAL=read`) a frame's time starts at its read: frames that waited
 //! while the loop slept then enter after the departures due meanwhile, and a burst finds room a real queue
-//! would not have had (the README's "Validation against the kernel" section measures what that did to the
-//! grid).
+//! would not have had (docs/notes/validation-loop.md measures what that did to the grid).
 //!
 //! Why AF_PACKET: on veth it costs one syscall per frame each way and needs no BPF program; AF_XDP on veth
 //! runs in copy (generic) mode, so it would not save the copy, and TUN would put the kernel's IP forwarding
-//! in the path. See the README's "Real kernels" section for the measured rates.
+//! in the path. See docs/notes/kernel-measurements.md for the measured rates.
 //!
 //! The senders' side is read with `PACKET_VNET_HDR` into a 64 KB staging buffer: with segmentation offload
 //! on at the senders' veth, frames arrive as whole TSO bursts, which are split into wire-size packets (one
@@ -320,8 +319,8 @@ impl Forwarder {
                 let rec = &mut self.shaper.rec;
                 match mark {
                     Mark::Sample => rec.sample(t, bytes, packets),
-                    Mark::WindowStart => rec.window_start(),
-                    Mark::WindowEnd => rec.window_end(),
+                    Mark::WindowStart => rec.window_start(t),
+                    Mark::WindowEnd => rec.window_end(t),
                 }
                 next_mark += 1;
             }

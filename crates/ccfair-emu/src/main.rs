@@ -5,6 +5,8 @@
 //! - `send CONFIG.json`: the bulk senders (sender namespace)
 //! - `recv CONFIG.json`: the receiver (receiver namespace)
 //! - `blast CONFIG.json`: constant-rate full-size frames, for measuring the forwarder (sender namespace)
+//! - `check forward|send|recv CONFIG.json`: what that program derives from a run's configuration, as JSON
+//!   (nothing is started; the orchestrator's tests read it)
 //! - `ping DST ID COUNT INTERVAL_MS`: ICMP echo along flow ID's path
 //! - `prepare [--sysctl K=V]... [--offloads IFACE=LIST]... [--gro-flush IFACE=NS]... [--rps IFACE=HEXMASK]...`:
 //!   per-namespace sysctls, offloads, receive interrupt moderation and receive steering
@@ -18,7 +20,8 @@ use std::process::ExitCode;
 
 use ccfair_emu::{blast, config, forward, ping, prepare, recv, send, sys};
 
-const USAGE: &str = "usage: ccfair-emu forward|send|recv|blast CONFIG.json | ping DST ID COUNT INTERVAL_MS | \
+const USAGE: &str = "usage: ccfair-emu forward|send|recv|blast CONFIG.json | check forward|send|recv CONFIG.json | \
+                     ping DST ID COUNT INTERVAL_MS | \
                      prepare [--sysctl K=V]... [--offloads IFACE=LIST]... [--gro-flush IFACE=NS]... \
                      [--rps IFACE=HEXMASK]...";
 
@@ -46,12 +49,23 @@ fn main_inner(args: &[String]) -> Result<(), Failure> {
                 return Err(run("parent exited before start".into()));
             }
             let path: String = arg(args, 1, "CONFIG.json")?;
-            match cmd {
-                "forward" => forward::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
-                "send" => send::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
-                "blast" => blast::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
-                _ => recv::run(config::load(&path).map_err(Failure::Usage)?).map_err(run),
+            if cmd == "blast" {
+                return blast::run(config::load(&path).map_err(Failure::Usage)?).map_err(run);
             }
+            let cfg: config::RunConfig = config::load(&path).map_err(Failure::Usage)?;
+            match cmd {
+                "forward" => forward::run(cfg.forward().map_err(Failure::Usage)?).map_err(run),
+                "send" => send::run(cfg.send().map_err(Failure::Usage)?).map_err(run),
+                _ => recv::run(cfg.recv().map_err(Failure::Usage)?).map_err(run),
+            }
+        }
+        "check" => {
+            let role: String = arg(args, 1, "forward|send|recv")?;
+            let path: String = arg(args, 2, "CONFIG.json")?;
+            let cfg: config::RunConfig = config::load(&path).map_err(Failure::Usage)?;
+            let derived = config::derived(&role, &cfg).map_err(Failure::Usage)?;
+            println!("{derived}");
+            Ok(())
         }
         "ping" => ping::run(
             arg(args, 1, "DST")?,

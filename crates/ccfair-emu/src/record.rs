@@ -183,12 +183,12 @@ impl Recorder {
         self.lateness_run.clear();
     }
 
-    pub fn window_start(&mut self) {
-        self.meter.window_start();
+    pub fn window_start(&mut self, now: Time) {
+        self.meter.window_start(now.ns());
     }
 
-    pub fn window_end(&mut self) {
-        self.meter.window_end();
+    pub fn window_end(&mut self, now: Time) {
+        self.meter.window_end(now.ns());
     }
 
     #[inline]
@@ -244,10 +244,10 @@ impl Recorder {
         self.meter.queue.departed(sojourn_ns, l4s);
     }
 
-    /// `ip_bytes` finished serializing on the bottleneck.
+    /// `ip_bytes` finished serializing on the bottleneck at `end`, having started at `start`.
     #[inline]
-    pub fn link_tx(&mut self, ip_bytes: u32) {
-        self.meter.queue.transmitted(ip_bytes);
+    pub fn link_tx(&mut self, ip_bytes: u32, start: Time, end: Time) {
+        self.meter.queue.transmitted(ip_bytes, start.ns(), end.ns());
     }
 
     /// A frame with an ideal departure time left `late_ns` after it.
@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn an_ack_samples_the_newest_segment_it_covers() {
         let mut r = Recorder::new(1, 100);
-        r.window_start();
+        r.window_start(t(0));
         r.data_arrived(t(0), 0, 1000, 100);
         r.data_arrived(t(10), 0, 1100, 100);
         r.data_arrived(t(20), 0, 1200, 100);
@@ -378,7 +378,7 @@ mod tests {
     #[test]
     fn retransmitted_ranges_are_not_timed() {
         let mut r = Recorder::new(1, 100);
-        r.window_start();
+        r.window_start(t(0));
         r.data_arrived(t(0), 0, 0, 100);
         r.data_arrived(t(1), 0, 100, 100);
         r.data_arrived(t(500), 0, 0, 100); // retransmission of the first
@@ -395,13 +395,13 @@ mod tests {
         r.start(t(1000));
         r.queue_drop(1);
         r.sample(t(1100), 3000, 2);
-        r.window_start();
+        r.window_start(t(1100));
         r.path_drop(0);
         r.marked(1);
         r.departed(5_000, false);
-        r.link_tx(1500);
+        r.link_tx(1500, t(1110), t(1111));
         r.lateness(40);
-        r.window_end();
+        r.window_end(t(1150));
         r.queue_drop(0);
         r.sample(t(1200), 0, 0);
         let rows = r.take_queue();

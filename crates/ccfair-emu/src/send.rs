@@ -1,13 +1,16 @@
 //! `ccfair-emu send`: the bulk senders. One TCP socket per flow, its congestion control set with
 //! TCP_CONGESTION (and internal pacing switched on with SO_MAX_PACING_RATE when the scenario asks) before it
-//! connects. Every flow connects before the epoch (the simulator's flows are likewise established at time 0
-//! with one handshake RTT sample over the empty path), all at once: their handshakes run side by side, so
-//! each flow's congestion control starts within one handshake of the others (BBR stamps its min-RTT filter
-//! then, and enters PROBE_RTT when that stamp is 10 s old; connected one after the other, N flows of RTT R
-//! would carry stamps N x R apart into the run). From its start time a flow writes as fast as the socket
-//! takes data, until its stop time or, for a finite flow, until it has written its size, when it shuts down
-//! its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
-//! (and BBR's TCP_CC_INFO) of every flow.
+//! connects. A flow opens its connection when it starts (`connect_at_start`, the scenario's `connect =
+//! "at_start"`), as a testbed's client started then does: its SYN crosses the emulator's queue as the earlier
+//! flows keep it, the kernel completes the handshake (and sends the SYN again if the queue dropped it), and
+//! the flow writes once the socket reports the connection made. The other flows connect before the epoch,
+//! all at once (`connect = "before_run"`): their handshakes run side by side, so each flow's congestion
+//! control starts within one handshake of the others (BBR stamps its min-RTT filter then, and enters
+//! PROBE_RTT when that stamp is 10 s old; connected one after the other, N flows of RTT R would carry stamps
+//! N x R apart into the run). From its start time (or its connection, if later) a flow writes as fast as the
+//! socket takes data, until its stop time or, for a finite flow, until it has written its size, when it
+//! shuts down its sending side. At each interval boundary and at the window's edges it samples TCP_INFO
+//! (and BBR's TCP_CC_INFO) of every flow; each flow's output also gives when its connection was made.
 //!
 //! Flows with the same start time start in flow order: one wakeup writes to each in turn, and the kernel
 //! sends a flow's initial window inside its first write (`tcp_sendmsg` pushes what the window allows), so
@@ -62,10 +65,17 @@ struct FlowSeries {
     total: Counters,
     /// When everything written had been acknowledged after the stop (ns after the epoch), if it was.
     finished_ns: Option<u64>,
+    /// When the connection was made (ns after the epoch; 0 for one made before the epoch), if it was.
+    connected_ns: Option<u64>,
+    /// Why the connection could not be made (the kernel gave up on its SYNs), if it was not.
+    connect_error: Option<String>,
 }
 
 struct Flow {
     stream: TcpStream,
+    dst: SocketAddrV4,
+    /// Where the connection stands: not begun (a flow that opens it at its start), under way, made.
+    link: Link,
     start_ns: u64,
     stop_ns: u64,
     writing: bool,
@@ -74,6 +84,13 @@ struct Flow {
     unwritten: u64,
     is_bbr: bool,
     series: FlowSeries,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    Closed,
+    Connecting,
+    Connected,
 }
 
 fn opt(v: Option<impl Into<f64>>) -> f64 {
@@ -161,24 +178,24 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
     let _ = sys::set_timer_slack_ns(1);
     crate::config::pin(&cfg.cpus, "send");
     let duration = cfg.schedule.duration_ns;
-    let mut streams = Vec::with_capacity(cfg.flows.len());
-    for (i, f) in cfg.flows.iter().enumerate() {
-        let stream = sys::tcp_connect_start(SocketAddrV4::new(f.dst, f.port), &f.cc, f.pacing)
-            .map_err(|e| format!("flow {i}: connect to {}:{}: {e}", f.dst, f.port))?;
-        streams.push(stream);
-    }
-    sys::await_connected(&streams).map_err(|(i, e)| {
-        let f = &cfg.flows[i];
-        format!("flow {i}: connect to {}:{}: {e}", f.dst, f.port)
-    })?;
     let mut flows = Vec::with_capacity(cfg.flows.len());
-    for ((i, f), stream) in cfg.flows.iter().enumerate().zip(streams) {
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let dst = SocketAddrV4::new(f.dst, f.port);
+        let stream = sys::tcp_socket(&f.cc, f.pacing).map_err(|e| format!("flow {i}: {e}"))?;
         let cc = sys::tcp_congestion(stream.as_raw_fd()).map_err(|e| format!("flow {i}: {e}"))?;
         if cc != f.cc {
             return Err(format!("flow {i}: asked for {} but the socket runs {cc}", f.cc));
         }
+        let link = if f.connect_at_start {
+            Link::Closed
+        } else {
+            sys::tcp_connect(&stream, dst).map_err(|e| format!("flow {i}: connect to {dst}: {e}"))?;
+            Link::Connecting
+        };
         flows.push(Flow {
             stream,
+            dst,
+            link,
             start_ns: f.start_ns,
             stop_ns: f.stop_ns.unwrap_or(duration).min(duration),
             writing: false,
@@ -190,6 +207,16 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
                 ..FlowSeries::default()
             },
         });
+    }
+    let before: Vec<usize> = (0..flows.len())
+        .filter(|&i| flows[i].link == Link::Connecting)
+        .collect();
+    let streams: Vec<&TcpStream> = before.iter().map(|&i| &flows[i].stream).collect();
+    sys::await_connected(&streams)
+        .map_err(|(k, e)| format!("flow {}: connect to {}: {e}", before[k], flows[before[k]].dst))?;
+    for &i in &before {
+        flows[i].link = Link::Connected;
+        flows[i].series.connected_ns = Some(0);
     }
     let clock = Clock::new();
     let mut control = Control::new();
@@ -225,8 +252,15 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
         if now >= duration && next_mark == marks.len() {
             break;
         }
-        for f in flows.iter_mut() {
-            if !f.writing && !f.shut && now >= f.start_ns {
+        for (i, f) in flows.iter_mut().enumerate() {
+            if f.link == Link::Closed && !f.shut && now >= f.start_ns {
+                // The application calls connect() at its start: the kernel sends the SYN now.
+                if let Err(e) = sys::tcp_connect(&f.stream, f.dst) {
+                    return Err(format!("flow {i}: connect to {}: {e}", f.dst));
+                }
+                f.link = Link::Connecting;
+            }
+            if !f.writing && !f.shut && f.link == Link::Connected && now >= f.start_ns {
                 f.writing = true;
             }
             if f.writing && now >= f.stop_ns {
@@ -250,8 +284,9 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
             revents: 0,
         });
         for f in &flows {
+            let waits = f.writing || (f.link == Link::Connecting && !f.shut);
             pollfds.push(libc::pollfd {
-                fd: if f.writing { f.stream.as_raw_fd() } else { -1 },
+                fd: if waits { f.stream.as_raw_fd() } else { -1 },
                 events: libc::POLLOUT,
                 revents: 0,
             });
@@ -262,9 +297,29 @@ pub fn run(cfg: SendConfig) -> Result<(), String> {
         {
             return Err("the orchestrator went away; run abandoned".into());
         }
+        let now = clock.now().saturating_since(epoch).ns();
         for (f, p) in flows.iter_mut().zip(&pollfds[1..]) {
             if p.revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) == 0 {
                 continue;
+            }
+            if f.link == Link::Connecting {
+                // The handshake ended: made (the socket takes data at once), or given up by the kernel.
+                match sys::connect_result(f.stream.as_raw_fd()) {
+                    Ok(()) => {
+                        f.link = Link::Connected;
+                        f.series.connected_ns = Some(now);
+                        f.writing = now < f.stop_ns;
+                    }
+                    Err(e) => {
+                        f.link = Link::Closed;
+                        f.shut = true;
+                        f.series.connect_error = Some(e.to_string());
+                        continue;
+                    }
+                }
+                if !f.writing {
+                    continue;
+                }
             }
             for _ in 0..WRITES_PER_WAKEUP {
                 let chunk = WRITE_BYTES.min(usize::try_from(f.unwritten).unwrap_or(usize::MAX));

@@ -71,6 +71,8 @@ pub struct Shaper {
     marker: Option<PpvMarker>,
     rate: Rate,
     busy_start: Time,
+    /// When the packet in transmission started serializing.
+    tx_start: Time,
     busy_bytes: u128,
     in_tx: Option<(EmuPacket, Time)>,
     paths: Vec<Path>,
@@ -117,6 +119,7 @@ impl Shaper {
                 .expect("the front end validates the marker's weights"),
             rate,
             busy_start: Time::ZERO,
+            tx_start: Time::ZERO,
             busy_bytes: 0,
             in_tx: None,
             loss_rng: (0..paths.len())
@@ -181,6 +184,12 @@ impl Shaper {
         l.push_back((release, pkt));
     }
 
+    /// When the bytes of the busy period so far have finished serializing.
+    fn busy_end(&self) -> Time {
+        let ns = (self.busy_bytes * 8 * 1_000_000_000).div_ceil(self.rate.bps() as u128);
+        Time::from_ns(self.busy_start.ns() + ns as u64)
+    }
+
     fn start_next(&mut self, now: Time) {
         let mut sink = Sink {
             pool: &mut self.pool,
@@ -193,9 +202,9 @@ impl Shaper {
         let l4s = pkt.wire_ecn == Ecn::Ect1;
         self.rec
             .departed(now.saturating_since(pkt.enqueue_ts()).ns(), l4s);
+        self.tx_start = self.busy_end();
         self.busy_bytes += pkt.wire_len() as u128;
-        let ns = (self.busy_bytes * 8 * 1_000_000_000).div_ceil(self.rate.bps() as u128);
-        self.in_tx = Some((pkt, Time::from_ns(self.busy_start.ns() + ns as u64)));
+        self.in_tx = Some((pkt, self.busy_end()));
     }
 
     /// When the next event is due (a serialization ends or a delay line releases a frame).
@@ -246,7 +255,7 @@ impl Shaper {
             .in_tx
             .take()
             .expect("link_done with a packet in transmission");
-        self.rec.link_tx(pkt.wire_len());
+        self.rec.link_tx(pkt.wire_len(), self.tx_start, end);
         let delay = self.paths[pkt.flow as usize].data_delay;
         if delay == Dur::ZERO {
             out.push((pkt, Out::ToReceiver, end));

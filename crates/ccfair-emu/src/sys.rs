@@ -358,10 +358,9 @@ pub fn poll_many(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize>
     }
 }
 
-/// A non-blocking TCP socket with its congestion control (and optionally internal pacing) set before it
-/// connects, its connection started (the handshake completes in the kernel; [`await_connected`] waits for
-/// it), handed over as a std stream.
-pub fn tcp_connect_start(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Result<TcpStream> {
+/// A non-blocking TCP socket with its congestion control (and optionally internal pacing) set, not yet
+/// connected ([`tcp_connect`] starts its connection), handed over as a std stream.
+pub fn tcp_socket(cc: &str, pacing: bool) -> io::Result<TcpStream> {
     // SAFETY: plain socket(2) call.
     let raw = check(unsafe {
         libc::socket(
@@ -390,6 +389,12 @@ pub fn tcp_connect_start(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Resul
         // (sk_pacing_status = SK_PACING_NEEDED, net/core/sock.c); the cap itself is never reached.
         setsockopt_raw(s, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &(u64::MAX - 1))?;
     }
+    Ok(TcpStream::from(fd))
+}
+
+/// Starts the connection of a [`tcp_socket`] to `dst` without waiting: the kernel sends the SYN now and
+/// completes the handshake on its own (POLLOUT, then `SO_ERROR`, tell when and how: [`connect_result`]).
+pub fn tcp_connect(stream: &TcpStream, dst: SocketAddrV4) -> io::Result<()> {
     let addr = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: dst.port().to_be(),
@@ -401,22 +406,31 @@ pub fn tcp_connect_start(dst: SocketAddrV4, cc: &str, pacing: bool) -> io::Resul
     // SAFETY: `addr` is a valid sockaddr_in of the given size.
     let started = check(unsafe {
         libc::connect(
-            s,
+            stream.as_raw_fd(),
             &addr as *const libc::sockaddr_in as *const libc::sockaddr,
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         )
     });
     match started {
-        Ok(_) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(()),
+        Err(e) => Err(e),
     }
-    Ok(TcpStream::from(fd))
 }
 
-/// Waits until every connection [`tcp_connect_start`] began has completed (with the kernel's SYN retries,
-/// as a blocking connect would); the first that failed is an error with its index.
-pub fn await_connected(streams: &[TcpStream]) -> Result<(), (usize, io::Error)> {
+/// How a connection [`tcp_connect`] started ended, once its socket polled writable (`SO_ERROR`).
+pub fn connect_result(fd: RawFd) -> io::Result<()> {
+    let mut err = [0u8; 4];
+    getsockopt_bytes(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err)?;
+    match i32::from_ne_bytes(err) {
+        0 => Ok(()),
+        code => Err(io::Error::from_raw_os_error(code)),
+    }
+}
+
+/// Waits until every connection [`tcp_connect`] began has completed (with the kernel's SYN retries, as a
+/// blocking connect would); the first that failed is an error with its index.
+pub fn await_connected(streams: &[&TcpStream]) -> Result<(), (usize, io::Error)> {
     let mut pending: Vec<usize> = (0..streams.len()).collect();
     let mut pfds: Vec<libc::pollfd> = Vec::with_capacity(streams.len());
     while !pending.is_empty() {
@@ -433,12 +447,7 @@ pub fn await_connected(streams: &[TcpStream]) -> Result<(), (usize, io::Error)> 
                 still.push(i);
                 continue;
             }
-            let mut err = [0u8; 4];
-            getsockopt_bytes(p.fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut err).map_err(|e| (i, e))?;
-            let code = i32::from_ne_bytes(err);
-            if code != 0 {
-                return Err((i, io::Error::from_raw_os_error(code)));
-            }
+            connect_result(p.fd).map_err(|e| (i, e))?;
         }
         pending = still;
     }

@@ -1,20 +1,25 @@
 //! `ccfair._native`: the Python extension. It resolves scenarios (JSON in base units from the Python front end,
-//! one call that checks everything and returns the spec or a `ScenarioError`), runs resolved specs, and
+//! one call that checks everything and returns the spec or an `InputError`), runs resolved specs, and
 //! hands results back as columns of little-endian bytes that NumPy views without copying element by element.
-//! Python is called only between chunks of simulated time (progress, Ctrl-C), never per packet.
+//! Python is called only between chunks of work (progress, Ctrl-C), never per packet.
 
 #![allow(clippy::disallowed_methods)] // wall-clock time here is for progress reporting only
 
 use std::time::Instant;
 
+mod memprobe;
+
 use ccfair_core::FieldError;
 use ccfair_core::output::{
     Backends, ColumnData, ColumnDoc, Dtype, FlowRecord, FlowSeries, QueueSeries, Scalar, Totals,
 };
-use ccfair_sim::{RunOutput, ScenarioInput, ScenarioSpec, Simulation};
+use ccfair_scenario::kernel::KernelModule;
+use ccfair_scenario::value::Value;
+use ccfair_scenario::{Backend, Source};
+use ccfair_sim::{RunOutput, ScenarioInput, ScenarioSpec, Simulation, UncheckedSpec};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 
 /// Writes `v` as little-endian bytes straight into a Python bytes object (no intermediate copy: the time
 /// series can be most of a run's memory) and returns `(dtype, bytes)`.
@@ -62,15 +67,15 @@ fn table_to_py<'py>(
 
 pyo3::create_exception!(
     _native,
-    ScenarioError,
+    InputError,
     pyo3::exceptions::PyValueError,
-    "A scenario the simulator cannot run: `.field` names the value (`flows[1].cc_params.beta`), `.message` \
+    "Bad input: `.field` names the value (`flows[1].cc_params.beta`, an option such as `--jobs`), `.message` \
      says what is allowed."
 );
 
-/// `ScenarioError(field, message)` with both as attributes.
+/// `InputError(field, message)` with both as attributes.
 fn scenario_error(py: Python<'_>, e: FieldError) -> PyErr {
-    let err = ScenarioError::new_err((e.field.clone(), e.message.clone()));
+    let err = InputError::new_err((e.field.clone(), e.message.clone()));
     let value = err.value(py);
     let set = value
         .setattr("field", e.field)
@@ -81,27 +86,251 @@ fn scenario_error(py: Python<'_>, e: FieldError) -> PyErr {
     }
 }
 
-/// Resolves a scenario in base units (JSON, see `ccfair_sim::resolve::ScenarioInput`): every default filled,
-/// every rule checked. Returns `{"spec": <the spec `run` takes>, "estimate": <the run's memory and events>}`
-/// as JSON, or raises `ScenarioError`.
-#[pyfunction]
-fn resolve(py: Python<'_>, input_json: &str) -> PyResult<String> {
-    let input: ScenarioInput = serde_json::from_str(input_json)
-        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
-    let spec = input.resolve().map_err(|e| scenario_error(py, e))?;
-    let estimate = ccfair_sim::estimate(&spec);
-    Ok(serde_json::json!({"spec": spec, "estimate": estimate}).to_string())
+/// A Python value (a scenario document: dicts, lists, numbers, strings, TOML dates) as the resolver reads it;
+/// nested beyond `ccfair_scenario::value::MAX_DEPTH` levels it is refused (the conversion recurses).
+fn document_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, FieldError> {
+    if depth > ccfair_scenario::value::MAX_DEPTH + 1 {
+        return FieldError::err(
+            "scenario",
+            format!(
+                "nested too deeply: more than {} levels of tables and arrays",
+                ccfair_scenario::value::MAX_DEPTH
+            ),
+        );
+    }
+    let text = |o: &Bound<'_, PyAny>| o.str().map(|s| s.to_string()).unwrap_or_default();
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.extract::<bool>().unwrap_or(false)));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(match obj.extract::<i128>() {
+            Ok(v) => Value::Int(v),
+            Err(_) => Value::BigInt(text(obj)),
+        });
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Value::Float(obj.extract::<f64>().unwrap_or(f64::NAN)));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::Str(s.to_string()));
+    }
+    if let Ok(m) = obj.cast::<PyMapping>() {
+        let mut entries = Vec::new();
+        let items = m
+            .items()
+            .map_err(|e| FieldError::new("scenario", e.to_string()))?;
+        for item in items.iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item
+                .extract()
+                .map_err(|e: PyErr| FieldError::new("scenario", e.to_string()))?;
+            let key = match k.cast::<PyString>() {
+                Ok(s) => s.to_string(),
+                Err(_) => text(&k),
+            };
+            entries.push((key, document_value(&v, depth + 1)?));
+        }
+        return Ok(Value::Table(entries));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let items = obj
+            .try_iter()
+            .map_err(|e| FieldError::new("scenario", e.to_string()))?
+            .map(|item| {
+                let item = item.map_err(|e| FieldError::new("scenario", e.to_string()))?;
+                document_value(&item, depth + 1)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Value::Array(items));
+    }
+    let type_name = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into());
+    let repr = obj.repr().map(|r| r.to_string()).unwrap_or_default();
+    Ok(Value::Other { type_name, repr })
 }
 
-/// Every flow's start time and size under `seed` for a resolved scenario (JSON), as the simulator draws them
-/// (`ccfair_sim::traffic::flow_plans`): a JSON list of `{"start_ns", "size_bytes"}`, so that the kernel
-/// backend starts and sizes its flows as the simulator does.
+/// Resolves a scenario for a backend: `scenario` is its document (a dict, as TOML reads it) or the scenario in
+/// base units (JSON text of `ccfair_scenario::ScenarioInput`, the front end's typed scenario); `backend_json`
+/// is `{"name": "sim"}` (the default) or `{"name": "kernel", "available_ccs": [...]}` (this host's
+/// congestion controls). Returns JSON: the scenario in base units (`input`), the document's `seed`, the
+/// `document` and its `explicit` form, the `spec` the backend runs, for the kernel backend the simulator's
+/// `sim_spec` of its stand-in, and the run's `estimate` (memory and events); or raises `InputError`.
+#[pyfunction]
+#[pyo3(signature = (scenario, backend_json=None))]
+fn resolve(py: Python<'_>, scenario: &Bound<'_, PyAny>, backend_json: Option<&str>) -> PyResult<String> {
+    let field_error = |e: FieldError| scenario_error(py, e);
+    let backend: Backend = match backend_json {
+        Some(text) => {
+            serde_json::from_str(text).map_err(|e| field_error(FieldError::new("backend", e.to_string())))?
+        }
+        None => Backend::Sim,
+    };
+    let value;
+    let source = if let Ok(text) = scenario.cast::<PyString>() {
+        let input: ScenarioInput = serde_json::from_str(&text.to_string())
+            .map_err(|e| field_error(FieldError::new("scenario", e.to_string())))?;
+        Source::Input(Box::new(input))
+    } else {
+        value = document_value(scenario, 1).map_err(field_error)?;
+        Source::Document(&value)
+    };
+    let r = ccfair_scenario::resolve(source, &backend).map_err(field_error)?;
+    let estimate = ccfair_sim::estimate(&r.sim_spec);
+    let base_rtt_ns = r.input.link.base_rtt_ns(&r.input.flows).ok().flatten();
+    let mut out = serde_json::json!({
+        "input": r.input,
+        "base_rtt_ns": base_rtt_ns,
+        "seed": r.seed,
+        "document": r.document,
+        "explicit": r.explicit,
+        "spec": r.spec,
+        "estimate": estimate,
+    });
+    if let Backend::Kernel(_) = backend {
+        out["sim_spec"] = serde_json::to_value(&r.sim_spec).expect("specs serialize");
+    }
+    Ok(out.to_string())
+}
+
+/// A quantity with its unit in base units, as scenarios write it (`ccfair_scenario::units`): `kind` is
+/// `rate` (bit/s), `size` (bytes), `duration` (ns), `packets`, `bdp` (a float multiple), `buffer`
+/// (`(kind, value)`, kind `packets`, `bytes`, `bdp` or `time`) or `seed` (an integer in [0, 2^64)); zero is
+/// refused unless `allow_zero` (rates and durations). Raises `InputError` on `field`.
+#[pyfunction]
+#[pyo3(signature = (kind, value, field, allow_zero=false))]
+fn parse_quantity<'py>(
+    py: Python<'py>,
+    kind: &str,
+    value: &Bound<'py, PyAny>,
+    field: &str,
+    allow_zero: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    use ccfair_scenario::units;
+    let v = document_value(value, 1).map_err(|e| scenario_error(py, FieldError::new(field, e.message)))?;
+    let err = |m: String| scenario_error(py, FieldError::new(field, m));
+    Ok(match kind {
+        "rate" => units::parse_rate_bps(&v, allow_zero)
+            .map_err(err)?
+            .into_pyobject(py)?
+            .into_any(),
+        "size" => units::parse_size_bytes(&v)
+            .map_err(err)?
+            .into_pyobject(py)?
+            .into_any(),
+        "packets" => units::parse_packets(&v)
+            .map_err(err)?
+            .into_pyobject(py)?
+            .into_any(),
+        "bdp" => units::parse_bdp_multiple(&v)
+            .map_err(err)?
+            .into_pyobject(py)?
+            .into_any(),
+        "duration" => units::parse_duration_ns(&v, allow_zero)
+            .map_err(err)?
+            .into_pyobject(py)?
+            .into_any(),
+        "seed" => ccfair_scenario::reader::read::<ccfair_scenario::document::Seed>(&v)
+            .map_err(|e| err(e.message))?
+            .0
+            .into_pyobject(py)?
+            .into_any(),
+        "buffer" => {
+            let b = units::parse_buffer(&v).map_err(err)?;
+            let pair = match b {
+                units::Buffer::Packets(n) => ("packets", n.into_pyobject(py)?.into_any()),
+                units::Buffer::Bytes(n) => ("bytes", n.into_pyobject(py)?.into_any()),
+                units::Buffer::Time(n) => ("time", n.into_pyobject(py)?.into_any()),
+                units::Buffer::Bdp(m) => ("bdp", m.into_pyobject(py)?.into_any()),
+            };
+            pair.into_pyobject(py)?.into_any()
+        }
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "no quantity kind {other:?}"
+            )));
+        }
+    })
+}
+
+/// A quantity in base units written as scenarios write it: `kind` `rate`, `size`, `duration`; or a buffer
+/// (`kind` one of `packets`, `bytes`, `bdp`, `time`, with its value).
+#[pyfunction]
+fn format_quantity(kind: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    use ccfair_scenario::units::{self, Buffer};
+    let n = || value.extract::<u64>();
+    Ok(match kind {
+        "rate" => units::format_rate_bps(n()?),
+        "size" => units::format_size_bytes(n()?),
+        "duration" => units::format_duration_ns(n()?),
+        "packets" => units::format_buffer(Buffer::Packets(n()?)),
+        "bytes" => units::format_buffer(Buffer::Bytes(n()?)),
+        "time" => units::format_buffer(Buffer::Time(n()?)),
+        "bdp" => units::format_buffer(Buffer::Bdp(value.extract::<f64>()?)),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "no quantity kind {other:?}"
+            )));
+        }
+    })
+}
+
+/// A spec's JSON (what `resolve` returned, or a changed copy of it) as a checked spec: a spec from outside is
+/// held to every rule the resolver keeps.
+fn checked_spec(py: Python<'_>, spec_json: &str) -> PyResult<ScenarioSpec> {
+    let spec: UncheckedSpec = serde_json::from_str(spec_json)
+        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
+    spec.check().map_err(|e| scenario_error(py, e))
+}
+
+/// Every flow's start time and size under `seed` for a resolved spec (JSON: the simulator's, or the kernel
+/// backend's, which has `offloads`), as both backends draw them (`ccfair_scenario::traffic::flow_plans`): a
+/// JSON list of `{"start_ns", "size_bytes"}`.
 #[pyfunction]
 fn flow_plans(py: Python<'_>, spec_json: &str, seed: u64) -> PyResult<String> {
-    let spec: ScenarioSpec = serde_json::from_str(spec_json)
-        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
-    let plans = ccfair_sim::traffic::flow_plans(&spec, seed);
+    let bad = |e: String| scenario_error(py, FieldError::new("scenario", e));
+    let value: serde_json::Value = serde_json::from_str(spec_json).map_err(|e| bad(e.to_string()))?;
+    let plans = if value.get("offloads").is_some() {
+        let spec: UncheckedSpec<KernelModule> =
+            serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+        ccfair_scenario::traffic::flow_plans(&*spec.check().map_err(|e| scenario_error(py, e))?, seed)
+    } else {
+        ccfair_sim::traffic::flow_plans(&*checked_spec(py, spec_json)?, seed)
+    };
     Ok(serde_json::to_string(&plans).expect("plans serialize"))
+}
+
+/// The scenario document's defaults (`ccfair_scenario::document::defaults`) and the header bytes of a segment,
+/// for the front end's typed scenario (its constructors' defaults are these).
+#[pyfunction]
+fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use ccfair_scenario::document::defaults as d;
+    let out = PyDict::new(py);
+    out.set_item("interval_ns", d::INTERVAL_NS)?;
+    out.set_item("mtu_bytes", d::MTU_BYTES)?;
+    out.set_item("aqm", d::AQM)?;
+    out.set_item("count", d::COUNT)?;
+    out.set_item("start_ns", d::START_NS)?;
+    out.set_item("initial_window", d::INITIAL_WINDOW)?;
+    out.set_item("pacing", d::PACING)?;
+    out.set_item("loss", d::LOSS)?;
+    out.set_item("ecn", d::ECN)?;
+    out.set_item("connect", d::CONNECT)?;
+    out.set_item("seed", d::SEED)?;
+    out.set_item("header_bytes", ccfair_scenario::HEADER_BYTES)?;
+    out.set_item("max_depth", ccfair_scenario::value::MAX_DEPTH)?;
+    Ok(out)
+}
+
+/// Refuses `value` (a document: dicts and lists) nested more than `ccfair_scenario::value::MAX_DEPTH` levels
+/// deep, naming `field`.
+#[pyfunction]
+fn check_depth(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult<()> {
+    document_value(value, 1)
+        .and_then(|v| v.check_depth(field))
+        .map(|_| ())
+        .map_err(|e| scenario_error(py, FieldError::new(field, e.message)))
 }
 
 /// The available congestion controls and queue disciplines, with parameters, as JSON.
@@ -129,7 +358,7 @@ fn catalog() -> String {
                 "summary": q.summary,
                 "source": q.source,
                 "defaults": q.defaults,
-                "params": q.params.iter().map(|p| serde_json::json!({"name": p.name, "allowed": p.allowed, "doc": p.doc})).collect::<Vec<_>>(),
+                "params": q.params.iter().map(qdisc_param).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -137,7 +366,7 @@ fn catalog() -> String {
         "header_bytes": ccfair_sim::tcp::HEADER_BYTES,
         "min_mtu_bytes": ccfair_sim::scenario::MIN_MTU,
         "max_mtu_bytes": ccfair_sim::scenario::MAX_MTU,
-        "max_flows": ccfair_sim::sim::MAX_FLOWS,
+        "max_flows": ccfair_scenario::MAX_FLOWS,
     });
     serde_json::json!({
         "congestion_controls": ccs,
@@ -145,8 +374,38 @@ fn catalog() -> String {
         "limits": limits,
         "output": output_schema(),
         "kernel_cc_prefix": ccfair_sim::scenario::KERNEL_CC_PREFIX,
+        "scenario_keys": ccfair_scenario::catalog::keys(),
+        "host_presets": ccfair_scenario::catalog::presets()
+            .into_iter()
+            .map(|(name, spec)| {
+                let default = spec.preset == ccfair_scenario::host::DEFAULT_PRESET;
+                serde_json::json!({"name": name, "default": default, "values": spec})
+            })
+            .collect::<Vec<_>>(),
+        "flow_profiles": ccfair_scenario::profile::PROFILES,
+        "kernel": {
+            "max_flows": ccfair_scenario::kernel::MAX_KERNEL_FLOWS,
+            "max_groups": ccfair_scenario::kernel::MAX_KERNEL_GROUPS,
+            "honoured_host_keys": ccfair_scenario::kernel::HONOURED_HOST_KEYS,
+            "delay_placements": ccfair_scenario::kernel::DELAY_PLACEMENTS,
+            "available_cc_file": ccfair_scenario::kernel::AVAILABLE_CC_FILE,
+        },
     })
     .to_string()
+}
+
+/// A queue discipline's parameter for listings: the name a scenario writes (`target = "5ms"`, as tc writes
+/// it, for a parameter whose registry name carries its unit), the registry's name, accepted too, as its
+/// alias (`target_ns`, an integer in that unit or a quantity), and the unit.
+fn qdisc_param(p: &ccfair_core::ParamDoc) -> serde_json::Value {
+    match ccfair_aqm::unit_free_name(p.name) {
+        Some((written, unit)) => serde_json::json!({
+            "name": written, "alias": p.name, "unit": unit.name(), "allowed": p.allowed, "doc": p.doc,
+        }),
+        None => {
+            serde_json::json!({"name": p.name, "alias": null, "unit": null, "allowed": p.allowed, "doc": p.doc})
+        }
+    }
 }
 
 /// The output schema as JSON: each table with its columns (name, dtype, unit, doc, backends, kernel note).
@@ -211,22 +470,24 @@ fn output_to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, Py
 /// Wall time one chunk of simulation aims at: Python checks for Ctrl-C and calls `progress` between chunks,
 /// so this bounds how long either waits.
 const CHUNK_TARGET_SECONDS: f64 = 0.02;
-/// The first chunk's event budget, and the bounds of the adapted one. Chunks are sized in events, not in
+/// The first chunk's budget of work, and the bounds of the adapted one. Chunks are sized in work done (an
+/// event popped, or a run of the queue discipline's own timer: `Simulation::run_until_events`), not in
 /// simulated time: the cost of a simulated second grows with the link rate (a 10 Tbps link has a million
-/// times the events of a 10 Mbps one), the cost of an event does not.
-const CHUNK_FIRST_POPS: u64 = 1 << 14;
-const CHUNK_MIN_POPS: u64 = 1 << 8;
-const CHUNK_MAX_POPS: u64 = 1 << 26;
+/// times the events of a 10 Mbps one) and with the discipline's timer (DualPI2 updating every microsecond
+/// works a million times a simulated second with no event), the cost of a unit of work does not.
+const CHUNK_FIRST_WORK: u64 = 1 << 14;
+const CHUNK_MIN_WORK: u64 = 1 << 8;
+const CHUNK_MAX_WORK: u64 = 1 << 26;
 
-/// The next chunk's event budget: scaled towards [`CHUNK_TARGET_SECONDS`] by the last chunk's wall time,
+/// The next chunk's budget of work: scaled towards [`CHUNK_TARGET_SECONDS`] by the last chunk's wall time,
 /// by at most 2x up and 4x down per step (a slow chunk shrinks the next one fast).
-fn next_chunk_pops(pops: u64, took_seconds: f64) -> u64 {
+fn next_chunk_work(work: u64, took_seconds: f64) -> u64 {
     let factor = if took_seconds > 0.0 {
         (CHUNK_TARGET_SECONDS / took_seconds).clamp(0.25, 2.0)
     } else {
         2.0
     };
-    ((pops as f64 * factor) as u64).clamp(CHUNK_MIN_POPS, CHUNK_MAX_POPS)
+    ((work as f64 * factor) as u64).clamp(CHUNK_MIN_WORK, CHUNK_MAX_WORK)
 }
 
 /// Runs a resolved scenario (JSON) with `seed`. The simulation advances in chunks of about 20 ms of wall
@@ -240,16 +501,15 @@ fn run<'py>(
     seed: u64,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let spec: ScenarioSpec = serde_json::from_str(spec_json)
-        .map_err(|e| scenario_error(py, FieldError::new("scenario", e.to_string())))?;
+    let spec = checked_spec(py, spec_json)?;
     let t0 = Instant::now();
     let mut sim = Simulation::new(spec, seed).map_err(|e| scenario_error(py, e))?;
     let end = sim.end();
-    let mut pops = CHUNK_FIRST_POPS;
+    let mut work = CHUNK_FIRST_WORK;
     loop {
         let started = Instant::now();
-        let done = py.detach(|| sim.run_until_events(end, pops));
-        pops = next_chunk_pops(pops, started.elapsed().as_secs_f64());
+        let done = py.detach(|| sim.run_until_events(end, work));
+        work = next_chunk_work(work, started.elapsed().as_secs_f64());
         if py.check_signals().is_err() {
             return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
         }
@@ -266,7 +526,7 @@ fn run<'py>(
 }
 
 /// What one cache line costs on this machine over a working set of `working_set_bytes`
-/// (`ccfair_sim::memprobe`): a dict of the working set in bytes, the accesses made, and wall nanoseconds per
+/// (`memprobe`): a dict of the working set in bytes, the accesses made, and wall nanoseconds per
 /// line for dependent, overlapped and prefetched random accesses. Runs without the GIL.
 #[pyfunction]
 fn memory_probe<'py>(
@@ -275,7 +535,7 @@ fn memory_probe<'py>(
     accesses: usize,
     seed: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use ccfair_sim::memprobe::{Pattern, WorkingSet};
+    use memprobe::{Pattern, WorkingSet};
     let accesses = accesses.max(1);
     let (bytes, ns) = py.detach(|| {
         let mut set = WorkingSet::new(working_set_bytes, seed);
@@ -300,7 +560,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(flow_plans, m)?)?;
-    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(check_depth, m)?)?;
+    m.add_function(wrap_pyfunction!(format_quantity, m)?)?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    // Its former name, for code written against it.
+    m.add("ScenarioError", m.py().get_type::<InputError>())?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(memory_probe, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -5,11 +5,13 @@
 //! Memory, in parts, each named by the scenario field that drives it:
 //! - flow state (`flows[i].count`): per flow the simulator's `Flow` (sender, receiver, pipes, timers), its
 //!   congestion control, the recorder's counters and RTT histogram, and its row in the result tables;
-//! - the first flight (`flows[i].initial_window`): every flow sends its initial window at once, and each
-//!   segment holds a retransmission-queue entry until it is acknowledged;
+//! - the first flight (`flows[i].initial_window`): every flow sends its initial window at once (no more than
+//!   its receiver's first window, on hosts that model one), and each segment holds a retransmission-queue
+//!   entry until it is acknowledged;
 //! - segments in flight (`link.rate`): at most twice (bandwidth-delay product + buffer) over all flows (a slow
-//!   start overshoots by up to one window before it sees a loss), and no more than slow start can have sent
-//!   by the end of the run; each holds a retransmission-queue entry (storage grows by doubling, so up to two
+//!   start overshoots by up to one window before it sees a loss), no more than slow start can have sent
+//!   by the end of the run and, when every group's hosts model the receive window, no more than the
+//!   windows their largest buffers (`rmem`) can offer; each holds a retransmission-queue entry (storage grows by doubling, so up to two
 //!   per segment), data segments and ACKs crossing the pipes hold one entry each;
 //! - the queue (`link.buffer`): its limit in packets, at most the segments in flight, one slot per packet,
 //!   doubled for growth, plus what the discipline reserves and its own state (FQ-CoDel buckets, PPV marker);
@@ -25,9 +27,13 @@
 //! the host by an event of its own), and where the receiving host coalesces (GRO), one flush per aggregate
 //! and one ACK per aggregate instead of one per two segments; an aggregate holds the segments a flow's fair
 //! share of the link brings within the flush window (1 to 45). The packets are the link's capacity over
-//! the run (or the senders' NICs' together, if less), or less when slow start cannot fill it: a flow's window at most doubles per base RTT from its initial
-//! window, so by time t a group can have sent at most count × initial_window × 2^(t / rtt) segments per RTT.
-//! Path loss limits flows further; the estimate ignores that and errs high. When every group is finite
+//! the run (or the senders' NICs' together, if less), or less when slow start cannot fill it: a flow's
+//! window at most doubles per base RTT from its initial window, so by time t a group can have sent at most
+//! count × initial_window × 2^(t / rtt) segments per RTT, and never more than its largest receive window.
+//! Path loss limits flows further; the estimate ignores that and errs high. The queue discipline's own timer
+//! (PIE's and DualPI2's probability updates, adaptive RED) runs once per period while the queue is backlogged:
+//! counted as one event per period over the whole run, since its work is an event's, though no event carries
+//! it. When every group is finite
 //! (`size`), the packets are at most the flows' mean sizes in segments, plus a margin for retransmissions.
 //! With arrivals, a flow's time-series rows count from its mean arrival; its slow start is counted from
 //! its group's start (which errs high while flows are still arriving).
@@ -37,7 +43,7 @@ use ccfair_core::{LogHistogram, Rng};
 use serde::Serialize;
 
 use crate::recorder::FlowView;
-use crate::scenario::ScenarioSpec;
+use crate::scenario::UncheckedSpec;
 use crate::tcp::rtx_queue::SegState;
 use crate::tcp::{Ack, Arrival, SackBlock, Segment};
 use ccfair_core::{FlowCounters, FlowRecord};
@@ -113,7 +119,7 @@ const DRAIN_NS: u64 = 1_000_000_000;
 
 /// The time-series rows a run produces at most: (per flow, per queue). One sample per interval up to the
 /// end; a flow has a row from the first sample after its start while it has data outstanding.
-pub fn series_rows(spec: &ScenarioSpec) -> (u64, u64) {
+pub fn series_rows(spec: &UncheckedSpec) -> (u64, u64) {
     let samples = spec.duration_ns / spec.interval_ns;
     let flow_rows = spec
         .groups
@@ -132,7 +138,7 @@ pub fn series_rows(spec: &ScenarioSpec) -> (u64, u64) {
     (flow_rows, samples)
 }
 
-fn group_rows(spec: &ScenarioSpec, start_ns: u64, stop_ns: Option<u64>) -> u64 {
+fn group_rows(spec: &UncheckedSpec, start_ns: u64, stop_ns: Option<u64>) -> u64 {
     let samples = spec.duration_ns / spec.interval_ns;
     let last = match stop_ns {
         Some(stop) => samples.min(stop.saturating_add(DRAIN_NS).div_ceil(spec.interval_ns)),
@@ -143,7 +149,7 @@ fn group_rows(spec: &ScenarioSpec, start_ns: u64, stop_ns: Option<u64>) -> u64 {
 
 /// Segments the finite flows send, retransmissions included, if every group is finite (a bulk group can
 /// fill whatever the link has left): each flow's mean size in segments, with [`RETRANSMIT_MARGIN`].
-fn finite_segments(spec: &ScenarioSpec) -> Option<f64> {
+fn finite_segments(spec: &UncheckedSpec) -> Option<f64> {
     let mss = spec.mss() as f64;
     spec.groups
         .iter()
@@ -174,7 +180,7 @@ const FLOW_ROW_BYTES: u64 = ccfair_core::FlowSeries::ROW_BYTES;
 const QUEUE_ROW_BYTES: u64 = ccfair_core::QueueSeries::ROW_BYTES;
 
 /// The field that names a part driven by the time series.
-fn series_field(spec: &ScenarioSpec, biggest_group: usize) -> String {
+pub(crate) fn series_field(spec: &UncheckedSpec, biggest_group: usize) -> String {
     const DEFAULT_INTERVAL_NS: u64 = 100_000_000;
     if spec.interval_ns < DEFAULT_INTERVAL_NS {
         "interval".into()
@@ -186,21 +192,25 @@ fn series_field(spec: &ScenarioSpec, biggest_group: usize) -> String {
 }
 
 /// Segments all flows can have sent per second at time `t_ns` by slow start alone (each group's windows
-/// doubling per base RTT from the initial window), as f64 (it overflows any integer).
-fn ramp_segments_per_second(spec: &ScenarioSpec, t_ns: f64) -> f64 {
+/// doubling per base RTT from the initial window, up to the largest receive window where the hosts model
+/// one), as f64 (it overflows any integer).
+fn ramp_segments_per_second(spec: &UncheckedSpec, t_ns: f64) -> f64 {
+    let mss = spec.mss();
     spec.groups
         .iter()
         .filter(|g| (g.start_ns as f64) < t_ns && g.stop_ns.is_none_or(|s| t_ns < s as f64))
         .map(|g| {
             let rounds = ((t_ns - g.start_ns as f64) / g.rtt_ns as f64).min(1000.0);
-            g.count as f64 * g.initial_window as f64 * rounds.exp2() / (g.rtt_ns as f64 * 1e-9)
+            let window = g.initial_window as f64 * rounds.exp2();
+            let window = rwnd_segments(g, mss).map_or(window, |(_, largest)| window.min(largest));
+            g.count as f64 * window / (g.rtt_ns as f64 * 1e-9)
         })
         .sum()
 }
 
 /// Packets the link carries over the run: its capacity, or what slow start allows while it cannot fill it
 /// (integrated over 2048 steps).
-fn link_packets(spec: &ScenarioSpec, capacity_pps: f64) -> f64 {
+fn link_packets(spec: &UncheckedSpec, capacity_pps: f64) -> f64 {
     const STEPS: u32 = 2048;
     let step_ns = spec.duration_ns as f64 / STEPS as f64;
     (0..STEPS)
@@ -212,7 +222,7 @@ fn link_packets(spec: &ScenarioSpec, capacity_pps: f64) -> f64 {
 }
 
 /// The events the host model adds per packet the link carries, averaged over the flows (see the module docs).
-fn host_events_per_packet(spec: &ScenarioSpec, fair_share_bps: f64) -> f64 {
+fn host_events_per_packet(spec: &UncheckedSpec, fair_share_bps: f64) -> f64 {
     let mtu_bits = spec.link.mtu_bytes as f64 * 8.0;
     let flows = spec.flow_count().max(1) as f64;
     spec.groups
@@ -234,6 +244,15 @@ fn host_events_per_packet(spec: &ScenarioSpec, fair_share_bps: f64) -> f64 {
         .sum()
 }
 
+/// A flow's receive windows in segments, on hosts that model them: the first (the SYN-ACK's) and the
+/// largest (`tcp_win_from_space` of the buffer's cap, `rmem[2]`).
+fn rwnd_segments(g: &crate::scenario::GroupSpec, mss: u32) -> Option<(f64, f64)> {
+    let cfg = crate::host::rwnd_config(&g.host)?;
+    let first = crate::tcp::RcvWindow::new(cfg, mss, ccfair_core::Dur::ZERO).initial_window() as f64;
+    let largest = cfg.rmem[2] as f64 * cfg.scaling_ratio as f64 / 256.0;
+    Some(((first / mss as f64).ceil(), (largest / mss as f64).ceil()))
+}
+
 fn to_u64(x: f64) -> u64 {
     if x >= u64::MAX as f64 {
         u64::MAX
@@ -242,14 +261,20 @@ fn to_u64(x: f64) -> u64 {
     }
 }
 
+/// The group with the most flows (the first of equals): the one whose `count` names what the flow count
+/// drives.
+pub(crate) fn biggest_group(spec: &UncheckedSpec) -> usize {
+    (0..spec.groups.len())
+        .max_by_key(|&i| (spec.groups[i].count, std::cmp::Reverse(i)))
+        .unwrap_or(0)
+}
+
 /// The estimate of `spec` (which must be valid).
-pub fn estimate(spec: &ScenarioSpec) -> Estimate {
+pub fn estimate(spec: &UncheckedSpec) -> Estimate {
     let mtu = spec.link.mtu_bytes as f64;
     let rate_bps = spec.link.rate_bps as f64;
     let flows = spec.flow_count() as u64;
-    let biggest_group = (0..spec.groups.len())
-        .max_by_key(|&i| (spec.groups[i].count, std::cmp::Reverse(i)))
-        .unwrap_or(0);
+    let biggest_group = biggest_group(spec);
     let count_field = format!("flows[{biggest_group}].count");
 
     // ---- memory
@@ -277,7 +302,13 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
     });
 
     let seg_state = std::mem::size_of::<SegState>() as f64;
-    let first_flight = |g: &crate::scenario::GroupSpec| g.count as f64 * g.initial_window as f64 * seg_state;
+    let mss = spec.mss();
+    let first_flight = |g: &crate::scenario::GroupSpec| {
+        let first = rwnd_segments(g, mss).map_or(g.initial_window as f64, |(first, _)| {
+            first.min(g.initial_window as f64)
+        });
+        g.count as f64 * first * seg_state
+    };
     let iw_group = (0..spec.groups.len())
         .max_by(|&a, &b| first_flight(&spec.groups[a]).total_cmp(&first_flight(&spec.groups[b])))
         .unwrap_or(0);
@@ -295,7 +326,15 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
     let bdp_packets = rate_bps * max_rtt_ns * 1e-9 / 8.0 / mtu;
     let buffer_packets = spec.link.aqm.limit.bytes(spec.link.mtu_bytes) as f64 / mtu;
     let ramp_in_flight = ramp_segments_per_second(spec, spec.duration_ns as f64) * max_rtt_ns * 1e-9;
-    let in_flight = (2.0 * (bdp_packets + buffer_packets)).min(ramp_in_flight.max(1.0));
+    let window_limit = spec
+        .groups
+        .iter()
+        .map(|g| rwnd_segments(g, mss).map(|(_, largest)| g.count as f64 * largest))
+        .sum::<Option<f64>>()
+        .unwrap_or(f64::INFINITY);
+    let in_flight = (2.0 * (bdp_packets + buffer_packets))
+        .min(ramp_in_flight.max(1.0))
+        .min(window_limit.max(1.0));
     let pipe_entry = (std::mem::size_of::<(u64, Arrival)>() + std::mem::size_of::<(u64, Ack)>()) as f64;
     let on_path = in_flight.min(bdp_packets);
     memory.push(Part {
@@ -383,6 +422,13 @@ pub fn estimate(spec: &ScenarioSpec) -> Estimate {
             amount: to_u64(2.0 * flows as f64 + timer_events),
         },
     ];
+    if let Some((runs, param)) = spec.link.aqm.timer_runs(spec.duration_ns) {
+        event_parts.push(Part {
+            what: "queue discipline timers",
+            field: format!("link.aqm.{param}"),
+            amount: runs,
+        });
+    }
     event_parts.sort_by_key(|p| std::cmp::Reverse(p.amount));
     let events = event_parts.iter().map(|p| p.amount).fold(2, u64::saturating_add); // the window's edges
     Estimate {

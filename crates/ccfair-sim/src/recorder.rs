@@ -5,7 +5,8 @@
 
 use ccfair_cc::CcVars;
 use ccfair_core::{
-    DropReason, Dur, FlowRecord, FlowRow, FlowSeries, Observer, QueueSeries, RunMeter, Time, Totals,
+    DropReason, Dur, FieldError, FlowRecord, FlowRow, FlowSeries, Observer, QueueSeries, RunMeter, Time,
+    Totals,
 };
 
 /// Per-flow state the simulator shows the recorder at each interval.
@@ -48,21 +49,38 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder for `l4s.len()` flows; `l4s[i]` says whether flow i sends L4S (ECT(1)) traffic.
-    pub fn new(l4s: Vec<bool>, interval: Dur) -> Recorder {
-        Recorder {
+    /// A recorder for `l4s.len()` flows; `l4s[i]` says whether flow i sends L4S (ECT(1)) traffic. Its
+    /// per-flow state is reserved fallibly: an error on `field` (what drives the flow count).
+    pub fn new(l4s: Vec<bool>, interval: Dur, field: &str) -> Result<Recorder, FieldError> {
+        Ok(Recorder {
             interval,
-            meter: RunMeter::new(l4s.len()),
+            meter: RunMeter::try_new(l4s.len(), field)?,
             l4s,
             ..Recorder::default()
-        }
+        })
     }
 
-    /// Reserves the time series' rows up front: `flow_rows` flow rows and `queue_rows` queue rows.
-    pub fn reserve_rows(&mut self, flow_rows: u64, queue_rows: u64) {
+    /// Marks flow `flow` as one that sends L4S (ECT(1)) traffic, or not.
+    pub fn set_l4s(&mut self, flow: usize, l4s: bool) {
+        self.l4s[flow] = l4s;
+    }
+
+    /// Bytes the recorder holds reserved: its per-flow state and the time series' rows.
+    pub fn reserved_bytes(&self) -> u64 {
+        let per_flow = 4 * std::mem::size_of::<ccfair_core::FlowCounters>()
+            + std::mem::size_of::<ccfair_core::LogHistogram>()
+            + 1;
+        (self.l4s.len() * per_flow) as u64
+            + self.flows.capacity() as u64 * FlowSeries::ROW_BYTES
+            + self.meter.queue.series.capacity() as u64 * QueueSeries::ROW_BYTES
+    }
+
+    /// Reserves the time series' rows up front: `flow_rows` flow rows and `queue_rows` queue rows; an error
+    /// on `field` (what drives the rows) if the allocator refuses them.
+    pub fn reserve_rows(&mut self, flow_rows: u64, queue_rows: u64, field: &str) -> Result<(), FieldError> {
         let rows = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        self.flows.reserve_exact(rows(flow_rows));
-        self.meter.queue.series.reserve_exact(rows(queue_rows));
+        self.flows.try_reserve_rows(rows(flow_rows), field)?;
+        self.meter.queue.series.try_reserve_rows(rows(queue_rows), field)
     }
 
     pub fn counters(&self, flow: u32) -> &ccfair_core::FlowCounters {
@@ -85,14 +103,14 @@ impl Recorder {
 
     /// The measurement window opens; `backlog_bytes` of payload have crossed the bottleneck but not reached
     /// the application yet (see [`Totals::window_backlog_bytes`]).
-    pub fn window_start(&mut self, backlog_bytes: u64) {
+    pub fn window_start(&mut self, now: Time, backlog_bytes: u64) {
         self.window_backlog_bytes = backlog_bytes;
-        self.meter.window_start();
+        self.meter.window_start(now.ns());
     }
 
     /// The measurement window closes.
-    pub fn window_end(&mut self) {
-        self.meter.window_end();
+    pub fn window_end(&mut self, now: Time) {
+        self.meter.window_end(now.ns());
     }
 
     /// The queue time series so far.
@@ -145,10 +163,10 @@ impl Recorder {
         self.meter.queue.sample(now.ns(), backlog_bytes, backlog_packets);
     }
 
-    /// Wire bytes finished serializing on the bottleneck.
+    /// `bytes` on the wire finished serializing on the bottleneck at `end`, having started at `start`.
     #[inline]
-    pub fn link_tx(&mut self, bytes: u32) {
-        self.meter.queue.transmitted(bytes);
+    pub fn link_tx(&mut self, bytes: u32, start: Time, end: Time) {
+        self.meter.queue.transmitted(bytes, start.ns(), end.ns());
     }
 
     /// The flow table, after the run.

@@ -35,6 +35,7 @@
 
 use ccfair_aqm::{BuildContext, PpvMarker, QdiscSink};
 use ccfair_cc::rate::RateScratch;
+use ccfair_core::error::{out_of_memory, try_reserve};
 use ccfair_core::rng::StreamId;
 use ccfair_core::{DropReason, Dur, FieldError, NullObserver, Observer, Rate, Rng, Tee, Time};
 
@@ -43,11 +44,11 @@ use crate::host::{Aggregate, Gro, HostTiming, Nic};
 use crate::net::{Bottleneck, Pipe};
 use crate::prefetch;
 use crate::recorder::{FlowMeta, FlowView, Recorder};
-use crate::scenario::ScenarioSpec;
 use crate::tcp::{Ack, Arrival, EcnProfile, RcvWindow, Receiver, Segment, Sender, SenderConfig};
 use crate::traffic::flow_plans;
 use ccfair_core::QueueSeries;
 use ccfair_core::{FlowRecord, FlowSeries, Totals};
+use ccfair_scenario::{ConnectMode, ScenarioSpec};
 
 // Event kinds, packed with a flow index into one 24-bit code: 4 bits of kind, 20 bits of flow index.
 const EV_LINK_DONE: u64 = 0;
@@ -72,9 +73,11 @@ const EV_GRO_FLUSH: u64 = 13;
 /// faster.
 const PREFETCH_MIN_FLOWS: usize = 3000;
 
-const FLOW_BITS: u32 = 20;
-/// The most flows a run may have (2^20).
-pub const MAX_FLOWS: u32 = 1 << FLOW_BITS;
+/// How often [`Simulation::run_until_events`] reads the queue discipline's timer runs, in entries popped.
+const WORK_CHECK_POPS: u64 = 16;
+
+const FLOW_BITS: u32 = ccfair_scenario::FLOW_INDEX_BITS;
+pub use ccfair_scenario::MAX_FLOWS;
 
 #[inline]
 fn code(kind: u64, flow: u32) -> u64 {
@@ -96,6 +99,8 @@ struct Flow {
     gro: Gro,
     rng: Rng,
     rtt: Dur,
+    /// The connection opens at the flow's start (its SYN crossing the network then), not before the run.
+    open_at_start: bool,
     start: Time,
     stop: Time,
     finished_at: Option<Time>,
@@ -157,6 +162,8 @@ pub struct Simulation<O: Observer = NullObserver> {
     /// Each group's sending host's NIC.
     nics: Vec<Nic>,
     bottleneck: Bottleneck,
+    /// When the packet in transmission on the bottleneck started serializing.
+    tx_start: Time,
     /// Where every packet-level event goes: the recorder, then the caller's observer.
     report: Tee<Recorder, O>,
     seg_buf: Vec<Segment>,
@@ -177,11 +184,54 @@ impl Simulation<NullObserver> {
     }
 }
 
+/// Asks the allocator once for the run's estimated peak less what `flows` and `rec` hold reserved, and gives
+/// it back (see [`Simulation::with_observer`]); an error on the estimate's largest memory part if refused.
+fn probe_the_rest(spec: &ScenarioSpec, flows: &Vec<Flow>, rec: &Recorder) -> Result<(), FieldError> {
+    let e = crate::estimate::estimate(spec);
+    let reserved = (flows.capacity() * FLOW_BYTES) as u64 + rec.reserved_bytes();
+    let rest = e.peak_memory_bytes.saturating_sub(reserved);
+    let mut probe: Vec<u8> = Vec::new();
+    try_reserve(
+        &mut probe,
+        usize::try_from(rest).unwrap_or(usize::MAX),
+        e.memory_field(),
+        "the run",
+    )
+    .map_err(|_| {
+        out_of_memory(
+            e.memory_field(),
+            "the run's estimated peak",
+            e.peak_memory_bytes as u128,
+        )
+    })
+}
+
 impl<O: Observer> Simulation<O> {
+    /// A run of `spec` (checked when it was built) under `seed`; errors where a queue discipline cannot be
+    /// built for this link or the memory is refused. What the scenario's size drives is reserved up front and
+    /// fallibly, each named by the field that drives it: the flows' state and the recorder's per-flow state
+    /// (`flows[i].count`), the time series (`interval`, `duration` or the count). The rest is allocated piece
+    /// by piece, which stable Rust cannot make fallible: each flow's own objects while it is built
+    /// (its congestion control, its pipes), and what grows during the run (retransmission queues, pipes, the
+    /// event queue, the tables handed to Python). For those the run's estimated peak ([`crate::estimate`]),
+    /// less what is reserved, is asked of the allocator once and given back (a probe, no page touched), so a
+    /// process limit (`ulimit -v`) or a machine that cannot hold the run refuses it here, named by the
+    /// estimate's largest part. What remains: an allocation beyond the estimate (which errs high) that the
+    /// system refuses later still aborts the process; the front end also refuses, before it calls here, a
+    /// run whose estimate exceeds the room left under RLIMIT_AS (`ccfair.resources`).
     pub fn with_observer(spec: ScenarioSpec, seed: u64, obs: O) -> Result<Self, FieldError> {
-        spec.validate()?;
         let mss = spec.mss();
-        let mut flows = Vec::with_capacity(spec.flow_count() as usize);
+        let biggest = crate::estimate::biggest_group(&spec);
+        let count_field = format!("flows[{biggest}].count");
+        let n = spec.flow_count() as usize;
+        let mut flows: Vec<Flow> = Vec::new();
+        try_reserve(&mut flows, n, &count_field, "the flows' state")?;
+        let interval = Dur::from_ns(spec.interval_ns);
+        let mut rec = Recorder::new(vec![false; n], interval, &count_field)?;
+        let series_field = crate::estimate::series_field(&spec, biggest);
+        let (flow_rows, queue_rows) = crate::estimate::series_rows(&spec);
+        rec.reserve_rows(flow_rows, queue_rows, &series_field)?;
+        probe_the_rest(&spec, &flows, &rec)?;
         let plans = flow_plans(&spec, seed);
         for (gi, g) in spec.groups.iter().enumerate() {
             for _ in 0..g.count {
@@ -200,16 +250,23 @@ impl<O: Observer> Simulation<O> {
                     host_queue: g.host.holds_segments(),
                 };
                 let rtt = Dur::from_ns(g.rtt_ns);
-                let fwd = Dur::from_ns(g.rtt_ns / 2);
-                let rev = Dur::from_ns(g.rtt_ns - g.rtt_ns / 2);
+                // The hosts' fixed turnaround lengthens each direction of the flow's loop (its base RTT, the
+                // flow's `rtt`, stays what the buffer and the tables count with).
+                let turnaround = g.host.turnaround_ns;
+                let fwd = Dur::from_ns(g.rtt_ns / 2 + turnaround);
+                let rev = Dur::from_ns(g.rtt_ns - g.rtt_ns / 2 + turnaround);
+                let loop_rtt = fwd + rev;
                 let stop = g.stop_ns.map_or(Time::MAX, Time::from_ns);
-                // Every connection is made before the run, over the empty path (the receiver's view of the
-                // handshake is the same base RTT); the flow writes from its start time.
                 let mut sender = Sender::new(&cfg, cc);
                 sender.set_jiffies(g.host.jiffies(seed));
-                sender.connect(Time::ZERO, rtt);
-                let mut receiver = Receiver::new(rtt, ecn.echo);
-                if let Some(rwnd) = g.host.rwnd() {
+                let open_at_start = g.connect == ConnectMode::AtStart;
+                if !open_at_start {
+                    // Made before the run, over the empty path: the handshake's sample is the base RTT (the
+                    // receiver's view of it is the same); the flow writes from its start time.
+                    sender.connect(Time::ZERO, loop_rtt);
+                }
+                let mut receiver = Receiver::new(loop_rtt, ecn.echo);
+                if let Some(rwnd) = crate::host::rwnd_config(&g.host) {
                     let win = RcvWindow::new(rwnd, mss, rev);
                     sender.set_snd_wnd(win.initial_window());
                     receiver.set_window(win);
@@ -228,6 +285,7 @@ impl<O: Observer> Simulation<O> {
                     gro: Gro::new(Dur::from_ns(g.host.gro_window_ns())),
                     rng: Rng::stream(seed, StreamId::PathLoss(id)),
                     rtt,
+                    open_at_start,
                     start: Time::from_ns(plan.start_ns),
                     stop,
                     finished_at: None,
@@ -255,13 +313,9 @@ impl<O: Observer> Simulation<O> {
         let groups: Vec<u32> = flows.iter().map(|f| f.egress.group).collect();
         let marker = spec.link.aqm.edge_marker(&ctx, &groups).map_err(aqm_error)?;
         let bottleneck = Bottleneck::new(qdisc, Rate::from_bps(spec.link.rate_bps));
-        let l4s = flows
-            .iter()
-            .map(|f: &Flow| f.sender.ecn_codepoint() == ccfair_core::Ecn::Ect1)
-            .collect();
-        let mut rec = Recorder::new(l4s, Dur::from_ns(spec.interval_ns));
-        let (flow_rows, queue_rows) = crate::estimate::series_rows(&spec);
-        rec.reserve_rows(flow_rows, queue_rows);
+        for (i, f) in flows.iter().enumerate() {
+            rec.set_l4s(i, f.sender.ecn_codepoint() == ccfair_core::Ecn::Ect1);
+        }
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             // A flow that arrives after its group stopped, or after the end, never starts.
@@ -298,6 +352,7 @@ impl<O: Observer> Simulation<O> {
             rate_scratch: RateScratch::default(),
             marker,
             prefetch_flows,
+            tx_start: Time::ZERO,
             events_processed: 0,
         })
     }
@@ -312,6 +367,11 @@ impl<O: Observer> Simulation<O> {
 
     pub fn events_processed(&self) -> u64 {
         self.events_processed
+    }
+
+    /// Runs of the queue discipline's own timer so far (work that no event carries).
+    pub fn qdisc_timer_runs(&self) -> u64 {
+        self.bottleneck.qdisc.stats().timer_runs
     }
 
     pub fn observer(&self) -> &O {
@@ -360,7 +420,7 @@ impl<O: Observer> Simulation<O> {
             .iter()
             .map(|f| {
                 let r = &f.receiver;
-                let on_the_way = f.data_pipe.iter().filter(|s| !r.has(s.seq)).count() as u64;
+                let on_the_way = f.data_pipe.iter().filter(|s| !s.syn && !r.has(s.seq)).count() as u64;
                 let held = f
                     .gro
                     .held()
@@ -375,14 +435,18 @@ impl<O: Observer> Simulation<O> {
         self.run_until_events(t, u64::MAX)
     }
 
-    /// Runs until simulated time `t` (or the end), or until `max_pops` entries have left the event queue,
-    /// whichever comes first; returns true once the run is complete. The pop count includes timer entries
-    /// that turn out to be stale, so it measures the work done: a caller that must stay responsive (Ctrl-C,
-    /// a wall-time limit) bounds each call's wall time with it, whatever the link rate.
-    pub fn run_until_events(&mut self, t: Time, max_pops: u64) -> bool {
+    /// Runs until simulated time `t` (or the end), or until `max_work` units of work are done, whichever comes
+    /// first; returns true once the run is complete. A unit is an entry leaving the event queue (timer entries
+    /// that turn out to be stale included) or a run of the queue discipline's own timer (PIE's probability
+    /// update, which no event carries: see `ccfair_aqm`), so the count measures the work done: a caller that
+    /// must stay responsive (Ctrl-C, a wall-time limit) bounds each call's wall time with it, whatever the link
+    /// rate or the discipline. The timer runs are read every [`WORK_CHECK_POPS`] entries (one virtual call),
+    /// so a call may overshoot by the timer work of that many.
+    pub fn run_until_events(&mut self, t: Time, max_work: u64) -> bool {
         let limit = t.min(self.end);
-        let mut pops = 0u64;
-        while pops < max_pops {
+        let timers_before = self.bottleneck.qdisc.stats().timer_runs;
+        let (mut pops, mut timer_work) = (0u64, 0u64);
+        while pops.saturating_add(timer_work) < max_work {
             let Some((at, c)) = self.events.pop_until(limit) else {
                 self.now = self.now.max(limit);
                 return limit >= self.end;
@@ -393,6 +457,9 @@ impl<O: Observer> Simulation<O> {
                 self.prefetch_upcoming();
             }
             self.dispatch(c);
+            if pops % WORK_CHECK_POPS == 0 {
+                timer_work = self.bottleneck.qdisc.stats().timer_runs - timers_before;
+            }
         }
         false
     }
@@ -579,7 +646,12 @@ impl<O: Observer> Simulation<O> {
             }
             EV_START => {
                 self.events_processed += 1;
-                self.flows[f as usize].sender.start(self.now, &mut self.seg_buf);
+                let fl = &mut self.flows[f as usize];
+                if fl.open_at_start {
+                    fl.sender.open(self.now, &mut self.seg_buf);
+                } else {
+                    fl.sender.start(self.now, &mut self.seg_buf);
+                }
                 self.transmit(f);
                 self.sync_sender_timers(f);
             }
@@ -602,11 +674,11 @@ impl<O: Observer> Simulation<O> {
             EV_WINDOW_START => {
                 self.events_processed += 1;
                 let backlog = self.undelivered_past_link() * self.spec.mss() as u64;
-                self.report.0.window_start(backlog);
+                self.report.0.window_start(self.now, backlog);
             }
             EV_WINDOW_END => {
                 self.events_processed += 1;
-                self.report.0.window_end();
+                self.report.0.window_end(self.now);
             }
             _ => unreachable!("unknown event kind {kind}"),
         }
@@ -642,7 +714,7 @@ impl<O: Observer> Simulation<O> {
             if fl.host.has_noise() || nic.is_finite() {
                 // Ready after the processing delay, never before the flow's previous segment; then the NIC.
                 let ready = fl.egress.host_tx.exit_after(now, fl.host.send_delay());
-                let wire = nic.depart(ready, seg.wire_len);
+                let wire = nic.depart(ready, u32::from(seg.wire_len));
                 let (exit, was_empty) = fl
                     .egress
                     .host_tx
@@ -662,7 +734,7 @@ impl<O: Observer> Simulation<O> {
     fn onto_wire(&mut self, mut seg: Segment) {
         let now = self.now;
         if let Some(m) = &mut self.marker {
-            seg.packet_value = m.mark(now, seg.flow, seg.wire_len);
+            seg.packet_value = m.mark(now, seg.flow, u32::from(seg.wire_len));
         }
         let fl = &mut self.flows[seg.flow as usize];
         if fl.egress.loss > 0.0 && fl.rng.bernoulli(fl.egress.loss) {
@@ -728,9 +800,10 @@ impl<O: Observer> Simulation<O> {
     #[inline]
     fn link_started(&mut self, end: Time) {
         let now = self.now;
+        self.tx_start = now;
         let pkt = self.bottleneck.in_transmission().expect("a transmission started");
         let sojourn = now.saturating_since(pkt.enqueue_ts);
-        let (flow, wire_len) = (pkt.flow, pkt.wire_len);
+        let (flow, wire_len) = (pkt.flow, u32::from(pkt.wire_len));
         if self.prefetch_flows {
             // Its departure, a serialization time from now, reads the flow's forward pipe and host.
             let fl = &self.flows[flow as usize];
@@ -746,7 +819,7 @@ impl<O: Observer> Simulation<O> {
         self.events_processed += 1;
         let now = self.now;
         let (pkt, next) = self.bottleneck.tx_done(now, &mut self.qev);
-        self.report.0.link_tx(pkt.wire_len);
+        self.report.0.link_tx(u32::from(pkt.wire_len), self.tx_start, now);
         self.report_qdisc_events();
         if let Some(end) = next {
             self.link_started(end);
@@ -775,6 +848,10 @@ impl<O: Observer> Simulation<O> {
             self.events.push(t, code(EV_DATA, f));
         }
         self.report.segment_arrived(now, f, seg.seq);
+        if seg.syn {
+            self.answer_syn(f, &seg);
+            return;
+        }
         if !fl.gro.is_on() {
             self.deliver(f, &seg, 1);
             return;
@@ -787,6 +864,35 @@ impl<O: Observer> Simulation<O> {
             self.deliver(f, &agg.head, agg.segments);
         }
         self.sync_gro_timer(f);
+    }
+
+    /// A SYN reached the receiving host: it answers with a SYN-ACK echoing the SYN's timestamp, on the return
+    /// path (every SYN is answered, a retransmitted one too, as a listener in SYN-RECV resends its SYN-ACK).
+    #[cold]
+    fn answer_syn(&mut self, f: u32, syn: &Segment) {
+        let fl = &mut self.flows[f as usize];
+        let synack = Ack {
+            syn: true,
+            tsecr_ms: syn.tsval_ms,
+            wnd_bytes: fl.sender.snd_wnd(),
+            ..Ack::default()
+        };
+        let (exit, was_empty) = fl.ack_pipe.push(self.now, synack);
+        if was_empty {
+            self.events.push(exit, code(EV_ACK, f));
+        }
+    }
+
+    /// The SYN-ACK reached the sender: the handshake completes and the first flight goes out.
+    #[cold]
+    fn finish_connect(&mut self, f: u32, synack: &Ack) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if let Some(rtt_us) = fl.sender.on_synack(now, synack.tsecr_ms, &mut self.seg_buf) {
+            self.report.rtt_sample(now, f, Dur::from_us(rtt_us as u64));
+        }
+        self.transmit(f);
+        self.sync_sender_timers(f);
     }
 
     /// The receiving host's GRO poll ended: its held aggregate goes up to TCP.
@@ -859,6 +965,10 @@ impl<O: Observer> Simulation<O> {
         };
         if let Some(t) = next {
             self.events.push(t, code(EV_ACK, f));
+        }
+        if ack.syn {
+            self.finish_connect(f, &ack);
+            return;
         }
         let reductions_before = fl.sender.stats.cwnd_reductions;
         fl.sender

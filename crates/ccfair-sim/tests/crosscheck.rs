@@ -289,6 +289,7 @@ impl Harness {
                 self.drv.rack_timeout(self.sim.tp.lost - lost);
             }
             XmitTimer::LossProbe => panic!("{}: a tail loss probe fired; the driver has none", self.name),
+            XmitTimer::Syn => panic!("{}: a SYN timer fired on an established connection", self.name),
         }
         self.after_step("xmit timer", &out, false);
         self.in_rto = false;

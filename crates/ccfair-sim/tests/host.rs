@@ -5,13 +5,14 @@ use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
 use ccfair_core::{Observer, Time};
 use ccfair_sim::host::{HostInput, HostSpec, Noise};
-use ccfair_sim::{GroupSpec, LinkSpec, RunOutput, ScenarioSpec, Simulation};
+use ccfair_sim::{ConnectMode, GroupSpec, LinkSpec, RunOutput, Simulation, UncheckedSpec};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
 fn group(cc: &str, count: u32, rtt_ms: u64, start_ms: u64, host: HostSpec) -> GroupSpec {
     GroupSpec {
+        delay: None,
         cc: CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap(),
         count,
         rtt_ns: rtt_ms * MS,
@@ -21,6 +22,7 @@ fn group(cc: &str, count: u32, rtt_ms: u64, start_ms: u64, host: HostSpec) -> Gr
         pacing: false,
         loss: 0.0,
         ecn: ccfair_sim::tcp::EcnMode::Off,
+        connect: Default::default(),
         host,
         size: None,
         arrivals: None,
@@ -37,8 +39,10 @@ fn preset(name: &str, rtt_ms: u64) -> HostSpec {
 }
 
 /// Cubic against Reno through a 20 Mbit/s FIFO of one BDP (40 ms), 8 flows per group.
-fn cubic_vs_reno(host: &str) -> ScenarioSpec {
-    ScenarioSpec {
+fn cubic_vs_reno(host: &str) -> UncheckedSpec {
+    UncheckedSpec {
+        offloads: None,
+        receive_buffer: None,
         duration_ns: 4 * S,
         interval_ns: 100 * MS,
         measure_start_ns: S,
@@ -69,8 +73,9 @@ impl Observer for FirstSend {
     }
 }
 
-fn run(spec: &ScenarioSpec, seed: u64) -> (RunOutput, Vec<u64>) {
-    let mut sim = Simulation::with_observer(spec.clone(), seed, FirstSend::default()).unwrap();
+fn run(spec: &UncheckedSpec, seed: u64) -> (RunOutput, Vec<u64>) {
+    let mut sim =
+        Simulation::with_observer(spec.clone().check().unwrap(), seed, FirstSend::default()).unwrap();
     sim.run();
     let first = sim.observer().0.iter().map(|t| t.unwrap().ns()).collect();
     (sim.output(), first)
@@ -159,7 +164,7 @@ impl Observer for SentArrived {
     }
 }
 
-fn with_host(mut spec: ScenarioSpec, host: &HostSpec) -> ScenarioSpec {
+fn with_host(mut spec: UncheckedSpec, host: &HostSpec) -> UncheckedSpec {
     for g in &mut spec.groups {
         g.host = host.clone();
     }
@@ -176,7 +181,7 @@ fn processing_delays_never_reorder_a_flow() {
             ..preset("testbed", 40)
         };
         let spec = with_host(cubic_vs_reno("ideal"), &host);
-        let mut sim = Simulation::with_observer(spec, 3, SentArrived::default()).unwrap();
+        let mut sim = Simulation::with_observer(spec.check().unwrap(), 3, SentArrived::default()).unwrap();
         sim.run();
         let obs = sim.observer();
         for (f, arrived) in obs.arrived.iter().enumerate() {
@@ -248,9 +253,12 @@ impl Observer for BottleneckArrivals {
 }
 
 /// `groups` groups of `per_group` unpaced Cubic flows (20 ms) through a 100 Mbit/s FIFO too large to drop,
-/// each group on its own host.
-fn offload_spec(groups: u32, per_group: u32, host: &HostSpec) -> ScenarioSpec {
-    ScenarioSpec {
+/// each group on its own host, connected before the run: only full-sized data segments cross the NIC, so
+/// every gap its serialization leaves is one full packet's.
+fn offload_spec(groups: u32, per_group: u32, host: &HostSpec) -> UncheckedSpec {
+    UncheckedSpec {
+        offloads: None,
+        receive_buffer: None,
         duration_ns: S,
         interval_ns: 100 * MS,
         measure_start_ns: 0,
@@ -261,15 +269,19 @@ fn offload_spec(groups: u32, per_group: u32, host: &HostSpec) -> ScenarioSpec {
             aqm: AqmConfig::fifo(QueueLimit::Packets(100_000)),
         },
         groups: (0..groups)
-            .map(|_| group("cubic", per_group, 20, 0, host.clone()))
+            .map(|_| GroupSpec {
+                connect: ConnectMode::BeforeRun,
+                ..group("cubic", per_group, 20, 0, host.clone())
+            })
             .collect(),
     }
 }
 
 /// The gaps between consecutive arrivals at the bottleneck, with whether the two were of one group.
-fn arrival_gaps(spec: &ScenarioSpec) -> Vec<(u64, bool)> {
+fn arrival_gaps(spec: &UncheckedSpec) -> Vec<(u64, bool)> {
     let per_group = spec.groups[0].count;
-    let mut sim = Simulation::with_observer(spec.clone(), 1, BottleneckArrivals::default()).unwrap();
+    let mut sim =
+        Simulation::with_observer(spec.clone().check().unwrap(), 1, BottleneckArrivals::default()).unwrap();
     sim.run();
     let mut arrivals = sim.observer().0.clone();
     arrivals.sort();
@@ -317,8 +329,10 @@ fn a_nic_spaces_its_hosts_segments_by_their_serialization_time() {
 }
 
 /// One unpaced Cubic flow at 1 Gbit/s (10 ms, a BDP of buffer) for 2 s.
-fn gigabit_flow(host: &HostSpec) -> ScenarioSpec {
-    ScenarioSpec {
+fn gigabit_flow(host: &HostSpec) -> UncheckedSpec {
+    UncheckedSpec {
+        offloads: None,
+        receive_buffer: None,
         duration_ns: 2 * S,
         interval_ns: 100 * MS,
         measure_start_ns: 0,
@@ -334,7 +348,7 @@ fn gigabit_flow(host: &HostSpec) -> ScenarioSpec {
 
 /// ACKs the receiver sent per segment it delivered, over [`gigabit_flow`].
 fn acks_per_segment(host: &HostSpec) -> f64 {
-    let mut sim = Simulation::new(gigabit_flow(host), 1).unwrap();
+    let mut sim = Simulation::new(gigabit_flow(host).check().unwrap(), 1).unwrap();
     sim.run();
     let r = sim.receiver(0);
     assert!(r.delivered_segments > 50_000);
@@ -389,7 +403,8 @@ impl Observer for Bursts {
 
 /// The mean burst of the sender of [`gigabit_flow`] and what it delivered.
 fn mean_burst(host: &HostSpec) -> (f64, u64) {
-    let mut sim = Simulation::with_observer(gigabit_flow(host), 1, Bursts::default()).unwrap();
+    let mut sim =
+        Simulation::with_observer(gigabit_flow(host).check().unwrap(), 1, Bursts::default()).unwrap();
     sim.run();
     let sizes = &sim.observer().sizes;
     let mean = sizes.iter().map(|&n| n as f64).sum::<f64>() / sizes.len() as f64;
@@ -440,7 +455,7 @@ fn tcp_small_queues_bound_what_waits_in_a_slow_nic() {
     spec.duration_ns = 3 * S;
     spec.measure_end_ns = 3 * S;
     spec.groups[0].cc = CcConfig::from_name_and_params("reno", &serde_json::Value::Null).unwrap();
-    let mut sim = Simulation::with_observer(spec, 1, HostDelays::default()).unwrap();
+    let mut sim = Simulation::with_observer(spec.check().unwrap(), 1, HostDelays::default()).unwrap();
     sim.run();
     let o = sim.observer();
     let n = o.arrived.len();
@@ -472,4 +487,95 @@ fn every_segment_is_accounted_for_with_offloads() {
         let delivered: u64 = out.flows.iter().map(|f| f.total.delivered_bytes).sum();
         assert!(delivered > 0);
     }
+}
+
+#[test]
+fn flows_due_together_start_in_flow_order_start_spacing_apart() {
+    // One thread starting flows due at one instant: the k-th starts k spacings later, over the groups, in
+    // flow order; flows due at another instant count apart; the jitter comes on top.
+    let spaced = HostSpec {
+        start_spacing_ns: 150_000,
+        ..HostSpec::default()
+    };
+    let spec = UncheckedSpec {
+        offloads: None,
+        receive_buffer: None,
+        duration_ns: S,
+        interval_ns: 100 * MS,
+        measure_start_ns: 0,
+        measure_end_ns: S,
+        link: LinkSpec {
+            rate_bps: 10_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(100)),
+        },
+        groups: vec![
+            group("cubic", 3, 20, 0, spaced.clone()),
+            group("reno", 2, 20, 0, spaced.clone()),
+            group("reno", 2, 20, 100, spaced.clone()),
+        ],
+    };
+    let starts: Vec<u64> = ccfair_sim::traffic::flow_plans(&spec, 1)
+        .iter()
+        .map(|p| p.start_ns)
+        .collect();
+    let us = 1_000;
+    assert_eq!(
+        starts,
+        vec![
+            0,
+            150 * us,
+            300 * us,
+            450 * us,
+            600 * us,
+            100 * MS,
+            100 * MS + 150 * us
+        ]
+    );
+    let jittered = HostSpec {
+        start_jitter_ns: 50 * us,
+        ..spaced
+    };
+    let mut spec = spec;
+    spec.groups = vec![group("cubic", 4, 20, 0, jittered)];
+    let starts: Vec<u64> = ccfair_sim::traffic::flow_plans(&spec, 3)
+        .iter()
+        .map(|p| p.start_ns)
+        .collect();
+    for (k, &t) in starts.iter().enumerate() {
+        let k = k as u64;
+        assert!(
+            (k * 150 * us..k * 150 * us + 50 * us).contains(&t),
+            "flow {k} at {t}"
+        );
+    }
+}
+
+#[test]
+fn the_hosts_turnaround_lengthens_the_loop_the_handshake_measures() {
+    // 26 µs at each end: the SYN-ACK comes back 52 µs later than over the bare path (plus the SYN's 48 µs
+    // at 10 Mbit/s), and the flow's base RTT in its table stays the configured one.
+    let host = HostSpec {
+        turnaround_ns: 26_000,
+        ..HostSpec::default()
+    };
+    let spec = UncheckedSpec {
+        offloads: None,
+        receive_buffer: None,
+        duration_ns: S,
+        interval_ns: 100 * MS,
+        measure_start_ns: 0,
+        measure_end_ns: S,
+        link: LinkSpec {
+            rate_bps: 10_000_000,
+            mtu_bytes: 1500,
+            aqm: AqmConfig::fifo(QueueLimit::Packets(100)),
+        },
+        groups: vec![group("cubic", 1, 20, 0, host)],
+    };
+    let mut sim = Simulation::new(spec.check().unwrap(), 1).unwrap();
+    sim.run_until(Time::from_ns(21 * MS));
+    assert_eq!(sim.sender(0).rtt.min_rtt_us(), 20_000 + 52 + 48);
+    sim.run();
+    assert_eq!(sim.output().flows[0].rtt_ns, 20 * MS);
 }

@@ -6,12 +6,12 @@ use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
 use ccfair_core::{Observer, Time};
 use ccfair_sim::host::HostSpec;
-use ccfair_sim::{GroupSpec, LinkSpec, ScenarioSpec, Simulation};
+use ccfair_sim::{GroupSpec, LinkSpec, Simulation, UncheckedSpec};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
-fn spec(cc: &str, rate_bps: u64, rtt_ms: u64, loss: f64, duration_s: u64, rmem: [u32; 3]) -> ScenarioSpec {
+fn spec(cc: &str, rate_bps: u64, rtt_ms: u64, loss: f64, duration_s: u64, rmem: [u32; 3]) -> UncheckedSpec {
     let host = HostSpec {
         rcv_window: true,
         rmem_bytes: rmem,
@@ -19,7 +19,9 @@ fn spec(cc: &str, rate_bps: u64, rtt_ms: u64, loss: f64, duration_s: u64, rmem: 
         ..HostSpec::default()
     };
     let bdp_packets = (rate_bps * rtt_ms / 1000 / 8 / 1500) as u32;
-    ScenarioSpec {
+    UncheckedSpec {
+        offloads: None,
+        receive_buffer: None,
         duration_ns: duration_s * S,
         interval_ns: 100 * MS,
         measure_start_ns: duration_s * S / 2,
@@ -30,6 +32,7 @@ fn spec(cc: &str, rate_bps: u64, rtt_ms: u64, loss: f64, duration_s: u64, rmem: 
             aqm: AqmConfig::fifo(QueueLimit::Packets(bdp_packets)),
         },
         groups: vec![GroupSpec {
+            delay: None,
             cc: CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap(),
             count: 1,
             rtt_ns: rtt_ms * MS,
@@ -39,6 +42,7 @@ fn spec(cc: &str, rate_bps: u64, rtt_ms: u64, loss: f64, duration_s: u64, rmem: 
             pacing: false,
             loss,
             ecn: ccfair_sim::tcp::EcnMode::Off,
+            connect: Default::default(),
             host,
             size: None,
             arrivals: None,
@@ -67,12 +71,12 @@ impl Observer for Delivered {
 
 /// Runs `spec` checking the sender's invariants (among them snd_nxt within snd_una + snd_wnd) every few
 /// events.
-fn run_checked(spec: ScenarioSpec) -> Simulation<Delivered> {
+fn run_checked(spec: UncheckedSpec) -> Simulation<Delivered> {
     let obs = Delivered {
         window_start: Time::from_ns(spec.measure_start_ns),
         ..Delivered::default()
     };
-    let mut sim = Simulation::with_observer(spec, 7, obs).unwrap();
+    let mut sim = Simulation::with_observer(spec.check().unwrap(), 7, obs).unwrap();
     let end = sim.end();
     loop {
         let done = sim.run_until_events(end, 16);
@@ -157,7 +161,7 @@ fn window_growth_quick_acks_end_cubic_slow_start_on_the_ack_train() {
     let first_slow_start = |rcv_window: bool| {
         let mut s = spec("cubic", 10_000_000, 50, 0.0, 2, [4096, 131_072, 32 << 20]);
         s.groups[0].host.rcv_window = rcv_window;
-        let mut sim = Simulation::with_observer(s, 1, Drops::default()).unwrap();
+        let mut sim = Simulation::with_observer(s.check().unwrap(), 1, Drops::default()).unwrap();
         sim.run_until(Time::from_ns(500 * MS));
         (sim.observer().0, sim.sender(0).tp.snd_ssthresh)
     };

@@ -2,7 +2,7 @@
 
 Each module in this package defines ``register(commands)``, which adds its subparsers to ``commands`` (the
 ``add_subparsers`` object of the ``ccfair`` parser) with ``set_defaults(handler=...)``; a handler takes the
-parsed arguments and returns an exit code, and raises :class:`ccfair.errors.ScenarioError` for bad input (the
+parsed arguments and returns an exit code, and raises :class:`ccfair.errors.InputError` for bad input (the
 CLI turns it into ``error: <field>: <message>`` and exit code 2). Shared pieces are in
 :mod:`ccfair.cli_support`. The everyday commands (:data:`FIRST`) register first, then the others in name
 order, so the help text is stable.

@@ -15,21 +15,21 @@ import math
 import sys
 from typing import Any
 
-from ccfair.cli_support import EXIT_OK, check_out_dir, examples, note, print_json
+from ccfair.cli_support import EXIT_OK, check_out_dir, examples, finite_float, note, print_json
 from ccfair.commands.harm import add_figure_option, add_sweep_options, check_figure
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.studies.advise import (
     DEFAULT_AQMS,
     DEFAULT_BUFFERS,
     SPACE,
+    advice_text,
     advise,
     advise_plan,
     config_json,
     configurations,
     variants,
 )
-from ccfair.tables import Column, fixed, render, text
-from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps
+from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps, whole_number
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -60,10 +60,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--mix", required=True, metavar="CC:N,...", help="the traffic: flows per congestion control"
     )
-    p.add_argument("--min-jain", type=float, metavar="J", help="constraint: Jain's index at least J (0..1]")
+    p.add_argument(
+        "--min-jain", type=finite_float, metavar="J", help="constraint: Jain's index at least J (0..1]"
+    )
     p.add_argument("--max-delay", metavar="D", help="constraint: queueing delay p99 at most D, e.g. 20ms")
     p.add_argument(
-        "--min-utilization", type=float, metavar="U", help="constraint: utilization at least U (0..1]"
+        "--min-utilization", type=finite_float, metavar="U", help="constraint: utilization at least U (0..1]"
     )
     p.add_argument("--aqms", help=f"queue disciplines to search (default: {','.join(DEFAULT_AQMS)})")
     p.add_argument("--buffers", help=f"buffer sizes to search (default: {','.join(DEFAULT_BUFFERS)})")
@@ -76,9 +78,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 def _items(value: str, option: str) -> list[str]:
     items = [x.strip() for x in value.split(",") if x.strip()]
     if not items:
-        raise ScenarioError(option, "give at least one value")
+        raise InputError(option, "give at least one value")
     if len(set(items)) < len(items):
-        raise ScenarioError(option, "a value appears twice")
+        raise InputError(option, "a value appears twice")
     return items
 
 
@@ -88,17 +90,18 @@ def _mix(value: str) -> list[dict[str, Any]]:
 
     groups = []
     for item in _items(value, "--mix"):
-        cc, sep, count = item.partition(":")
-        if not sep or not count.strip().isdigit() or int(count) < 1:
-            raise ScenarioError("--mix", f"expected CC:N with N a positive integer, got {item!r}")
+        cc, sep, count_text = item.partition(":")
+        count = whole_number(count_text) if sep else None
+        if count is None or count < 1:
+            raise InputError("--mix", f"expected CC:N with N a positive integer, got {item!r}")
         group = group_from_cc(cc.strip(), "--mix")
-        groups.append({**group, "count": int(count), "label": cc.strip()})
+        groups.append({**group, "count": count, "label": cc.strip()})
     return groups
 
 
 def _fraction(value: float | None, option: str) -> float | None:
     if value is not None and not (math.isfinite(value) and 0.0 < value <= 1.0):
-        raise ScenarioError(option, f"must be in (0, 1], got {value}")
+        raise InputError(option, f"must be in (0, 1], got {value}")
     return value
 
 
@@ -154,51 +157,3 @@ def cmd_advise(args: argparse.Namespace) -> int:
     sys.stdout.write(advice_text(result, title))
     sys.stdout.flush()
     return EXIT_OK
-
-
-FRONT_COLUMNS = [
-    Column("configuration", "name", text, "left"),
-    Column("jain", "jain", fixed(3)),
-    Column("worst rel goodput", "worst_relative", fixed(3)),
-    Column("delay p99 ms", "delay_p99_ms", fixed(2)),
-    Column("utilization", "utilization", fixed(3)),
-]
-
-
-def advice_text(result: Any, title: str) -> str:
-    lines = [
-        f"{title}: {len(result.configs)} configurations searched (worst over the RTTs); Pareto front:",
-        "",
-        render([vars(c) for c in sorted(result.front, key=lambda c: -c.jain)], FRONT_COLUMNS, indent="  "),
-        "",
-    ]
-    if result.recommended is not None:
-        r = result.recommended
-        margins = ", ".join(_margin_text(k, v) for k, v in result.margins.items()) or "no constraints given"
-        lines.append(
-            f"recommended: {r.name} (Jain {r.jain:.3f}, worst class {r.worst_relative:.3f} of its fair "
-            f"share, delay p99 {r.delay_p99_ms:.2f} ms, utilization {r.utilization:.3f}); margin: {margins}"
-        )
-    elif result.closest is not None:
-        c = result.closest
-        missed = []
-        if result.min_jain is not None and c.jain < result.min_jain:
-            missed.append(f"Jain {result.min_jain - c.jain:.3f} below --min-jain")
-        if result.max_delay_ms is not None and c.delay_p99_ms > result.max_delay_ms:
-            missed.append(f"delay p99 {c.delay_p99_ms - result.max_delay_ms:.2f} ms over --max-delay")
-        if result.min_utilization is not None and c.utilization < result.min_utilization:
-            missed.append(f"utilization {result.min_utilization - c.utilization:.3f} below --min-utilization")
-        lines.append(
-            f"no configuration meets the constraints; closest: {c.name} (Jain {c.jain:.3f}, delay p99 "
-            f"{c.delay_p99_ms:.2f} ms, utilization {c.utilization:.3f}; {', '.join(missed)})"
-        )
-    else:
-        lines.append("no configuration has a done run (ccfair status)")
-    return "\n".join(lines) + "\n"
-
-
-def _margin_text(key: str, value: float) -> str:
-    if key == "delay_p99_ms":
-        return f"{value:.2f} ms under --max-delay"
-    option = "--min-jain" if key == "jain" else "--min-utilization"
-    return f"{value:.3f} above {option}"

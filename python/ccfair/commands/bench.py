@@ -12,12 +12,14 @@ import argparse
 import sys
 from typing import Any
 
+from ccfair import speed
 from ccfair.bench import (
     BenchResult,
     all_cases,
     bench_json,
     bench_report,
     cases_report,
+    check_case,
     check_memory_probe,
     combine,
     first_half,
@@ -27,13 +29,13 @@ from ccfair.bench import (
     run_benchmark,
     run_in_child,
     select,
+    speed_of,
     steady_json,
     steady_report,
     steady_state,
 )
 from ccfair.cli_support import EXIT_OK, add_limit_options, examples, positive_int, print_json, progress_bar
-from ccfair.errors import ScenarioError
-from ccfair.resources import check as check_resources
+from ccfair.errors import InputError
 from ccfair.resources import limits as resource_limits
 
 
@@ -74,7 +76,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--preset",
         metavar="P",
-        help="run the cases with this [host] preset (ideal, testbed, home; default: the ideal host)",
+        help="run the cases with this [host] preset (kernel-lab, ideal, testbed, home; default: ideal hosts)",
     )
     p.add_argument(
         "--repeat",
@@ -117,7 +119,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         }
         for option, value in case_options.items():
             if value is not None:
-                raise ScenarioError(
+                raise InputError(
                     option, "applies to cases, and --memory alone runs none; choose them with --case"
                 )
     marks = (
@@ -129,7 +131,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         marks = [m for mark in marks for m in (first_half(mark), mark)]
     limits = resource_limits(args.max_memory, args.max_events)
     for mark in marks:  # every case checked, and refused if it cannot fit, before the first runs
-        check_resources(mark.scenario.resolution().estimate, limits)
+        check_case(mark, limits)
     if args.memory:
         check_memory_probe(limits)
     runs: list[list[BenchResult]] = [[] for _ in marks]
@@ -148,6 +150,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 if bar is not None:
                     bar.close()
     results = [combine(case_runs) for case_runs in runs]
+    if results and args.preset is None and args.flows is None and args.duration is None:
+        # The cases as they come measure this host's speed, which estimates then quote (ccfair.speed).
+        events, cpu = speed_of(results)
+        speed.record(events, cpu)
     steady = None
     if args.steady:
         halves, results = results[0::2], results[1::2]

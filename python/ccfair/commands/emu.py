@@ -17,8 +17,17 @@ import argparse
 import sys
 from typing import Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, examples, note, print_json, progress_bar, seed_arg
-from ccfair.errors import ScenarioError
+from ccfair.cli_support import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    examples,
+    note,
+    positive_int,
+    print_json,
+    progress_bar,
+    seed_arg,
+)
+from ccfair.errors import InputError
 from ccfair.runner import run
 from ccfair.scenario import check_seed
 from ccfair.units import format_rate, parse_rate_bps
@@ -43,7 +52,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--max-rate", metavar="RATE", help="measure up to this rate (default 2Gbps)")
     p.add_argument("--rates", metavar="R,R,...", help="exactly these rates (e.g. 100Mbps,1Gbps)")
-    p.add_argument("--seconds", type=int, default=None, help="seconds per rate (default 4)")
+    p.add_argument("--seconds", type=positive_int, default=None, help="seconds per rate (default 4)")
     p.add_argument("--no-measure", action="store_true", help="only the checks; keep the saved measurement")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(handler=cmd_doctor)
@@ -58,7 +67,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument("--repetitions", type=int, default=3, metavar="N", help="runs per backend (default 3)")
+    p.add_argument(
+        "--repetitions", type=positive_int, default=3, metavar="N", help="runs per backend (default 3)"
+    )
     p.add_argument("--seed", type=seed_arg, help="first simulator seed (default: the scenario's, else 1)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -83,7 +94,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from ccfair.emu import doctor
 
     if args.seconds is not None and not 2 <= args.seconds <= 60:
-        raise ScenarioError("--seconds", f"must be between 2 and 60, got {args.seconds}")
+        raise InputError("--seconds", f"must be between 2 and 60, got {args.seconds}")
     rates = _rates(args)
     checks = doctor.checks()
     ok = all(c[1] for c in checks)
@@ -157,18 +168,18 @@ def _probe_line(p: dict[str, Any]) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     # The kernel backend (subprocesses, sockets) loads for its commands only: the parser imports this module.
+    from ccfair.analysis.stats import identical  # pandas and SciPy
     from ccfair.emu import compare
     from ccfair.emu.run import preflight, run_kernel
-    from ccfair.emu.scenario import kernel_scenario
-    from ccfair.plots.stats import identical  # pandas and SciPy
+    from ccfair.scenario import kernel_scenario
 
     if not 1 <= args.repetitions <= 100:
-        raise ScenarioError("--repetitions", f"must be between 1 and 100, got {args.repetitions}")
+        raise InputError("--repetitions", f"must be between 1 and 100, got {args.repetitions}")
     sc = kernel_scenario(args.file)
     try:  # both backends must accept it before anything runs
         sim_sc = sc.simulator_scenario()
-    except ScenarioError as e:
-        raise ScenarioError(e.field, f"the simulator cannot run this scenario: {e.message}") from None
+    except InputError as e:
+        raise InputError(e.field, f"the simulator cannot run this scenario: {e.message}") from None
     preflight(sc.resolve())
     first = check_seed(sc.effective_seed(args.seed))
     names = compare.class_names(sc)

@@ -14,7 +14,6 @@ anything runs (every scenario of a suite shares its rate).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,22 +23,20 @@ from ccfair.cli_support import (
     add_limit_options,
     check_out_dir,
     examples,
+    finite_float,
     note,
+    options_named,
     positive_int,
     print_json,
 )
 from ccfair.commands.sweep import note_kernel_jobs
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
-from ccfair.tables import Column, render, text
 from ccfair.units import parse_rate_bps
 
 
 def _tolerance(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    x = finite_float(value)
     if not 0.0 <= x < 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), got {value}")
     return x
@@ -140,36 +137,47 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     # The study modules load when a study runs, not when the parser imports this module.
-    from ccfair.studies.harm_plan import group_from_cc, group_from_file
+    from ccfair.studies.harm_plan import group_from_cc, group_from_file, same_group
 
     source = args.newcomer
-    if source.endswith(".toml") or Path(source).is_file():
+    if _from_file(args):
         if args.new is None:
-            raise ScenarioError(
+            raise InputError(
                 "--new", 'with a scenario file give the newcomer\'s group, e.g. --new "flows[1]"'
             )
-        return (
-            group_from_file(source, args.against, "--against", args.backend),
-            group_from_file(source, args.new, "--new", args.backend),
-        )
+        incumbent = group_from_file(source, args.against, "--against", args.backend)
+        newcomer = group_from_file(source, args.new, "--new", args.backend)
+        if same_group(args.new, args.against):
+            raise InputError(
+                "--new",
+                f"{args.new} is the group --against names: the newcomer is another group of the scenario "
+                "(a copy of the incumbent's, to measure its harm to itself, is a group of its own)",
+            )
+        return incumbent, newcomer
     if args.new is not None:
-        raise ScenarioError("--new", "applies to a scenario file; NEWCOMER here is a congestion control")
+        raise InputError("--new", "applies to a scenario file; NEWCOMER here is a congestion control")
     return group_from_cc(args.against, "--against", args.backend), group_from_cc(
         source, "NEWCOMER", args.backend
     )
 
 
+def _from_file(args: argparse.Namespace) -> bool:
+    """Whether NEWCOMER names a scenario file (and --against, --new its groups)."""
+    source = args.newcomer
+    return bool(source.endswith(".toml") or Path(source).is_file())
+
+
 def check_suite_rate(suite: Any, backend: str) -> None:
     """On the kernel backend, the suite's rate (every scenario's) against the clean rate ``ccfair doctor``
-    measured here; a ScenarioError on ``suite.rate`` naming both."""
+    measured here; an InputError on ``suite.rate`` naming both."""
     if backend == SIMULATOR:
         return
     from ccfair.emu.doctor import check_rate  # the kernel backend loads for kernel studies only
 
     try:
         check_rate(parse_rate_bps(suite.rate, "suite.rate"))
-    except ScenarioError as e:
-        raise ScenarioError("suite.rate", f"suite {suite.name}: {e.message}") from None
+    except InputError as e:
+        raise InputError("suite.rate", f"suite {suite.name}: {e.message}") from None
 
 
 def study_title(newcomer: str, incumbent: str, suite: str, backend: str) -> str:
@@ -181,10 +189,11 @@ def study_title(newcomer: str, incumbent: str, suite: str, backend: str) -> str:
 def cmd_harm(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
-    from ccfair.studies.harm import DEFAULT_TOLERANCE, analyse, to_json
-    from ccfair.studies.harm_plan import harm_plans, suite_scenarios
+    from ccfair.studies.harm import DEFAULT_TOLERANCE, analyse, harm_text, to_json
+    from ccfair.studies.harm_plan import harm_plans, suite_error, suite_scenarios
     from ccfair.studies.run import dry_run, run_plans
     from ccfair.studies.suites import load_suite
+    from ccfair.sweep.expand import CellError
 
     incumbent, newcomer = _groups(args)
     suite = load_suite(args.suite)
@@ -195,9 +204,14 @@ def cmd_harm(args: argparse.Namespace) -> int:
     figure = check_figure(args.figure)
     ordered = [plans.solo, plans.self_, plans.vs]
     note_kernel_jobs(plans.vs, args.jobs, args.quiet)
-    if args.dry_run:
-        return dry_run(ordered, out, args)
-    run_plans(ordered, out, args)
+    options = {"incumbent": "--against", "newcomer": "--new" if _from_file(args) else "NEWCOMER"}
+    try:
+        with options_named({"repetitions": "suite.repetitions"}):
+            if args.dry_run:
+                return dry_run(ordered, out, args)
+            run_plans(ordered, out, args)
+    except CellError as e:
+        raise suite_error(e, plans, options) from None
     result = analyse(
         out,
         {role: plan.name for role, plan in plans.by_role().items()},
@@ -227,59 +241,3 @@ def cmd_harm(args: argparse.Namespace) -> int:
     sys.stdout.write(harm_text(result, title, suite.repetitions))
     sys.stdout.flush()
     return EXIT_OK
-
-
-def _pm(mean: float, half: float) -> str:
-    if not math.isfinite(mean):
-        return "-"
-    return f"{mean:.3f}" + (f" ± {half:.3f}" if math.isfinite(half) else "")
-
-
-def harm_text(result: Any, title: str, repetitions: int) -> str:
-    """The verdict table and the overall verdict."""
-    from ccfair.studies.harm import METRICS, UNDEFINED  # pandas: not when the parser loads
-
-    rows = []
-    identical = 0
-    for s in result.scenarios:
-        c = s.coordinates
-        row: dict[str, Any] = {
-            "scenario": f"{c['aqm']} {c['buffer']} {c['rtt']} x{c['flows']}",
-            "verdict": s.verdict,
-        }
-        for metric, _ in METRICS:
-            m = s.metrics[metric]
-            row[metric] = (
-                "-"
-                if m.verdict == UNDEFINED
-                else f"{_pm(m.new_harm, m.new_ci95)} vs {_pm(m.self_harm, m.self_ci95)}"
-            )
-        identical += any(m.identical for m in s.metrics.values())
-        rows.append(row)
-    columns = [
-        Column("scenario (aqm buffer rtt flows/side)", "scenario", text, "left"),
-        *(Column(f"{metric} harm: new vs self", metric, text, "left") for metric, _ in METRICS),
-        Column("verdict", "verdict", text, "left"),
-    ]
-    counts = result.counts()
-    lines = [
-        title,
-        "",
-        render(rows, columns, indent=""),
-        "",
-        f"overall: {result.verdict()} ({counts['passes']} scenarios pass, {counts['fails']} fail, "
-        f"{counts['cannot tell']} cannot tell; tolerance {result.tolerance:g}, "
-        f"{repetitions} start jitters x 2 start orders per scenario; ± is a 95 % interval)",
-    ]
-    if identical:
-        lines.append(
-            f"note: in {identical} scenarios a metric's paired difference was the same in every repetition: "
-            "the simulator is deterministic and only the start jitter and order vary, so a 0-wide interval "
-            "there means the repetitions did not differ, not that the estimate is certain"
-        )
-    missing = sum(s.missing_runs for s in result.scenarios)
-    if missing:
-        lines.append(
-            f"note: {missing} runs are missing or failed (ccfair status); their scenarios use fewer samples"
-        )
-    return "\n".join(lines) + "\n"

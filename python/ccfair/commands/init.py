@@ -28,7 +28,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=examples(
             "ccfair init my-study                       # my-study/scenario.toml and my-study/plan.toml",
             "ccfair run my-study/scenario.toml          # tables on the terminal",
-            "ccfair sweep my-study/plan.toml --out my-study/results",
+            "ccfair sweep my-study/plan.toml            # into my-study/results (the plan's out)",
         ),
     )
     p.add_argument("dir", metavar="DIR", nargs="?", default=".", help="where to write (default: here)")

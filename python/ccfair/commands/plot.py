@@ -17,11 +17,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.analysis.metrics import SUMMARY_KEYS
-from ccfair.cli_support import EXIT_OK, examples, note, progress_bar
-from ccfair.errors import ScenarioError
+from ccfair.analysis.schema import SUMMARY_KEYS
+from ccfair.cli_support import EXIT_OK, examples, finite_float, note, progress_bar
+from ccfair.errors import InputError
 from ccfair.result import RunResult
 from ccfair.tables import Column, is_missing, render, text
+from ccfair.terminal import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -95,8 +96,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="pool the runs over this grid axis instead of drawing a panel per value (repeatable; by "
         "default figures average only over repetitions)",
     )
-    p.add_argument("--vmin", type=float, help="heatmap: lower end of the colour scale (default: the data's)")
-    p.add_argument("--vmax", type=float, help="heatmap: upper end of the colour scale (default: the data's)")
+    p.add_argument(
+        "--vmin", type=finite_float, help="heatmap: lower end of the colour scale (default: the data's)"
+    )
+    p.add_argument(
+        "--vmax", type=finite_float, help="heatmap: upper end of the colour scale (default: the data's)"
+    )
     p.add_argument("--cc", help="share: only this congestion control (default: each one)")
     p.add_argument(
         "--delay",
@@ -161,7 +166,7 @@ def _check_options(args: argparse.Namespace) -> None:
     for name, flag in OPTION_FLAGS.items():
         if getattr(args, name) is not None and name not in allowed:
             takes = ", ".join(OPTION_FLAGS[o] for o in allowed) or "no options"
-            raise ScenarioError(flag, f"does not apply to --kind {args.kind} (it takes {takes})")
+            raise InputError(flag, f"does not apply to --kind {args.kind} (it takes {takes})")
 
 
 def _out_path(args: argparse.Namespace) -> Path:
@@ -184,14 +189,12 @@ def _sweep_run(results: Results, run_id: str | None, plan: str | None) -> RunRes
         sweep = load_sweep(results, plan)
         done = sweep.done.sort_values(["cell", "repetition"])
         listed = ", ".join(done["run_id"].head(LISTED_RUNS)) + (" ..." if len(done) > LISTED_RUNS else "")
-        raise ScenarioError(
-            "--run", f"{results.directory} is a results directory; name one done run: {listed}"
-        )
+        raise InputError("--run", f"{results.directory} is a results directory; name one done run: {listed}")
     full = results.run_id(run_id, "--run")
     if plan is not None:
         sweep = load_sweep(results, plan)
         if full not in set(sweep.done["run_id"]):
-            raise ScenarioError("--run", f"run {full} is not a done run of plan {plan}")
+            raise InputError("--run", f"run {full} is not a done run of plan {plan}")
     return results.result(full)
 
 
@@ -203,14 +206,14 @@ def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure
 
     if isinstance(source, RunResult):
         if args.kind not in RUN_KINDS:
-            raise ScenarioError(
+            raise InputError(
                 "--kind",
                 f"{args.kind} needs a results directory (ccfair sweep --out); {args.dir} is a single saved "
                 f"run, which makes: {', '.join(RUN_KINDS)}",
             )
         for name in ("run", "plan", "facet", "average"):
             if getattr(args, name) is not None:
-                raise ScenarioError(OPTION_FLAGS[name], f"{args.dir} is a single saved run")
+                raise InputError(OPTION_FLAGS[name], f"{args.dir} is a single saved run")
         if args.kind == "tput-delay":
             return tput_delay(source, args.delay or "rtt_mean", args.by or "flow")
         return timeseries(source)
@@ -266,10 +269,11 @@ def cmd_compare_results(args: argparse.Namespace) -> int:
         Column(labels[1], "text_b", text, "left"),
         Column("B - A", "difference", lambda v: "-" if is_missing(v) else f"{v:+.4g}"),
     ]
-    print(f"{table.attrs['metric']} per cell")
+    print(printable(f"{table.attrs['metric']} per cell"))
     print(render(table.to_dict("records"), columns))
     if table.attrs["pooled"]:
-        note(f"pooled on one side (varied by only one): {', '.join(table.attrs['pooled'])}", args.quiet)
+        pooled = printable(", ".join(table.attrs["pooled"]))  # axes of results directories
+        note(f"pooled on one side (varied by only one): {pooled}", args.quiet)
     fig = compare(a, b, args.metric, args.plan, args.plan_b)
     save_figure(fig, out, "-o")
     note(f"wrote {out}", args.quiet)
@@ -282,7 +286,7 @@ def _results(directory: str, argument: str) -> Results:
 
     source = open_source(directory, argument)
     if isinstance(source, RunResult):
-        raise ScenarioError(
+        raise InputError(
             argument, f"{directory} is a single saved run; compare-results takes results directories"
         )
     return source
@@ -293,14 +297,15 @@ def _results(directory: str, argument: str) -> Results:
 
 def cmd_report(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
-    from ccfair.plots.html_report import build_report, check_report_path, write_report
+    from ccfair.plots.html_report import check_report_path, write_report
     from ccfair.plots.source import open_source
+    from ccfair.studies.report import build_report
 
     out = Path(args.out)
     check_report_path(out, "-o")
     source = open_source(args.dir)
     if isinstance(source, RunResult) and args.plan is not None:
-        raise ScenarioError("--plan", f"{args.dir} is a single saved run, not a results directory")
+        raise InputError("--plan", f"{args.dir} is a single saved run, not a results directory")
     t0 = time.perf_counter()
     bar = progress_bar(f"report {args.dir}", args.quiet)
     try:

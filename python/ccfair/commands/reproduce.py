@@ -1,8 +1,9 @@
 """``ccfair reproduce``: a published fairness study run end to end and scored against its findings.
 
 - ``ccfair reproduce --list [--json]``: the studies, their scales, runs and estimated wall time
-- ``ccfair reproduce STUDY [--scale quick|full] [--out DIR] [--jobs N | --cluster ADDRESS] [--repetitions N]
-  [--backend sim|kernel] [--retry-failed] [--time-limit D] [--dry-run] [--json] [--quiet] [limits]``
+- ``ccfair reproduce STUDY [--scale quick|standard|full] [--out DIR] [--jobs N | --cluster ADDRESS]
+  [--repetitions N] [--backend sim|kernel] [--retry-failed] [--time-limit D] [--dry-run] [--json] [--quiet]
+  [limits]``
 
 The study's plans and runs go into the results directory like a sweep's (``status``, ``query``, ``plot``,
 ``report`` read them; the same command resumes); its figures (``fig-*.png``), ``scorecard.json`` and
@@ -21,13 +22,22 @@ import argparse
 import sys
 from typing import Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, examples, note, positive_int, print_json
+from ccfair.cli_support import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    check_out_dir,
+    examples,
+    note,
+    options_named,
+    positive_int,
+    print_json,
+)
 from ccfair.commands.harm import add_sweep_options
-from ccfair.errors import ScenarioError
-from ccfair.resources import NOMINAL_EVENTS_PER_SECOND
+from ccfair.errors import InputError
+from ccfair.speed import available_cores, host_speed
+from ccfair.studies.reproduce.scales import DEFAULT_SCALE, SCALES
 from ccfair.tables import Column, render, text
 
-SCALES = ("quick", "full")
 BACKENDS = ("sim", "kernel")
 
 
@@ -46,6 +56,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=examples(
             "ccfair reproduce --list                                  # studies, scales, estimated time",
             "ccfair reproduce rueth-tma19 --out repro/rueth           # the quick scale",
+            "ccfair reproduce rueth-tma19 --scale standard            # every finding decided, about 30 min",
             "ccfair reproduce philip-imc21 --scale full --cluster tcp://scheduler:8786",
             "ccfair reproduce sasaki-cloudnet18 --dry-run             # runs and estimates, nothing run",
             'sudo "$(command -v ccfair)" reproduce rueth-tma19 --backend kernel   # real Linux TCP',
@@ -53,7 +64,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("study", metavar="STUDY", nargs="?", help="the study (see --list)")
     p.add_argument("--list", action="store_true", help="list the studies with their scales and estimates")
-    p.add_argument("--scale", choices=SCALES, default="quick", help="quick (default) or full (the paper's)")
+    p.add_argument(
+        "--scale",
+        choices=SCALES,
+        default=DEFAULT_SCALE,
+        help="quick (default: the paper's structure in a minute or two), standard (the full scale's points "
+        "with fewer repetitions: the published reference results) or full (the paper's)",
+    )
     p.add_argument(
         "--repetitions", type=positive_int, metavar="N", help="repetitions per setting (default: the scale's)"
     )
@@ -75,22 +92,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.list:
         if args.study is not None:
-            raise ScenarioError("--list", "lists every study; give either --list or STUDY")
+            raise InputError("--list", "lists every study; give either --list or STUDY")
         return list_studies(args)
     if args.study is None:
-        raise ScenarioError("STUDY", f"give a study ({', '.join(study_names())}) or --list")
+        raise InputError("STUDY", f"give a study ({', '.join(study_names())}) or --list")
     study = get_study(args.study)
     repetitions = args.repetitions or study.scales[args.scale].repetitions
-    return reproduce(study, args.scale, repetitions, args)
+    with options_named({"repetitions": "--repetitions"}):
+        return reproduce(study, args.scale, repetitions, args)
 
 
 def reproduce(study: Any, scale: str, repetitions: int, args: argparse.Namespace) -> int:
     from ccfair.store.layout import RESULTS_KIND  # DuckDB
     from ccfair.studies.reproduce.outputs import check_outputs, write_outputs
-    from ccfair.studies.run import dry_run, run_plans
+    from ccfair.studies.run import check_size, dry_run, run_plans
 
     parts = study.plans(scale, repetitions, args.backend)
     plans = [plan for _, plan in parts]
+    check_size(plans)
     check_plans(study, scale, plans, args)
     out = check_out_dir(args.out or f"repro/{study.name}", RESULTS_KIND, replace=False)
     if args.dry_run:
@@ -113,7 +132,8 @@ def reproduce(study: Any, scale: str, repetitions: int, args: argparse.Namespace
 def check_plans(study: Any, scale: str, plans: list[Any], args: argparse.Namespace) -> None:
     """Expands every plan before anything runs or is written, so a scale the backend cannot run (on the
     kernel: a rate above the clean rate, L4S ECN, a missing congestion control) is refused up front, by the
-    sweep layer's own checks, with the scale's kernel note."""
+    sweep layer's own checks, with the scale's kernel note. A dry run's simulator plans are left to the dry
+    run, which expands them itself and refuses the same cells."""
     # The sweep layer (pandas, DuckDB) and its command module: in the handler only, like the studies.
     from ccfair.commands.sweep import note_kernel_jobs
     from ccfair.sweep.driver import backend_jobs, plan_runs
@@ -121,12 +141,14 @@ def check_plans(study: Any, scale: str, plans: list[Any], args: argparse.Namespa
 
     for plan in plans:
         backend_jobs(plan, args.jobs, args.cluster)  # the kernel backend refuses --cluster
+        if args.dry_run and plan.backend == SIMULATOR:
+            continue
         try:
             plan_runs(plan, quiet=True, limits=None)
-        except ScenarioError as e:
+        except InputError as e:
             if plan.backend == SIMULATOR:
                 raise
-            raise ScenarioError(
+            raise InputError(
                 e.field,
                 f"{study.name} at the {scale} scale cannot run on the {plan.backend} backend: {e.message} "
                 f"[plan {plan.name}; {study.scales[scale].kernel}]",
@@ -146,7 +168,8 @@ def scorecard_text(document: dict[str, Any]) -> str:
                 "paper": r.paper_value,
                 "value": value_text(r),
                 "tolerance": r.tolerance,
-                "verdict": r.verdict,
+                # A value that rests on a reconstruction says so beside its verdict.
+                "verdict": f"{r.verdict} (reconstruction)" if r.reconstruction else r.verdict,
             }
         )
     columns = [
@@ -195,8 +218,8 @@ def list_studies(args: argparse.Namespace) -> int:
 
     sys.stdout.write(
         render(rows, columns, indent="")
-        + "\n\nwall times are estimates: the simulator's event estimate of every run at "
-        f"{NOMINAL_EVENTS_PER_SECOND / 1e6:.0f} M events/s per core (ccfair bench measures this machine), "
-        "divided among the local workers; storing and analysis add a little\n"
+        + "\n\ntimes are estimates: the simulator's event estimate of every run at "
+        f"{host_speed().text()}, and the wall time on the local workers at the load now "
+        f"({available_cores():.1f} cores free); storing and analysis add a little\n"
     )
     return EXIT_OK

@@ -27,7 +27,7 @@ from ccfair.report import run_report
 from ccfair.resources import limits as resource_limits
 from ccfair.result import RUN_KIND
 from ccfair.runner import run
-from ccfair.scenario import Scenario, check_seed
+from ccfair.scenario import Scenario, check_seed, kernel_scenario
 
 # Every command module is imported to build the parser: the kernel backend (subprocesses, sockets, network
 # namespaces) is imported only for --backend kernel, so `ccfair run` and the other commands start fast.
@@ -61,7 +61,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--backend",
         choices=("sim", "kernel"),
         default="sim",
-        help="simulator, or Linux TCP (root; see README)",
+        help="simulator, or Linux TCP (root; see `ccfair doctor`)",
     )
     add_limit_options(p)
     p.set_defaults(handler=cmd_run)
@@ -69,9 +69,6 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "kernel":
-        # The kernel backend loads for kernel runs only.
-        from ccfair.emu import kernel_scenario
-
         scenario: Scenario = kernel_scenario(args.file)
     else:
         scenario = Scenario.from_toml(args.file)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,16 +35,20 @@ from ccfair.cli_support import (
     print_json,
     progress_bar,
 )
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.progress import format_clock
 from ccfair.sweep.expand import estimate_lines
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
+from ccfair.terminal import printable, printable_lines
 from ccfair.units import parse_duration_ns
+
+DEFAULT_OUT = "results"
+"""Where a sweep writes when neither --out nor the plan's ``out`` says."""
 
 if TYPE_CHECKING:
     from ccfair.resources import Limits
-    from ccfair.sweep.expand import PlannedRun
+    from ccfair.sweep.expand import Layout
     from ccfair.sweep.plan import Plan
 
 
@@ -67,9 +72,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--out",
         metavar="DIR",
-        default="results",
-        help="results directory (default: results): new, empty, or a results directory to add to; any other "
-        "directory is refused",
+        help=f"results directory (default: the plan's out, relative to the plan file, else {DEFAULT_OUT}): "
+        "new, empty, or a results directory to add to; any other directory is refused",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
@@ -194,20 +198,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
     from ccfair.store.repetitions import plan_repetitions
-    from ccfair.sweep.driver import backend_jobs, plan_runs, run_sweep, sweep_limits
+    from ccfair.sweep.driver import backend_jobs, run_sweep, sweep_limits
+    from ccfair.sweep.expand import layout
     from ccfair.sweep.plan import load_plan
 
     time_limit_s = _time_limit_s(args.time_limit)
     connect_timeout_s = _connect_timeout_s(args)
-    out = check_out_dir(args.out, RESULTS_KIND, replace=False)
-    security = _cluster_security(args)
     plan = with_backend(load_plan(args.plan), args.backend)
+    out_arg = args.out if args.out is not None else str(plan.out or DEFAULT_OUT)
+    out = check_out_dir(out_arg, RESULTS_KIND, replace=False)
+    security = _cluster_security(args)
     jobs = backend_jobs(plan, args.jobs, args.cluster)
     note_kernel_jobs(plan, args.jobs, args.quiet)
     limits = sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
-    plan, runs = plan_runs(plan, skip_invalid=args.skip_invalid, quiet=args.quiet, limits=limits)
     if args.dry_run:
-        return _dry_run(plan, runs, out, limits, jobs if args.cluster is None else None)
+        lay = layout(plan, skip_invalid=args.skip_invalid, limits=limits)
+        return _dry_run(lay, out, limits, jobs if args.cluster is None else None)
     try:
         report = run_sweep(
             plan,
@@ -247,14 +253,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     ]
     if report.failed or report.skipped_failed:
         lines.append(
-            f"failed runs and their errors: ccfair query {args.out} "
+            f"failed runs and their errors: ccfair query {out_arg} "
             '"select run_id, error_kind, error from runs '
             "where status = 'failed'\""
         )
     identical = plan_repetitions(report.out, report.plan).note()
     if identical is not None:
         lines.append(identical)
-    note("\n".join(lines), args.quiet)
+    note(printable_lines("\n".join(lines)), args.quiet)  # error kinds come from the workers
     return EXIT_OK if report.failed + report.skipped_failed == 0 else EXIT_FAILURE
 
 
@@ -282,7 +288,7 @@ def _connect_timeout_s(args: argparse.Namespace) -> float:
     if args.cluster_timeout is None:
         return CONNECT_TIMEOUT_S
     if args.cluster is None:
-        raise ScenarioError("--cluster-timeout", "applies to --cluster only")
+        raise InputError("--cluster-timeout", "applies to --cluster only")
     return parse_duration_ns(args.cluster_timeout, "--cluster-timeout") / 1e9
 
 
@@ -292,27 +298,32 @@ def _cluster_security(args: argparse.Namespace) -> Any:
     if args.cluster is None:
         for option, value in zip(("--tls-ca-file", "--tls-cert", "--tls-key"), tls, strict=True):
             if value is not None:
-                raise ScenarioError(option, "applies to a tls:// --cluster address only")
+                raise InputError(option, "applies to a tls:// --cluster address only")
         return None
     from ccfair.sweep.execute_dask import cluster_security  # pandas: only with --cluster
 
     return cluster_security(args.cluster, *tls)
 
 
-def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs: int | None) -> int:
+def _dry_run(lay: Layout, out: Path, limits: Limits, jobs: int | None) -> int:
+    """The plan's size, what ``out`` has of it, and the estimates of the rest: counted one id at a time
+    from its layout, without building every run."""
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import catalog_path
     from ccfair.store.reader import query
 
+    plan = lay.plan
     states: dict[str, str] = {}
     if catalog_path(out).is_file():
         frame = query(out, "SELECT run_id, status FROM runs")
         states = dict(zip(frame["run_id"], frame["status"], strict=True))
-    ids = {r.run_id for r in runs}
+    ids: dict[str, tuple[int, int]] = {}
+    for run_id, cell, k in lay.identities():
+        ids.setdefault(run_id, (cell, k))
     done = sum(states.get(i) == "done" for i in ids)
     failed = sum(states.get(i) == "failed" for i in ids)
-    cells = len({r.cell for r in runs})
-    invalid = len({r.cell for r in runs if r.invalid is not None})
+    cells = len(lay.cells)
+    invalid = sum(any(v.invalid is not None for _, v in variants) for variants in lay.variants)
     print(
         f"plan {plan.name}"
         + (" (kernel backend)" if plan.backend != SIMULATOR else "")
@@ -320,8 +331,13 @@ def _dry_run(plan: Plan, runs: list[PlannedRun], out: Path, limits: Limits, jobs
         + (f" ({invalid} invalid cells, recorded as failed)" if invalid else "")
         + f"; in {out}: {done} done, {failed} failed, {len(ids) - done - failed} to run"
     )
-    todo = {r.run_id: r for r in runs if states.get(r.run_id) != "done" and r.spec is not None}
-    for line in estimate_lines(list(todo.values()), limits, jobs, plan.backend):
+    todo = Counter(
+        where
+        for i, where in ids.items()
+        if states.get(i) != "done" and lay.variants[where[0]][where[1]][1].spec is not None
+    )
+    groups = [(lay.run(0, 0, cell, k), n) for (cell, k), n in todo.items()]
+    for line in estimate_lines(groups, limits, jobs, plan.backend):
         print(line)
     return EXIT_OK
 
@@ -347,18 +363,21 @@ def cmd_status(args: argparse.Namespace) -> int:
         return code
     running = status["running"]
     if running is not None:
-        line = f"{args.dir}: a sweep is writing (PID {running.get('pid', '?')})"
+        if "pid" in running:
+            line = f"{args.dir}: a sweep is writing (PID {running['pid']})"
+        else:  # no progress published yet: the sweep is creating the directory or checking its plan
+            line = f"{args.dir}: a sweep is starting here (no progress written yet)"
         if running.get("plan") is not None:
             line += (
                 f"; plan {running['plan']}: {running.get('done')} of {running.get('runs')} runs done, "
                 f"{running.get('failed')} failed, {running.get('to_run')} to run in this sweep "
                 f"(updated {running.get('updated_at')})"
             )
-        print(line)
+        say(line)
         if not status["plans"]:
             return EXIT_OK
     if not status["plans"]:
-        print(f"{args.dir}: no plans yet")
+        say(f"{args.dir}: no plans yet")
         return code
     columns = [
         Column("plan", "plan", text, "left"),
@@ -379,23 +398,28 @@ def cmd_status(args: argparse.Namespace) -> int:
             p["plan"], p["cells_repeated"], [(c["cell"], c["flipped"]) for c in p["cells_identical"]]
         )
         if identical is not None:
-            print(identical)
+            say(identical)
     if verified is not None:
         _print_verified(args.dir, verified)
     return code
 
 
+def say(text: str) -> None:
+    """Prints a line (or lines) made of what a results directory holds (plan names, errors, the running
+    sweep's report), its control characters escaped (:func:`ccfair.terminal.printable`)."""
+    print(printable_lines(text))
+
+
 def _print_verified(directory: str, verified: dict[str, Any]) -> None:
     damaged = verified["damaged"]
-    print(f"\nverified the catalog and {verified['runs']} done runs: {len(damaged)} damaged")
+    say(f"\nverified the catalog and {verified['runs']} done runs: {len(damaged)} damaged")
     if not damaged:
         return
     for run in damaged:
         plans = ", ".join(run["plans"]) or "no plan"
-        print(f"  {run['run_id']} ({plans}): {'; '.join(run['problems'])}")
-    print(
-        f"running the sweep of each plan again (ccfair sweep PLAN --out {directory} --verify) runs them again"
-    )
+        say(f"  {run['run_id']} ({plans}): {'; '.join(run['problems'])}")
+    again = f"ccfair sweep PLAN --out {directory} --verify"
+    say(f"running the sweep of each plan again ({again}) runs them again")
 
 
 # ------------------------------------------------------------------------------------------------------ query
@@ -407,6 +431,16 @@ def _cell(x: Any) -> str:
     if isinstance(x, float):
         return f"{x:.6g}"
     return str(x)
+
+
+MAX_CELL_CHARS = 64
+"""A query's table on the terminal cuts longer cells (the runs' scenario_json is thousands of characters, a
+table row of it unreadable; a SHA-256 in hex fits); --csv and --json give them whole."""
+
+
+def _short_cell(x: Any) -> str:
+    text = _cell(x)
+    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
 
 
 def _json_value(x: Any) -> Any:
@@ -438,14 +472,23 @@ def cmd_query(args: argparse.Namespace) -> int:
             [{str(k): _json_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
         )
     elif args.csv:
+        # For a person (a terminal), escaped as a table's cells; for a program, the values as stored.
+        if sys.stdout.isatty():
+            frame = frame.map(lambda v: printable(v) if isinstance(v, str) else v)
         frame.to_csv(sys.stdout, index=False)
     else:
-        columns = [Column(str(name), str(name), _cell) for name in frame.columns]
+        columns = [Column(str(name), str(name), _short_cell) for name in frame.columns]
         records = [
             dict(zip(map(str, frame.columns), row, strict=True)) for row in frame.itertuples(index=False)
         ]
+        cut = [c.key for c in columns if any(len(_cell(r[c.key])) > MAX_CELL_CHARS for r in records)]
         print(render(records, columns, indent=""))
         print(f"({len(frame)} rows)")
+        if cut:
+            say(  # column names come from the results directory
+                f"(cut to {MAX_CELL_CHARS} characters: {', '.join(cut)}; --json or --csv show them whole, "
+                "or leave them out: select * exclude (scenario_json, summary_json) from runs)"
+            )
     sys.stdout.flush()
     return EXIT_OK
 
@@ -463,7 +506,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         else tuple(t.strip() for t in args.tables.split(",") if t.strip())
     )
     if not tables:
-        raise ScenarioError("--tables", f"give at least one of {', '.join(EXPORT_TABLES)}")
+        raise InputError("--tables", f"give at least one of {', '.join(EXPORT_TABLES)}")
     target = Path(args.to) if args.to is not None else default_target(Path(args.dir), args.format)
     written = export(
         args.dir,

@@ -2,7 +2,8 @@
 
 - ``ccfair validate --list [--json]``: the cells, their runs and the estimated wall time of each side
 - ``ccfair validate [--out DIR] [--truth FILE] [--cells A,B] [--repetitions N] [--jobs N] [--json]``: the
-  simulator side (host presets ``ideal`` and ``testbed``, seeds 1..N) against the stored kernel truth
+  simulator side (the sides of ``grid.SIDES``: ideal hosts, the default kernel-lab hosts as a user gets them,
+  and the same round each cell's measured kernel loop; seeds 1..N) against the stored kernel truth
 - ``ccfair validate --kernel [--write-truth FILE] ...``: also measures the kernel side (root, one run at a
   time) and compares with it; ``--write-truth`` stores it as the truth file
 
@@ -15,13 +16,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ccfair.cli_support import EXIT_FAILURE, EXIT_OK, check_out_dir, examples, note, positive_int, print_json
+from ccfair.cli_support import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    check_out_dir,
+    examples,
+    note,
+    options_named,
+    positive_int,
+    print_json,
+)
 from ccfair.commands.harm import add_sweep_options
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
+from ccfair.speed import host_speed
 from ccfair.tables import Column, render, text
 
 
@@ -31,7 +42,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="check the simulator against the kernel's stored ground truth on a fixed grid",
         description="Run a fixed grid of small scenarios (pairs and mixes of Reno, Cubic and BBR, buffers "
         "0.25-32 BDP, RTTs 10-100 ms, 1-50 flows, staggered starts, every queue discipline, 10-200 Mbps, "
-        "random loss) in the simulator with the ideal and testbed host presets, and compare each cell's "
+        "random loss) in the simulator with ideal hosts, the default kernel-lab hosts, and kernel-lab hosts "
+        "round each cell's measured kernel loop, and compare each cell's "
         "shares, Jain's index, utilization, queue sojourn p50, retransmission ratio and two-flow fairness "
         "(mean and spread over repetitions) with the kernel's ground truth stored with ccfair. With --kernel "
         "the kernel side is measured here (root, one run at a time) and --write-truth stores it. Prints the "
@@ -72,13 +84,18 @@ def _cell_names(value: str | None) -> list[str] | None:
         return None
     names = [n.strip() for n in value.split(",") if n.strip()]
     if not names:
-        raise ScenarioError(
+        raise InputError(
             "--cells", "give one or more cell names separated by commas (ccfair validate --list)"
         )
     return names
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    with options_named({"repetitions": "--repetitions"}):
+        return _validate(args)
+
+
+def _validate(args: argparse.Namespace) -> int:
     # The grid, the store and the comparison load in the handler only: the parser imports this module.
     from ccfair import fsio
     from ccfair.store.layout import RESULTS_KIND
@@ -89,14 +106,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     cells = select(_cell_names(args.cells))
     repetitions = args.repetitions or DEFAULT_REPETITIONS
+    check_size(cells, repetitions)
     if args.list:
         return list_cells(cells, repetitions, args)
     if args.write_truth is not None and not args.kernel:
-        raise ScenarioError("--write-truth", "stores a kernel measurement: give --kernel too")
+        raise InputError("--write-truth", "stores a kernel measurement: give --kernel too")
     if args.top_up and args.write_truth is None:
-        raise ScenarioError("--top-up", "tops up the truth file --write-truth writes: give --write-truth too")
+        raise InputError("--top-up", "tops up the truth file --write-truth writes: give --write-truth too")
     if args.kernel and args.truth is not None:
-        raise ScenarioError("--truth", "--kernel compares with the truth it measures; give one of them")
+        raise InputError("--truth", "--kernel compares with the truth it measures; give one of them")
     write_to = None
     if args.write_truth is not None:
         write_to = fsio.check_file(args.write_truth, "--write-truth", is_truth_file, "truth files")
@@ -135,6 +153,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def check_size(cells: Sequence[Any], repetitions: int) -> None:
+    """Refuses, on ``--repetitions``, a grid whose simulator sides (every cell on each, into one results
+    directory) would have more runs than a study may (:data:`~ccfair.sweep.plan.MAX_PLAN_RUNS`)."""
+    from ccfair.studies.validate.grid import SIDES
+    from ccfair.sweep.plan import MAX_PLAN_RUNS
+
+    runs = len(SIDES) * sum(cell.runs(repetitions) for cell in cells)
+    if runs > MAX_PLAN_RUNS:
+        raise InputError(
+            "--repetitions",
+            f"{len(cells)} cells x {repetitions:,} repetitions (three times that in the wide cells) on "
+            f"{len(SIDES)} simulator sides are {runs:,} simulator runs, more than the {MAX_PLAN_RUNS:,} one "
+            "results directory takes in a study; run fewer repetitions, or fewer --cells",
+        )
+
+
 def incomplete_text(document: Mapping[str, Any]) -> str:
     return ", ".join(f"{name}: {why}" for name, why in document["incomplete"].items())
 
@@ -157,11 +191,11 @@ def list_cells(cells: list[Any], repetitions: int, args: argparse.Namespace) -> 
         Column("kernel", "kernel_text", text, "left"),
     ]
     kernel_s = sum(r["kernel_seconds"] for r in rows)
-    sim_s = sum(r["sim_seconds_one_core"] for r in rows)
+    sim_s = sum(r["sim_cpu_seconds"] for r in rows)
     sys.stdout.write(
         render(rows, columns, indent="")
         + f"\n\n{len(rows)} cells x {repetitions} repetitions; kernel side (one run at a time, each its "
-        f"duration plus about 1 s): about {format_wall(kernel_s)}; simulator side (2 host presets): about "
-        f"{format_wall(sim_s)} on one core at the nominal speed, plus storing\n"
+        f"duration plus about 1 s): about {format_wall(kernel_s)}; simulator side (3 host sides): about "
+        f"{format_wall(sim_s)} of CPU at {host_speed().text()}, plus storing\n"
     )
     return EXIT_OK

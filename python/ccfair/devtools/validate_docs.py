@@ -1,8 +1,9 @@
-"""After a deliberate change of the simulator's behaviour (or a new truth): the README's validation tables
-and the test's list of missed targets, from a ``validate.json`` that ``ccfair validate`` wrote.
+"""After a deliberate change of the simulator's behaviour (or a new truth): the validation tables of the
+documentation (``docs/explanation/validation.md``) and the test's list of missed targets, from a
+``validate.json`` that ``ccfair validate`` wrote.
 
     ccfair validate --out validate --quiet
-    python -m ccfair.devtools.validate_docs validate/validate.json --write   # the README's tables
+    python -m ccfair.devtools.validate_docs validate/validate.json --write   # the page's tables
     python -m ccfair.devtools.validate_docs validate/validate.json   # prints the test's KNOWN_MISSES
 
 The prose around the tables (what agrees, what looks like a model error) is written by hand.
@@ -16,16 +17,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ccfair.studies.validate.grid import PRESETS
+from ccfair.studies.validate.grid import SIDES
 from ccfair.studies.validate.report import TABLE_END, TABLE_START, markdown_table, summary_markdown
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "explanation" / "validation.md"
 SUMMARY_HEAD = "| grid summary | target |"
 
 
-def readme_text(readme: str, document: dict[str, Any]) -> str:
-    """``readme`` with its gap table and grid summary replaced by those of ``document``."""
-    before, rest = readme.split(TABLE_START, 1)
+def page_text(page: str, document: dict[str, Any]) -> str:
+    """``page`` with its gap table and grid summary replaced by those of ``document``."""
+    before, rest = page.split(TABLE_START, 1)
     _, after = rest.split(TABLE_END, 1)
     text = f"{before}{TABLE_START}\n{markdown_table(document)}\n{TABLE_END}{after}"
     start = text.index(SUMMARY_HEAD, text.index(TABLE_END))
@@ -51,14 +52,14 @@ def known_misses(document: dict[str, Any]) -> str:
     """The test's ``KNOWN_MISSES`` and ``KNOWN_GRID_MISSES`` as Python source."""
     lines = ["KNOWN_MISSES: dict[tuple[str, str, str], str] = {"]
     for cell in document["cells"]:
-        for preset in PRESETS:
+        for preset in SIDES:
             side = cell["presets"][preset]
             for target, ok in side["ok"].items():
                 if ok is False:
                     reason = _reason(target, side["gaps"][target])
                     lines.append(f'    ("{preset}", "{cell["cell"]}", "{target}"): "{reason}",')
     lines += ["}", "KNOWN_GRID_MISSES: dict[str, str] = {"]
-    for preset in PRESETS:
+    for preset in SIDES:
         s = document["summary"][preset]
         if s["share_grid_ok"] is False:
             lines.append(
@@ -70,12 +71,12 @@ def known_misses(document: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ccfair.devtools.validate_docs", description=__doc__)
     parser.add_argument("document", type=Path, help="a validate.json written by ccfair validate")
-    parser.add_argument("--write", action="store_true", help="rewrite the README's tables")
+    parser.add_argument("--write", action="store_true", help="rewrite the page's tables")
     args = parser.parse_args(argv)
     document = json.loads(args.document.read_text())
     if args.write:
-        README.write_text(readme_text(README.read_text(), document))
-        print(f"updated {README}")
+        PAGE.write_text(page_text(PAGE.read_text(encoding="utf-8"), document), encoding="utf-8")
+        print(f"updated {PAGE}")
     else:
         sys.stdout.write(known_misses(document))
     return 0

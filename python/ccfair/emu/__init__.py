@@ -5,8 +5,10 @@ userspace bottleneck (the ``ccfair-emu`` binary, crate ``crates/ccfair-emu``).
   backend="kernel")`` and ``ccfair run --backend kernel``)
 - :mod:`ccfair.emu.doctor`: what this host supports, and the forwarder's clean rate
 - :mod:`ccfair.emu.compare`: simulator and kernel side by side
-- :mod:`ccfair.emu.scenario`: the kernel's rules for scenarios; :mod:`ccfair.emu.netns`: the namespaces and
-  their teardown guard; :mod:`ccfair.emu.collect`: the results in the simulator's format
+- :mod:`ccfair.emu.host`: this machine's facts the kernel's scenario rules take (the rules themselves are
+  the scenario crate's, ``crates/ccfair-scenario/src/kernel.rs``, through
+  :class:`ccfair.scenario.KernelScenario`); :mod:`ccfair.emu.netns`: the namespaces and their teardown guard;
+  :mod:`ccfair.emu.collect`: the results in the simulator's format
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ccfair.emu.run import EmulationError, run_kernel
-    from ccfair.emu.scenario import KernelScenario, kernel_scenario
+    from ccfair.scenario import KernelScenario, kernel_scenario
 
 __all__ = ["EmulationError", "KernelScenario", "kernel_scenario", "run_kernel"]
 
@@ -28,7 +30,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(run, name)
     if name in ("KernelScenario", "kernel_scenario"):
-        from ccfair.emu import scenario
+        from ccfair import scenario
 
         return getattr(scenario, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,8 +4,8 @@
   of silicon starts it. The emulator first runs its link and delay lines to that instant.
 - ``read``: when the emulator reads the frame, tens of microseconds later; frames that waited while its loop
   slept then enter the queue after the departures due meanwhile, so a burst finds room a real queue would
-  not have had. Every run from before the choice existed was measured so (README, "Validation against the
-  kernel", for what it moved).
+  not have had. Every run from before the choice existed was measured so (docs/notes/validation-loop.md,
+  "The emulator's arrival mode moved the truth", for what it moved).
 
 The choice changes what a kernel run measures, so it is part of a kernel run's identity (a store's runs of
 one mode are never resumed as runs of the other) and of its provenance (``emulator_arrival``). Read on every
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 ENV_VAR = "CCFAIR_EMU_ARRIVAL"
 STAMP = "stamp"
@@ -30,5 +30,5 @@ def arrival_mode() -> str:
     """The mode ``CCFAIR_EMU_ARRIVAL`` asks for; anything but ``stamp`` or ``read`` is an error naming it."""
     mode = os.environ.get(ENV_VAR, DEFAULT)
     if mode not in (STAMP, READ):
-        raise ScenarioError(ENV_VAR, f"expected '{STAMP}' or '{READ}', got '{mode}'")
+        raise InputError(ENV_VAR, f"expected '{STAMP}' or '{READ}', got '{mode}'")
     return mode

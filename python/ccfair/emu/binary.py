@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 ENV_VAR = "CCFAIR_EMU"
 NAME = "ccfair-emu"
@@ -31,16 +31,16 @@ def candidates() -> list[Path]:
 
 
 def emulator_binary() -> str:
-    """The binary's path; raises :class:`ScenarioError` when there is none."""
+    """The binary's path; raises :class:`InputError` when there is none."""
     env = os.environ.get(ENV_VAR)
     if env:
         if not (os.path.isfile(env) and os.access(env, os.X_OK)):
-            raise ScenarioError(ENV_VAR, f"{env} is not an executable file")
+            raise InputError(ENV_VAR, f"{env} is not an executable file")
         return env
     for p in candidates():
         if p.is_file() and os.access(p, os.X_OK):
             return str(p)
-    raise ScenarioError(
+    raise InputError(
         "backend",
         f"the emulator binary {NAME} is not installed: the wheels carry it (pip install ccfair); in a source "
         f"checkout run `make setup` (or `cargo build --release -p ccfair-emu`); or set {ENV_VAR} to its path",

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from ccfair.emu.scenario import KernelScenario
+from ccfair.scenario import KernelScenario
 from ccfair.tables import Column, fixed, render, text
 
 Metric = tuple[str, Callable[[Any], float]]
@@ -30,7 +30,7 @@ def class_names(sc: KernelScenario) -> list[str]:
 def metrics_of(result: Any, names: list[str]) -> dict[str, float]:
     """The compared metrics of one run (a RunResult of either backend)."""
     flows = result.flows
-    active = flows[flows["active"]]
+    active = flows[flows["in_window"]]
     total = float(active["goodput_bps"].sum())
     out: dict[str, float] = {}
     for name in dict.fromkeys(names):
@@ -55,7 +55,7 @@ def metrics_of(result: Any, names: list[str]) -> dict[str, float]:
 
 def outcome_of(result: Any) -> tuple[int, ...]:
     """A run's exact outcome: each flow's delivered bytes, in flow order. Repetitions with equal outcomes
-    are identical (:func:`ccfair.plots.stats.identical`)."""
+    are identical (:func:`ccfair.analysis.stats.identical`)."""
     flows = result.flows.sort_values("flow_id")
     return tuple(int(b) for b in flows["total_delivered_bytes"])
 
@@ -69,8 +69,8 @@ def identical_line(runs: int, identical: bool) -> str:
     return (
         f"simulator: the {runs} repetitions are identical (the same delivered bytes per flow), so its ±0 is "
         "no agreement: the scenario is deterministic in the simulator (ideal hosts, no random loss, BBR or "
-        'random AQM draw); with [host] preset = "testbed" the simulator\'s repetitions vary as a '
-        "testbed's do"
+        'random AQM draw); with the default hosts (no preset = "ideal") the simulator\'s repetitions vary '
+        "as a testbed's do"
     )
 
 
@@ -101,8 +101,8 @@ def loop_line(loops_ns: list[float]) -> str | None:
         f"kernel: its loop was {statistics.fmean(xs) / 1e3:.0f} us longer than the configured RTT (the "
         "emulator's lateness on both crossings and the hosts' turnaround, medians); the simulator's paths "
         "are the configured ones, its testbed hosts add about 7 us. Where flows share one drop-tail "
-        "bottleneck at equal RTTs the answer can move within one packet time of loop delay (README, "
-        "'The kernel loop')"
+        "bottleneck at equal RTTs the answer can move within one packet time of loop delay (docs/notes/"
+        "validation-loop.md, 'The kernel loop')"
     )
 
 

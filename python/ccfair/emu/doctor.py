@@ -28,8 +28,9 @@ from typing import Any
 
 from ccfair.emu import netns
 from ccfair.emu.binary import emulator_binary
-from ccfair.emu.scenario import kernel_ccs
-from ccfair.errors import ScenarioError
+from ccfair.emu.host import kernel_ccs
+from ccfair.errors import InputError
+from ccfair.scenario import kernel_scenario
 from ccfair.units import format_rate
 
 ENV_VAR = "CCFAIR_DOCTOR_FILE"
@@ -75,25 +76,25 @@ def save_measurement(data: dict[str, Any]) -> Path:
 
 
 def check_rate(rate_bps: int) -> None:
-    """Raises :class:`ScenarioError` (field ``link.rate``) if ``rate_bps`` is above the measured clean rate,
+    """Raises :class:`InputError` (field ``link.rate``) if ``rate_bps`` is above the measured clean rate,
     or if this host has not been measured."""
     m = load_measurement()
     if m is None:
-        raise ScenarioError(
+        raise InputError(
             "link.rate",
             f"the forwarder's clean rate on this host is not known: run `{SUDO_CCFAIR} doctor` first "
             f"(it measures it in about half a minute and keeps it in {cache_path()})",
         )
     clean = int(m.get("clean_rate_bps") or 0)
     if clean == 0:
-        raise ScenarioError(
+        raise InputError(
             "link.rate",
             f"no rate was clean when `ccfair doctor` measured this host on {m.get('measured_at', '?')} "
             f"({no_clean_rate_reason(m)}); {no_clean_rate_advice(m)}",
         )
     if rate_bps > clean:
         what = format_rate(clean)
-        raise ScenarioError(
+        raise InputError(
             "link.rate",
             f"{format_rate(rate_bps)} is above what the forwarder handles cleanly on this host ({what}, "
             f"measured by `ccfair doctor` on {m.get('measured_at', '?')}); lower the rate, or measure higher "
@@ -172,7 +173,7 @@ def checks() -> list[tuple[str, bool, str]]:
     try:
         binary = emulator_binary()
         out.append(("emulator binary", True, binary))
-    except ScenarioError as e:
+    except InputError as e:
         out.append(("emulator binary", False, e.message))
     ip_ok, detail = _ok(["ip", "-V"])
     out.append(("iproute2", ip_ok, detail))
@@ -190,15 +191,15 @@ def checks() -> list[tuple[str, bool, str]]:
 
 
 def probe_spec(rate_bps: int, seconds: int = PROBE_SECONDS) -> dict[str, Any]:
-    """The probe's link: ``rate_bps``, a 100-packet FIFO, one flow without delay."""
-    return {
-        "duration_ns": seconds * 10**9,
-        "interval_ns": 100_000_000,
-        "measure_start_ns": 10**9,
-        "measure_end_ns": seconds * 10**9,
-        "link": {"rate_bps": rate_bps, "mtu_bytes": 1500, "aqm": {"name": "fifo", "limit": {"packets": 100}}},
-        "groups": [{"rtt_ns": 0, "initial_window": 10, "ecn": "off"}],
+    """The probe's link, resolved for the kernel backend as a scenario is: ``rate_bps``, a 100-packet FIFO,
+    one flow whose path has no delay to speak of (a base RTT of 1 ns), measured after its first second."""
+    doc = {
+        "duration": f"{seconds}s",
+        "measure": {"start": "1s"},
+        "link": {"rate": format_rate(rate_bps), "buffer": "100pkt"},
+        "flows": [{"cc": "reno", "rtt": "1ns"}],
     }
+    return kernel_scenario(doc).resolve()
 
 
 def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
@@ -234,7 +235,6 @@ def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
             router = {"net.ipv4.ip_forward": "0"}
             topo.build(1500, [(10, False)], {"rtr": router}, binary, endpoint_cpus)
             fwd = forward_config(spec, 1, emu_cpus, work / "rtr.json")
-            fwd["flows"] = [{"data_delay_ns": 0, "ack_delay_ns": 0}]
             blast = {
                 **{k: spec[k] for k in ("duration_ns", "interval_ns", "measure_start_ns", "measure_end_ns")},
                 "iface": netns.SENDER_IF,

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ccfair import owner
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 PREFIX = "ccfair-"
 ROLES = ("snd", "rtr", "rcv")
@@ -98,7 +98,7 @@ def host_lock(waiting: Callable[[], None] | None = None) -> Iterator[None]:
         # through $CCFAIR_KERNEL_LOCK) is refused, never truncated.
         held = os.pread(fd, 64, 0)
         if not stat.S_ISREG(os.fstat(fd).st_mode) or not re.fullmatch(rb"(\d+\n)?", held):
-            raise ScenarioError(
+            raise InputError(
                 "CCFAIR_KERNEL_LOCK",
                 f"{path} is not a ccfair lock file (it holds something else); name a new file",
             )
@@ -364,8 +364,8 @@ def _json_out(args: list[str]) -> object:
 
 
 def require_root(field_name: str = "backend") -> None:
-    """Raises :class:`ScenarioError` unless running as root (namespaces, AF_PACKET and sysctls need it)."""
+    """Raises :class:`InputError` unless running as root (namespaces, AF_PACKET and sysctls need it)."""
     if os.geteuid() != 0:
-        raise ScenarioError(
+        raise InputError(
             field_name, "the kernel backend needs root (network namespaces, AF_PACKET); run it with sudo"
         )

@@ -1,8 +1,8 @@
 """Running a scenario on the kernel: check, build, start, go, wait, collect, tear down.
 
-1. Checks before anything is built: the scenario (kernel rules, see :mod:`ccfair.emu.scenario`), root, the
-   emulator binary, and the link rate against the forwarder's clean rate that ``ccfair doctor`` measured on
-   this host (:mod:`ccfair.emu.doctor`).
+1. Checks before anything is built: the scenario (kernel rules, ``crates/ccfair-scenario/src/kernel.rs``),
+   root, the emulator binary, and the link rate against the forwarder's clean rate that ``ccfair doctor``
+   measured on this host (:mod:`ccfair.emu.doctor`).
 2. A stale-resource sweep (namespaces of runs whose owner died), the host's kernel-run lock (one run at a
    time on this host, whichever process asks: :func:`ccfair.emu.netns.host_lock`), the real-time bandwidth
    limit lifted for the emulator (:func:`rt_unthrottled`), then the topology (:mod:`ccfair.emu.netns`).
@@ -36,25 +36,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ccfair import _native
 from ccfair.emu import collect, doctor, netns
 from ccfair.emu.arrival import STAMP, arrival_mode
 from ccfair.emu.binary import emulator_binary
-from ccfair.emu.scenario import KernelScenario, kernel_scenario
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.result import RunResult
-from ccfair.scenario import Scenario, check_seed
+from ccfair.scenario import KernelScenario, Scenario, check_seed, kernel_scenario
 
 PORT_BASE = 20000
+# The preset that is this machine as it comes on the kernel backend.
+MACHINE_PRESET = "kernel-lab"
 READY_TIMEOUT_S = 30.0
 # The epoch is this far after the last program reported ready, so every one of them has read it in time.
 EPOCH_LEAD_NS = 200_000_000
 EXIT_GRACE_S = 20.0
 # The emulator runs under SCHED_FIFO so that a busy host (builds, the TCP stacks themselves) does not delay
-# its departures, and busy-waits the last few microseconds before each deadline (measured: README). Linux's
-# real-time bandwidth limit (kernel.sched_rt_runtime_us, 95 % of each second) stops it, even at a few per cent
-# of a CPU, for 10-35 ms about once a second (its CPU idle meanwhile; at 200 Mbit/s in every run), so the
-# limit is lifted while a run lasts (:func:`rt_unthrottled`): the emulator's spin budget already keeps it
-# asleep at least 30 % of every 100 ms, so it cannot take its CPU from the kernel's own threads.
+# its departures, and busy-waits the last few microseconds before each deadline (measured:
+# docs/notes/kernel-measurements.md). Linux's real-time bandwidth limit (kernel.sched_rt_runtime_us, 95 % of
+# each second) stops it, even at a few per cent of a CPU, for 10-35 ms about once a second (its CPU idle
+# meanwhile; at 200 Mbit/s in every run), so the limit is lifted while a run lasts (:func:`rt_unthrottled`):
+# the emulator's spin budget already keeps it asleep at least 30 % of every 100 ms, so it cannot take its CPU
+# from the kernel's own threads.
 REALTIME = os.environ.get("CCFAIR_EMU_REALTIME", "1") != "0"
 RT_RUNTIME_SYSCTL = Path("/proc/sys/kernel/sched_rt_runtime_us")
 # The value a run replaced, kept until it is put back, so the next run restores it after a killed one.
@@ -69,7 +72,7 @@ LATENESS_FLOOR_NS = 100_000
 # longer than this share of the smallest base RTT, and at least a millisecond. Strict on purpose: the once
 # a second stalls of 10-35 ms under the real-time limit changed the results; the idle VM's own hiccups of
 # 1-9 ms flag runs too, though runs flagged for them did not differ in share from their cells' healthy runs
-# (README, "The emulator's stalls").
+# (docs/notes/validation-mechanisms.md, "The emulator's stalls").
 STALL_RTT_FRACTION = 0.1
 STALL_FLOOR_NS = 1_000_000
 
@@ -84,7 +87,7 @@ def stall_limit_ns(min_rtt_ns: int) -> float:
 # whole scheduler slices; the senders then release their windows in bursts that overflow the bottleneck
 # while its queue is mostly short. Measured on 2 CPUs (Cubic vs Cubic, 10-200 Mbit/s, 10 ms, 1 BDP): below
 # 15 % wait the link was 0.998-1.000 used, at 20-26 % 0.89-1.00, at 26-30 % 0.81-0.96; every run below 0.95
-# had waited over 23 % (README).
+# had waited over 23 % (docs/explanation/emulator.md, "Timing").
 ENDPOINT_WAIT_SHARE = 0.2
 
 
@@ -127,36 +130,34 @@ def sysctls_for(spec: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     return {"snd": dict(common), "rcv": rcv, "rtr": router}
 
 
-def forward_config(spec: Mapping[str, Any], seed: int, cpus: list[int], out: Path) -> dict[str, Any]:
-    """The emulator's configuration (its ``flows`` list is filled by the caller)."""
+def program_config(spec: Mapping[str, Any], seed: int, cpus: list[int], out: Path) -> dict[str, Any]:
+    """What ``ccfair-emu forward``, ``send`` and ``recv`` read (``RunConfig`` in
+    ``crates/ccfair-emu/src/config.rs``): the resolved spec, the seed and this machine's side of the run.
+    Each program derives its schedule and flows from the spec itself (``ccfair-emu check ROLE CONFIG``
+    shows what it derives)."""
     return {
-        **schedule(spec),
-        "sender_if": netns.ROUTER_SENDER_IF,
-        "receiver_if": netns.ROUTER_RECEIVER_IF,
-        "rate_bps": spec["link"]["rate_bps"],
-        "mtu_bytes": spec["link"]["mtu_bytes"],
-        "aqm": spec["link"]["aqm"],
-        "port_base": PORT_BASE,
-        "flows": [],
+        "spec": spec,
         "seed": seed,
-        "realtime": REALTIME,
-        "spin_ns": SPIN_NS,
-        # When a frame's time at the bottleneck starts (CCFAIR_EMU_ARRIVAL, see ccfair.emu.arrival).
-        "arrival_at_stamp": arrival_mode() == STAMP,
+        "port_base": PORT_BASE,
+        "receiver_ips": [netns.receiver_ip(g) for g in range(len(spec["groups"]))],
         "cpus": cpus,
         "out": str(out),
     }
 
 
-def delays(group: Mapping[str, Any]) -> tuple[int, int]:
-    """(data, ACK) delay of a group: the simulator's split is rtt // 2 on data, the rest on ACKs."""
-    rtt = group["rtt_ns"]
-    placement = group.get("delay", "split")
-    if placement == "data":
-        return rtt, 0
-    if placement == "ack":
-        return 0, rtt
-    return rtt // 2, rtt - rtt // 2
+def forward_config(spec: Mapping[str, Any], seed: int, cpus: list[int], out: Path) -> dict[str, Any]:
+    """The emulator's configuration: the run's, with the router's side."""
+    return {
+        **program_config(spec, seed, cpus, out),
+        "router": {
+            "sender_if": netns.ROUTER_SENDER_IF,
+            "receiver_if": netns.ROUTER_RECEIVER_IF,
+            "realtime": REALTIME,
+            "spin_ns": SPIN_NS,
+            # When a frame's time at the bottleneck starts (CCFAIR_EMU_ARRIVAL, see ccfair.emu.arrival).
+            "arrival_at_stamp": arrival_mode() == STAMP,
+        },
+    }
 
 
 @contextlib.contextmanager
@@ -197,10 +198,6 @@ def cpu_plan() -> tuple[list[int], list[int]]:
     if len(cpus) < 2 or os.environ.get("CCFAIR_EMU_PIN", "1") == "0":
         return [], []
     return cpus[-1:], cpus[:-1]
-
-
-def schedule(spec: Mapping[str, Any]) -> dict[str, int]:
-    return {k: spec[k] for k in ("duration_ns", "interval_ns", "measure_start_ns", "measure_end_ns")}
 
 
 @contextlib.contextmanager
@@ -476,7 +473,10 @@ def host_provenance(spec: Mapping[str, Any]) -> str:
     if offloads.get("gro") and offloads.get("gro_flush_ns"):
         on.append(f"gro_flush={offloads['gro_flush_ns']}ns")
     text = f"preset {', '.join(presets)}; offloads {' '.join(on) or 'off'}"
-    if presets != ["ideal"]:
+    # The default preset is the machine itself here (``crates/ccfair-scenario/src/kernel.rs``).
+    if MACHINE_PRESET in presets:
+        text += f" ({MACHINE_PRESET}: this machine as it comes)"
+    if set(presets) - {"ideal", MACHINE_PRESET}:
         text += "; start jitter as drawn, timers and noise this machine's own"
     return text
 
@@ -495,14 +495,14 @@ def run_kernel(
     progress: Callable[[float], None] | None = None,
 ) -> Any:
     """Runs ``scenario`` on the kernel and returns a :class:`~ccfair.result.RunResult` (the simulator's
-    shape; provenance and emulator health in ``summary``). Bad input raises :class:`ScenarioError` before
+    shape; provenance and emulator health in ``summary``). Bad input raises :class:`InputError` before
     anything is built; a failure while running raises :class:`EmulationError`."""
 
     sc: KernelScenario = kernel_scenario(scenario)
     spec = sc.resolve()
     effective = check_seed(sc.effective_seed(seed))
     binary = preflight(spec)
-    output, provenance = execute(spec, effective, binary, progress, plans=sc.flow_plans(effective))
+    output, provenance = execute(spec, effective, binary, progress)
     result = RunResult.from_native(output, sc, effective)
     result.summary.update(provenance)
     return result
@@ -515,14 +515,14 @@ def execute(
     progress: Callable[[float], None] | None = None,
     *,
     during: Callable[[netns.Topology], None] | None = None,
-    plans: list[dict[str, int]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Builds, runs and tears down one kernel run of a resolved kernel ``spec``; returns the native-shaped
-    output and the provenance. ``during(topology)`` is called once the run has started (tests use it);
-    ``plans`` are the flows' starts and sizes (:meth:`KernelScenario.flow_plans`; default: every flow at its
-    group's start, bulk)."""
+    output and the provenance. ``during(topology)`` is called once the run has started (tests use it). The
+    flows' starts and sizes are those the simulator draws for ``seed``, as the programs draw them from the
+    spec."""
     arrival_mode()  # a bad CCFAIR_EMU_ARRIVAL is refused before anything is built
     netns.sweep_stale()
+    plans: list[dict[str, int]] = json.loads(_native.flow_plans(json.dumps(spec), seed))
     infos = collect.flow_infos(spec, plans)
     sysctls = sysctls_for(spec)
     groups = [(g["initial_window"], g["ecn"] == "classic") for g in spec["groups"]]
@@ -541,43 +541,9 @@ def execute(
             emu_cpus, endpoint_cpus = cpu_plan()
             offloads = netns.HostOffloads(**spec.get("offloads", {}))
             readback = topo.build(spec["link"]["mtu_bytes"], groups, sysctls, binary, endpoint_cpus, offloads)
-            sched = schedule(spec)
-            recv_cfg = {
-                **sched,
-                "ports": [PORT_BASE + i for i in range(len(infos))],
-                "sizes": [info[6] for info in infos],
-                "cpus": endpoint_cpus,
-                "out": str(work / "rcv.json"),
-            }
+            recv_cfg = program_config(spec, seed, endpoint_cpus, work / "rcv.json")
             fwd_cfg = forward_config(spec, seed, emu_cpus, work / "rtr.json")
-            send_cfg: dict[str, Any] = {
-                **sched,
-                "flows": [],
-                "cpus": endpoint_cpus,
-                "out": str(work / "snd.json"),
-            }
-            for flow_id, g, cc, _rtt, start, _stop, size in infos:
-                group = spec["groups"][g]
-                data_delay, ack_delay = delays(group)
-                fwd_cfg["flows"].append(
-                    {
-                        "data_delay_ns": data_delay,
-                        "ack_delay_ns": ack_delay,
-                        "loss": group["loss"],
-                        "group": g,  # the edge marker's weights are per group (ppv, vdq_csaqm)
-                    }
-                )
-                send_cfg["flows"].append(
-                    {
-                        "dst": netns.receiver_ip(g),
-                        "port": PORT_BASE + flow_id,
-                        "cc": cc,
-                        "start_ns": start,
-                        "stop_ns": group["stop_ns"],
-                        "pacing": bool(group["pacing"]),
-                        "size_bytes": size or None,
-                    }
-                )
+            send_cfg = program_config(spec, seed, endpoint_cpus, work / "snd.json")
             for role, cfg in (("rcv", recv_cfg), ("rtr", fwd_cfg), ("snd", send_cfg)):
                 (work / f"{role}.config.json").write_text(json.dumps(cfg))
             command = {"rcv": "recv", "rtr": "forward", "snd": "send"}
@@ -653,10 +619,19 @@ def ping(spec: Mapping[str, Any], flow: int, count: int, binary: str) -> list[in
         "interval_ns": 100_000_000,
         "measure_start_ns": 0,
         "measure_end_ns": duration,
-        "groups": [{**g, "start_ns": duration - 1, "stop_ns": None} for g in spec["groups"]],
+        "groups": [_idle(g, duration) for g in spec["groups"]],
     }
     execute(idle, 1, binary, during=during)
     return rtts
+
+
+def _idle(group: Mapping[str, Any], duration_ns: int) -> dict[str, Any]:
+    """A group of an idle run: its flows start at the last nanosecond (no arrivals, no start jitter)."""
+    idle = {k: v for k, v in group.items() if k != "arrivals"}
+    idle.update(start_ns=duration_ns - 1, stop_ns=None)
+    if "host" in idle:
+        idle["host"] = {**idle["host"], "start_jitter_ns": 0}
+    return idle
 
 
 def _group_of(spec: Mapping[str, Any], flow: int) -> int:
@@ -665,4 +640,4 @@ def _group_of(spec: Mapping[str, Any], flow: int) -> int:
         n += group["count"]
         if flow < n:
             return g
-    raise ScenarioError("flow", f"no flow {flow}")
+    raise InputError("flow", f"no flow {flow}")

@@ -1,6 +1,7 @@
 """The example scenarios, plans and starting files that ship inside the package.
 
-- :data:`SCENARIOS`: the scenarios the README uses (``scenarios/`` of a source checkout is this directory)
+- :data:`SCENARIOS`: the scenarios the documentation uses (``scenarios/`` of a source checkout is this
+  directory)
 - :data:`PLANS`: the example plans (``plans/`` likewise)
 - :data:`STARTER`: the annotated ``scenario.toml`` and ``plan.toml`` that ``ccfair init`` writes
 """

@@ -14,10 +14,10 @@ A sweep (``ccfair.load(dir)``, a results directory, or for the heatmap a ``runs`
     ccfair.plots.save_figure(fig, "fig.pdf")   # .png, .svg or .pdf
 
 Every figure uses the style registry of :mod:`ccfair.plots.style` (a colour and marker per CCA and AQM).
-Modules: one per figure kind (``<kind>_plot``), :mod:`.data` (reading a sweep, resolving axes and
-metrics), :mod:`.axes` (grid axes as numbers or categories, log scales), :mod:`.stats` (mean and 95 % CI,
-kernel density), :mod:`.output` (files and data URIs), :mod:`.html_report` and :mod:`.sweep_report`
-(``ccfair report``).
+Modules: one per figure kind (``<kind>_plot``), :mod:`.data` (reading a sweep, resolving axes and metrics),
+:mod:`.axes` (grid axes as numbers or categories, log scales), :mod:`.output` (files and data URIs),
+:mod:`.html_report` and :mod:`.sweep_report` (``ccfair report``'s pages). The statistics they draw (means and
+95 % CIs, kernel densities) come from :mod:`ccfair.analysis.stats`.
 """
 
 from __future__ import annotations

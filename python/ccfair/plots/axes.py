@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.plots.labels import path_label, plain
 from ccfair.plots.style import value_style
 from ccfair.units import (
@@ -76,7 +76,7 @@ def _as_numbers(values: Sequence[Any]) -> tuple[list[float], str] | None:
     for unit, read in _UNIT_READERS:
         try:
             return [read(v) for v in values], unit
-        except ScenarioError:
+        except InputError:
             continue
     return None
 

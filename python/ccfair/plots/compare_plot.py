@@ -1,7 +1,7 @@
 """Two result sets side by side (``ccfair compare-results A B``): the cells of two plans aligned by their
-coordinates (the values of the axes both plans vary), and per aligned cell a run metric of each side, its
-mean with the interval of :mod:`.stats`. For example the same plan before and after a change of the code,
-or of a parameter the plans do not vary.
+coordinates (the values of the axes both plans vary), and per aligned cell a run metric of each side, its mean
+with the interval of :mod:`ccfair.analysis.stats`. For example the same plan before and after a change of the
+code, or of a parameter the plans do not vary.
 
 :func:`compare_table` gives the aligned table (one row per cell: coordinates, ``n_a``, ``mean_a``,
 ``low_a``, ``high_a``, the same for ``b``, and ``difference`` = mean b - mean a); :func:`compare` draws it:
@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.analysis.stats import summarize
+from ccfair.errors import InputError
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import NOT_METRICS, Sweep, as_sweep, metric_column
 from ccfair.plots.heatmap_plot import metric_bounds
 from ccfair.plots.labels import metric as metric_label
 from ccfair.plots.labels import plain
 from ccfair.plots.panels import new_figure
-from ccfair.plots.stats import summarize
 from ccfair.plots.style import paper_style
 from ccfair.sweep.paths import column_name
 
@@ -51,7 +51,7 @@ def compare_table(
     plan_b: str | None = None,
 ) -> pd.DataFrame:
     """The cells of ``a`` and ``b`` aligned by the axes both vary (see the module docstring). Cells only one
-    side has are kept with the other side empty. A ScenarioError when the two vary no axis in common
+    side has are kept with the other side empty. An InputError when the two vary no axis in common
     but do vary some (nothing to align on)."""
     sa, sb = as_sweep(a, plan_a), as_sweep(b, plan_b)
 
@@ -61,7 +61,7 @@ def compare_table(
     va, vb = sa.varied(), sb.varied()
     common = [p for p in va if column_name(p) in {column_name(q) for q in vb}]
     if (va or vb) and not common:
-        raise ScenarioError(
+        raise InputError(
             "B",
             f"the two result sets vary no axis in common (A: {', '.join(va) or 'none'}; B: "
             f"{', '.join(vb) or 'none'}); nothing to align their cells on",
@@ -122,9 +122,7 @@ def compare(
     """One row per aligned cell, the metric of A and of B as two markers with their bars."""
     table = compare_table(a, b, metric, plan_a, plan_b)
     if len(table) > MAX_CELLS:
-        raise ScenarioError(
-            "--metric", f"{len(table)} aligned cells are too many to draw (at most {MAX_CELLS})"
-        )
+        raise InputError("--metric", f"{len(table)} aligned cells are too many to draw (at most {MAX_CELLS})")
     name = table.attrs["metric"]
     info = metric_label(name)
     names = labels or (table.attrs["a"], table.attrs["b"])

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.plots.axes import Axis, make_axis, value_text
 from ccfair.store import Results
 from ccfair.store.check import plan_definition
@@ -66,21 +66,21 @@ class Sweep:
         return self.runs[self.runs["status"] != "done"]
 
     def table(self, name: str, figure: str) -> pd.DataFrame:
-        """The ``flows`` or ``classes`` rows; a ScenarioError if this sweep was made from ``runs`` alone."""
+        """The ``flows`` or ``classes`` rows; an InputError if this sweep was made from ``runs`` alone."""
         frame: pd.DataFrame | None = getattr(self, name)
         if frame is None:
-            raise ScenarioError(
+            raise InputError(
                 name, f"the {figure} figure needs the {name} table: pass ccfair.load(DIR) or the directory"
             )
         return frame
 
     def column(self, path: str, option: str) -> str:
-        """The ``runs`` column of a varied axis; a ScenarioError on ``option`` if the plan did not vary it."""
+        """The ``runs`` column of a varied axis; an InputError on ``option`` if the plan did not vary it."""
         col = column_name(path)
         if path not in self.axes and col not in {column_name(a) for a in self.axes}:
-            raise ScenarioError(option, f"{path!r} is not an axis of this sweep; {self.axes_text()}")
+            raise InputError(option, f"{path!r} is not an axis of this sweep; {self.axes_text()}")
         if col not in self.runs.columns:  # pragma: no cover - the store adds a column per axis
-            raise ScenarioError(option, f"the runs table has no column {col!r} for {path!r}")
+            raise InputError(option, f"the runs table has no column {col!r} for {path!r}")
         return col
 
     def varied_column(self, path: str, option: str) -> str:
@@ -89,7 +89,7 @@ class Sweep:
         values = self.done[col].dropna().unique()
         if len(values) < 2:
             shown = ", ".join(map(str, values)) or "none"
-            raise ScenarioError(
+            raise InputError(
                 option, f"{path!r} did not vary among the done runs (values: {shown}); {self.axes_text()}"
             )
         return col
@@ -140,15 +140,15 @@ def load_sweep(source: Results | str | Path, plan: str | None = None, option: st
     plans = _plans(results)
     names = list(plans["plan"])
     if not names:
-        raise ScenarioError(str(results.directory), "the results directory holds no plan yet")
+        raise InputError(str(results.directory), "the results directory holds no plan yet")
     if plan is None:
         if len(names) > 1:
-            raise ScenarioError(
+            raise InputError(
                 option, f"the results directory holds several plans; name one of: {', '.join(names)}"
             )
         plan = names[0]
     if plan not in names:
-        raise ScenarioError(option, f"no plan {plan!r} in {results.directory}; plans: {', '.join(names)}")
+        raise InputError(option, f"no plan {plan!r} in {results.directory}; plans: {', '.join(names)}")
     text = plans.loc[plans["plan"] == plan, "definition"].iloc[0]
     definition = plan_definition(text, f"{results.directory}: plans.definition of {plan!r}")
     axes = tuple(p for axis in definition.get("axes", []) for p in axis["paths"])
@@ -201,7 +201,7 @@ def as_sweep(data: Sweep | Results | pd.DataFrame | str | Path, plan: str | None
 
 
 def metric_column(frame: pd.DataFrame, metric: str, option: str, exclude: Collection[str] = ()) -> str:
-    """``metric`` if it is a numeric column of ``frame``; else a ScenarioError listing the metrics."""
+    """``metric`` if it is a numeric column of ``frame``; else an InputError listing the metrics."""
     numeric = [
         c
         for c in frame.columns
@@ -210,7 +210,7 @@ def metric_column(frame: pd.DataFrame, metric: str, option: str, exclude: Collec
         and c not in exclude
     ]
     if metric not in numeric:
-        raise ScenarioError(option, f"no metric {metric!r}; metrics: {', '.join(numeric)}")
+        raise InputError(option, f"no metric {metric!r}; metrics: {', '.join(numeric)}")
     return metric
 
 
@@ -268,7 +268,7 @@ def default_axes(sweep: Sweep, options: Sequence[str], given: Sequence[str | Non
         free = [p for p in varied if column_name(p) not in used]
         if not free:
             have = ", ".join(varied) or "none"
-            raise ScenarioError(
+            raise InputError(
                 options[i],
                 f"the {figure} figure needs {len(out)} varied axes ({', '.join(options)}) and this sweep "
                 f"varies {len(varied)} among its done runs: {have}",
@@ -291,43 +291,48 @@ def facet_axes(
     facet: str | Sequence[str] | None = None,
     average: str | Sequence[str] | None = None,
 ) -> list[str]:
-    """The axes a figure draws one panel per value (combination) of: the ``facet`` paths given, then every
-    other varied axis that is neither ``shown`` (on x, y) nor in ``average``. A figure thus averages only
-    over repetitions unless asked to pool an axis with ``average`` (``--average``). Errors name the option:
-    a path that is not varied, one used twice, or more than :data:`MAX_PANELS` panels."""
+    """The axes a figure draws one panel per value (combination) of: the ``facet`` paths given, then the
+    other varied axes that are neither ``shown`` (on x, y) nor in ``average``, in plan order, as long as
+    the panels stay at most :data:`MAX_PANELS`. A figure thus averages only over repetitions unless asked
+    to pool an axis with ``average`` (``--average``), or unless the plan has more combinations than that:
+    the axes left over are pooled, and the figure's title says so (:func:`pooled_note`). Errors name the
+    option: a path that is not varied, one used twice, or more than :data:`MAX_PANELS` panels of the
+    ``facet`` paths given."""
     used: set[str] = set().union(*(sweep.dimension(p) for p in shown)) if shown else set()
     pooled = as_paths(average)
     for path in pooled:
         col = sweep.column(path, "--average")
         if col in used:
-            raise ScenarioError(
-                "--average", f"{path!r} is shown on an axis of the figure; it is not averaged"
-            )
+            raise InputError("--average", f"{path!r} is shown on an axis of the figure; it is not averaged")
     pooled_cols = set().union(*(sweep.dimension(p) for p in pooled)) if pooled else set()
     out: list[str] = []
     for path in as_paths(facet):
         col = sweep.varied_column(path, "--facet")
         if col in used:
-            raise ScenarioError(
+            raise InputError(
                 "--facet", f"{path!r} is already on an axis of the figure; facet by another axis"
             )
         if col in pooled_cols:
-            raise ScenarioError("--facet", f"{path!r} is also given to --average; choose one")
+            raise InputError("--facet", f"{path!r} is also given to --average; choose one")
         out.append(path)
         used |= sweep.dimension(path)
-    for path in sweep.varied():
-        if not (sweep.dimension(path) & (used | pooled_cols)):
-            out.append(path)
-            used |= sweep.dimension(path)
     panels = 1
     for path in out:
         panels *= sweep.done[column_name(path)].nunique()
     if panels > MAX_PANELS:
-        raise ScenarioError(
+        raise InputError(
             "--facet",
             f"one panel per value of {', '.join(out)} makes {panels} panels (at most {MAX_PANELS}); "
-            "pool axes with --average PATH",
+            "facet by fewer axes",
         )
+    for path in sweep.varied():
+        if sweep.dimension(path) & (used | pooled_cols):
+            continue
+        values = sweep.done[column_name(path)].nunique()
+        if panels * values <= MAX_PANELS:
+            out.append(path)
+            panels *= values
+        used |= sweep.dimension(path)  # a panel axis, or pooled: either way not one of the next ones
     return out
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import NOT_METRICS, Sweep, as_sweep, load_sweep, metric_column, plan_names
 from ccfair.plots.labels import metric as metric_label
@@ -43,7 +43,7 @@ def _sweeps(data: Sweep | Results | pd.DataFrame | str | Path, plans: list[str] 
     results = data if isinstance(data, Results) else Results(data)
     names = plans or plan_names(results)
     if not names:
-        raise ScenarioError(str(results.directory), "the results directory holds no plan yet")
+        raise InputError(str(results.directory), "the results directory holds no plan yet")
     return [load_sweep(results, name) for name in names]
 
 
@@ -97,9 +97,9 @@ def groups(
     out = [Group(g.label, g.values[np.isfinite(g.values)], g.color) for g in out]
     out = [g for g in out if g.values.size]
     if not out:
-        raise ScenarioError("--metric", f"{name} has no value in any done run")
+        raise InputError("--metric", f"{name} has no value in any done run")
     if len(out) > MAX_GROUPS:
-        raise ScenarioError(
+        raise InputError(
             "--by", f"{len(out)} groups is too many to draw (at most {MAX_GROUPS}); group by an axis"
         )
     return out, by

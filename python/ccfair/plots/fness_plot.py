@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.analysis.stats import bounded_kde
+from ccfair.errors import InputError
 from ccfair.plots.data import Panel, Sweep, as_sweep, facet_axes, pooled_note, split_panels, with_runs
 from ccfair.plots.labels import metric, plain
 from ccfair.plots.panels import panel_grid, set_panel_title
-from ccfair.plots.stats import bounded_kde
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.sweep.paths import column_name
 
@@ -39,7 +39,7 @@ def fness_runs(sweep: Sweep) -> pd.DataFrame:
         done[np.isfinite(done["fness"].to_numpy(dtype=float))] if "fness" in done.columns else done.iloc[:0]
     )
     if runs.empty:
-        raise ScenarioError(
+        raise InputError(
             "--kind",
             "fness needs runs of exactly two flows; no done run of this sweep has an fness value "
             f"(flow counts: {', '.join(map(str, sorted(done['flow_count'].dropna().unique()))) or 'none'})",

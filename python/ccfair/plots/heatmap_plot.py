@@ -1,6 +1,6 @@
 """Heatmap: any run metric over two grid axes, one panel per combination of the other varied axes (unless
 they are averaged with ``average``); each cell shows the mean over its done runs written in it, with its
-interval from :mod:`.stats` (95 % CI, or the range of a few runs).
+interval from :mod:`ccfair.analysis.stats` (95 % CI, or the range of a few runs).
 
 The colour scale spans the data's range (utilization between 0.98 and 1.0 must not be one flat colour of a
 0-to-1 scale), and its label says so; ``vmin`` and ``vmax`` fix it instead. fness is drawn on a diverging
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.analysis.stats import Summary, aggregate
+from ccfair.errors import InputError
 from ccfair.plots.axes import color_ticks
 from ccfair.plots.data import (
     Sweep,
@@ -29,7 +30,6 @@ from ccfair.plots.data import (
 from ccfair.plots.labels import metric as metric_label
 from ccfair.plots.labels import plain
 from ccfair.plots.panels import panel_grid, set_panel_title
-from ccfair.plots.stats import Summary, aggregate
 from ccfair.plots.style import paper_style
 from ccfair.sweep.paths import column_name
 
@@ -81,7 +81,7 @@ def colour_scale(
         high = vmax if vmax is not None else high
         how = f"colour scale fixed at {low:g} to {high:g}"
     if high < low:
-        raise ScenarioError("--vmax", f"{high:g} is below --vmin {low:g}")
+        raise InputError("--vmax", f"{high:g} is below --vmin {low:g}")
     if low == high:
         low, high = low - 0.5 * max(abs(low), 1e-3), high + 0.5 * max(abs(high), 1e-3)
         how = "all cells equal"
@@ -109,13 +109,13 @@ def heatmap(
     x, y = default_axes(sweep, ("--x", "--y"), (x, y), "heatmap")
     xcol, ycol = sweep.varied_column(x, "--x"), sweep.varied_column(y, "--y")
     if xcol == ycol or column_name(y) in sweep.dimension(x):
-        raise ScenarioError("--y", f"is the same axis as --x ({x!r}); give two different axes")
+        raise InputError("--y", f"is the same axis as --x ({x!r}); give two different axes")
     facets = facet_axes(sweep, [x, y], facet, average)
     done = sweep.done
     x_axis, y_axis = sweep.axis(x), sweep.axis(y)
     info = metric_label(name)
     if not np.isfinite(done[name].to_numpy(dtype=float)).any():
-        raise ScenarioError("--metric", f"{name} has no value in any done run of this sweep")
+        raise InputError("--metric", f"{name} has no value in any done run of this sweep")
     bounds = metric_bounds(name, done)
     panels = split_panels(sweep, done, facets)
     tables = [aggregate(p.frame, [ycol, xcol], name, bounds) for p in panels]

@@ -1,13 +1,9 @@
-"""``ccfair report``: one self-contained HTML file (figures embedded as PNG data URIs, styles and a small
-inline script that sorts tables by a clicked column; nothing fetched) for a saved run or a results
-directory.
-
-- a saved run: its scenario and provenance, the summary, flows and classes tables, the time-series figure
-- a results directory, per plan: the plan and provenance, a summary table per cell (mean and 95 %
-  confidence half width over its done runs), every figure that applies (heatmaps over the first two varied
-  axes faceted by the third, relative goodput and shares against each varied axis, fness for two-flow runs,
-  the time series of one example run) and, when some failed, the failed runs with their errors; a plan
-  whose runs come from different builds of ccfair says so at the top of its section
+"""The HTML reports' pages: self-contained (figures embedded as PNG data URIs, styles and a small inline
+script that sorts tables by a clicked column; nothing fetched), built from :class:`Section` parts with facts,
+tables and figures. This module holds the parts, a saved run's section (its scenario and provenance, the
+summary, flows and classes tables, the time-series figure), rendering a page and writing it; the sections of
+a results directory's plans are :mod:`.sweep_report`'s, and ``ccfair report``'s whole page is assembled in
+:mod:`ccfair.studies.report`, above both. ``ccfair reproduce``'s scorecard is a page of the same parts.
 
 The page's head names ccfair as its generator (:data:`GENERATOR_TAG`); ``-o`` replaces an existing file
 only if it is such a report.
@@ -21,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccfair import __version__, fsio
-from ccfair.errors import ScenarioError
-from ccfair.plots.data import load_sweep, plan_names
+from ccfair.columns import class_table_columns, flow_table_columns, shows_ecn, summary_pairs
+from ccfair.errors import InputError
 from ccfair.plots.output import data_uri
 from ccfair.plots.timeseries_plot import timeseries
-from ccfair.report import CLASS_COLUMNS, flow_table_columns, summary_pairs
 from ccfair.result import RunResult
 from ccfair.tables import Column
 from ccfair.units import format_duration, format_rate
@@ -33,7 +28,6 @@ from ccfair.units import format_duration, format_rate
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ccfair.store import Results
 
 TEMPLATE = "report.html.j2"
 GENERATOR_TAG = '<meta name="generator" content="ccfair">'  # in the template's head
@@ -76,7 +70,7 @@ class Section:
 
 @dataclass(frozen=True)
 class FigureJob:
-    """A figure to draw: ``make`` returns it; a ScenarioError means it does not apply and is noted."""
+    """A figure to draw: ``make`` returns it; an InputError means it does not apply and is noted."""
 
     id: str
     title: str
@@ -87,7 +81,7 @@ class FigureJob:
 def table_from_columns(
     id: str, title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]
 ) -> Table:
-    """A table with the command line's column definitions (:mod:`ccfair.report`)."""
+    """A table with the command line's column definitions (:mod:`ccfair.columns`)."""
     return Table(
         id=id,
         title=title,
@@ -104,7 +98,7 @@ def draw(jobs: Sequence[FigureJob], progress: Progress | None) -> tuple[list[Fig
     for i, job in enumerate(jobs):
         try:
             fig = job.make()
-        except ScenarioError as e:
+        except InputError as e:
             notes.append(f"{job.title}: not drawn ({e.message})")
         else:
             figures.append(FigureItem(job.id, job.title, job.caption, data_uri(fig, "png")))
@@ -128,19 +122,18 @@ def run_section(result: RunResult, source: str, progress: Progress | None = None
         ("measurement window", f"{format_duration(start_ns)} to {format_duration(end_ns)}"),
         ("seed", str(result.seed)),
     ]
-    summary = [{"name": k, "value": v} for k, v in summary_pairs(result.summary)]
+    ecn = shows_ecn(sc, result.summary)
+    summary = [{"name": k, "value": v} for k, v in summary_pairs(result.summary, ecn)]
     tables = [
         table_from_columns(
             "summary", "Summary", summary, [Column("metric", "name", align="left"), Column("value", "value")]
         ),
-        table_from_columns(
-            "flows", "Flows", flows.to_dict("records"), flow_table_columns(bool(flows["label"].notna().any()))
-        ),
+        table_from_columns("flows", "Flows", flows.to_dict("records"), flow_table_columns(flows, ecn)),
         table_from_columns(
             "classes",
-            "Classes (active flows by cc and RTT)",
+            "Classes (the flows in the window by cc and RTT)",
             result.classes.to_dict("records"),
-            CLASS_COLUMNS,
+            class_table_columns(ecn),
         ),
     ]
     job = FigureJob(
@@ -171,35 +164,6 @@ def render_page(title: str, sections: Sequence[Section]) -> str:
     return env.get_template(TEMPLATE).render(title=title, sections=sections, version=__version__)
 
 
-def build_report(source: RunResult | Results, label: str, plan: str | None, progress: Progress | None) -> str:
-    """The whole page for a saved run or a results directory (one section per plan, or only ``plan``)."""
-    if isinstance(source, RunResult):
-        return render_page(f"ccfair run: {_name(label)}", [run_section(source, label, progress)])
-    # Imported here: both build their sections from this module's FigureJob and Section.
-    from ccfair.plots.sweep_report import sweep_sections
-    from ccfair.studies.report import study_sections
-
-    names = [plan] if plan is not None else plan_names(source)
-    if not names:
-        raise ScenarioError("DIR", f"{label} holds no plan yet")
-    sections: list[Section] = []
-    for i, name in enumerate(names):
-        sweep = load_sweep(source, name)
-
-        def part(fraction: float, i: int = i) -> None:
-            if progress is not None:
-                progress((i + fraction) / len(names))
-
-        sections += sweep_sections(sweep, part)
-    sections += study_sections(source, names)  # harm studies and advise searches among the plans
-    return render_page(f"ccfair results: {_name(label)}", sections)
-
-
-def _name(label: str) -> str:
-    """The directory's own name (``results`` of ``runs/results/``), for the page title."""
-    return Path(label).name or label
-
-
 def is_ccfair_report(path: Path) -> bool:
     """Whether the file at ``path`` is a report ccfair wrote: its head names ccfair as the generator."""
     try:
@@ -214,7 +178,7 @@ def check_report_path(out: str | Path, option: str = "-o") -> Path:
     """Checks, before the report is built, that it may be written to ``out``: an HTML name, an existing
     directory, and no file there but a report ccfair wrote. Returns the path resolved."""
     if Path(out).suffix.lower() not in (".html", ".htm"):
-        raise ScenarioError(option, f"{out}: the report is an HTML file; give a name ending in .html")
+        raise InputError(option, f"{out}: the report is an HTML file; give a name ending in .html")
     return fsio.check_file(out, option, is_ccfair_report, "reports")
 
 

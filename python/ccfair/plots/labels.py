@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ccfair.analysis.schema import plotted
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -16,27 +18,11 @@ class Metric:
     bounds: tuple[float, float] | None = None
 
 
-# Counts, rates, delays and ratios cannot be negative: their intervals are clipped at zero, never drawn below.
-NON_NEGATIVE = (0.0, float("inf"))
-
+# From the derived tables' schema: each value's Plotted label, unit and bounds.
 METRICS: dict[str, Metric] = {
-    "jain_index": Metric("Jain's fairness index", bounds=(0.0, 1.0)),
-    "utilization": Metric("link utilization", bounds=(0.0, 1.0)),
-    "total_goodput_bps": Metric("total goodput (Mbit/s)", 1e-6, NON_NEGATIVE),
-    "queue_sojourn_p50_ns": Metric("median queue sojourn (ms)", 1e-6, NON_NEGATIVE),
-    "queue_sojourn_p99_ns": Metric("p99 queue sojourn (ms)", 1e-6, NON_NEGATIVE),
-    "queue_sojourn_l4s_p99_ns": Metric("p99 L4S queue sojourn (ms)", 1e-6, NON_NEGATIVE),
-    "queue_sojourn_classic_p99_ns": Metric("p99 classic queue sojourn (ms)", 1e-6, NON_NEGATIVE),
-    "drops": Metric("drops (packets)", bounds=NON_NEGATIVE),
-    "retransmissions": Metric("retransmissions (segments)", bounds=NON_NEGATIVE),
-    "marks": Metric("CE marks (packets)", bounds=NON_NEGATIVE),
-    "marking_ratio": Metric("CE marking ratio", bounds=(0.0, 1.0)),
-    "fness": Metric("fness (flow 0 vs flow 1)", bounds=(-1.0, 1.0)),
-    "events": Metric("simulator events", bounds=NON_NEGATIVE),
-    "wall_seconds": Metric("simulation wall time (s)", bounds=NON_NEGATIVE),
-    "relative_goodput": Metric("relative goodput (class mean / fair share)", bounds=NON_NEGATIVE),
-    "share": Metric("share of total goodput", bounds=(0.0, 1.0)),
-    "goodput_bps": Metric("goodput (Mbit/s)", 1e-6, NON_NEGATIVE),
+    name: Metric(c.plotted.axis_label(), c.plotted_scale(), c.plotted.bounds)
+    for name, c in plotted().items()
+    if c.plotted is not None
 }
 
 

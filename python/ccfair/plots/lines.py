@@ -1,6 +1,6 @@
 """What the line figures (relative goodput, share) share: one line per group against a grid axis, the mean
-with bars from :mod:`.stats` (a clipped 95 % t interval, or for a few runs their range with the runs drawn
-as dots, identical runs ringed), one panel per facet combination."""
+with bars from :mod:`ccfair.analysis.stats` (a clipped 95 % t interval, or for a few runs their range with the
+runs drawn as dots, identical runs ringed), one panel per facet combination."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ccfair.analysis.stats import IDENTICAL, aggregate
 from ccfair.plots.axes import Axis
-from ccfair.plots.stats import IDENTICAL, aggregate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -40,7 +40,7 @@ def draw_line(
     """The mean of ``value`` per x value of ``frame`` with its bars (see the module docstring), joined by a
     line on a numeric axis only (categories have no order to join); the runs of points with few runs as
     dots (gid ``<gid>:runs``); a ring around each mean whose runs were identical (gid
-    ``<gid>:identical``). Returns the points (:func:`ccfair.plots.stats.aggregate`'s columns and
+    ``<gid>:identical``). Returns the points (:func:`ccfair.analysis.stats.aggregate`'s columns and
     ``x``)."""
     points = aggregate(frame, [xcol], value, bounds)
     points["x"] = [x_axis.position(v) + offset for v in points[xcol]]
@@ -73,7 +73,7 @@ def draw_line(
 
 def ring_identical(ax: Axes, x: Any, y: Any, color: Any, gid: str) -> None:
     """Rings around the points at ``x``, ``y`` whose runs were identical (gid ``<gid>:identical``), which
-    :data:`ccfair.plots.stats.IDENTICAL_NOTE` explains; nothing when there are none."""
+    :data:`ccfair.analysis.stats.IDENTICAL_NOTE` explains; nothing when there are none."""
     if len(x) == 0:
         return
     ax.scatter(

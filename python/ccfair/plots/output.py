@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccfair import fsio
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.plots.style import paper_style
 
 if TYPE_CHECKING:
@@ -24,11 +24,11 @@ FORMATS = ("png", "svg", "pdf")
 
 
 def figure_format(path: str | Path, option: str = "-o") -> str:
-    """The format named by the suffix of ``path``; a ScenarioError on ``option`` for anything else."""
+    """The format named by the suffix of ``path``; an InputError on ``option`` for anything else."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         shown = f".{suffix}" if suffix else "no suffix"
-        raise ScenarioError(option, f"{path}: {shown} is not a figure format; use .png, .svg or .pdf")
+        raise InputError(option, f"{path}: {shown} is not a figure format; use .png, .svg or .pdf")
     return suffix
 
 
@@ -80,7 +80,7 @@ def figure_bytes(fig: Figure, fmt: str, dpi: int = PAPER_DPI) -> bytes:
 
 def save_figure(fig: Figure, path: str | Path, option: str = "-o") -> Path:
     """Writes ``fig`` to ``path`` in the format its suffix names; returns the path. An existing file that
-    is not a figure ccfair wrote is refused (a ScenarioError on ``option``)."""
+    is not a figure ccfair wrote is refused (an InputError on ``option``)."""
     fmt = figure_format(path, option)
     check_figure_path(path, option)
     data = figure_bytes(fig, fmt)

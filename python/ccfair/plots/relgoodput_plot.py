@@ -1,6 +1,6 @@
 """Relative goodput per connection class (flows with the same CCA and RTT) against a grid axis: one line per
-class, the mean over the runs of each point with its bars (:mod:`.stats`), one panel per combination of the
-other varied axes (unless they are averaged with ``average``).
+class, the mean over the runs of each point with its bars (:mod:`ccfair.analysis.stats`), one panel per
+combination of the other varied axes (unless they are averaged with ``average``).
 
 Goodput excludes headers, so perfect sharing gives the payload fraction of a full packet, MSS / MTU
 (1448 / 1500 ≈ 0.965), not 1: the fair-share line is drawn there, at each MTU of the panel's runs."""
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ccfair.errors import ScenarioError
+from ccfair.analysis.stats import interval_note
+from ccfair.errors import InputError
 from ccfair.plots.axes import apply_x
 from ccfair.plots.data import (
     Sweep,
@@ -24,7 +25,6 @@ from ccfair.plots.data import (
 from ccfair.plots.labels import metric, plain
 from ccfair.plots.lines import dodge, draw_line
 from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
-from ccfair.plots.stats import interval_note
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.scenario import HEADER_BYTES
 from ccfair.sweep.paths import column_name
@@ -61,7 +61,7 @@ def relgoodput(
     keep = [xcol, "mtu_bytes", *(column_name(p) for p in facets)]
     frame = with_runs(classes, sweep.done, keep)
     if frame.empty:
-        raise ScenarioError("DIR", "no done run has classes to plot")
+        raise InputError("DIR", "no done run has classes to plot")
     x_axis = sweep.axis(x, frame)
     panels = split_panels(sweep, frame, facets)
     multiple_rtts = frame["rtt_ns"].nunique() > 1

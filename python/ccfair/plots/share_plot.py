@@ -1,6 +1,6 @@
-"""Share of the total goodput taken by each congestion control (or one, ``cc``) against a grid axis: the
-mean over the runs of each point with its bars (:mod:`.stats`, clipped to [0, 1]); dashed, the share its
-flows would get with equal sharing (its flows / all active flows). One panel per combination of the other
+"""Share of the total goodput taken by each congestion control (or one, ``cc``) against a grid axis: the mean
+over the runs of each point with its bars (:mod:`ccfair.analysis.stats`, clipped to [0, 1]); dashed, the share
+its flows would get with equal sharing (its flows / all active flows). One panel per combination of the other
 varied axes, unless they are averaged with ``average``."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.analysis.stats import aggregate, interval_note
+from ccfair.errors import InputError
 from ccfair.plots.axes import apply_x
 from ccfair.plots.data import (
     Sweep,
@@ -24,7 +25,6 @@ from ccfair.plots.data import (
 from ccfair.plots.labels import plain
 from ccfair.plots.lines import dodge, draw_line
 from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
-from ccfair.plots.stats import aggregate, interval_note
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.sweep.paths import column_name
 
@@ -57,12 +57,12 @@ def share(
     frame = with_runs(cc_shares(classes), sweep.done, [xcol, *(column_name(p) for p in facets)])
     present = sorted(frame["cc"].unique())
     if cc is not None and cc not in present:
-        raise ScenarioError(
+        raise InputError(
             "--cc", f"no flows of {cc!r} in this sweep; congestion controls: {', '.join(present)}"
         )
     ccs = [cc] if cc is not None else present
     if not ccs:
-        raise ScenarioError("DIR", "no done run has classes to plot")
+        raise InputError("DIR", "no done run has classes to plot")
     x_axis = sweep.axis(x, frame)
     panels = split_panels(sweep, frame, facets)
     kinds: list[str] = []

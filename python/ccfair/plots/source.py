@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.result import SUMMARY_FILE, RunResult, load_run
 from ccfair.store import Results
 
@@ -18,19 +18,19 @@ CATALOG_FILE = "catalog.duckdb"  # ccfair.store.layout.CATALOG_FILE, without imp
 
 
 def open_source(directory: str | Path, argument: str = "DIR") -> RunResult | Results:
-    """The run or the results directory at ``directory``; a ScenarioError on ``argument`` naming what the
+    """The run or the results directory at ``directory``; an InputError on ``argument`` naming what the
     directory holds if it is neither."""
     path = Path(directory)
     if not path.exists():
-        raise ScenarioError(argument, f"{path} does not exist")
+        raise InputError(argument, f"{path} does not exist")
     if not path.is_dir():
-        raise ScenarioError(argument, f"{path} is not a directory")
+        raise InputError(argument, f"{path} is not a directory")
     if os.path.lexists(path / CATALOG_FILE):  # the store says what is wrong with one that is not a file
         return Results(path)
     if (path / SUMMARY_FILE).is_file():
         return load_run(path)
     present = ", ".join(sorted(p.name for p in path.iterdir())[:10]) or "nothing"
-    raise ScenarioError(
+    raise InputError(
         argument,
         f"{path} is neither a saved run (no {SUMMARY_FILE}) nor a results directory (no {CATALOG_FILE}); "
         f"it holds: {present}",

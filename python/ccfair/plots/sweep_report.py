@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ccfair.analysis.stats import SMALL_N, summarize
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import Sweep, default_axes
 from ccfair.plots.distribution_plot import box
@@ -17,7 +18,6 @@ from ccfair.plots.heatmap_plot import heatmap, metric_bounds
 from ccfair.plots.html_report import FigureJob, Section, Table, draw
 from ccfair.plots.relgoodput_plot import relgoodput
 from ccfair.plots.share_plot import share
-from ccfair.plots.stats import SMALL_N, summarize
 from ccfair.plots.timeseries_plot import run_title, timeseries
 from ccfair.plots.tput_delay_plot import tput_delay
 from ccfair.store.repetitions import HINT, Repeated, plan_repetitions
@@ -136,7 +136,7 @@ def repetitions_of(sweep: Sweep) -> Repeated | None:
 def cells_table(sweep: Sweep, repeated: Repeated | None = None) -> Table:
     """One row per cell in plan order: its coordinates, done and failed runs, whether its repetitions
     came out identical (from ``repeated``), the summary metrics and each CCA's share of the goodput, as
-    mean with the interval of :func:`ccfair.plots.stats.summarize`."""
+    mean with the interval of :func:`ccfair.analysis.stats.summarize`."""
     runs = sweep.runs
     axis_cols = [(p, column_name(p)) for p in sweep.axes if column_name(p) in runs.columns]
     metrics = [

@@ -1,6 +1,6 @@
 """Goodput against delay, Pantheon style: each congestion control (or class, or flow) as a point at its mean
-goodput per flow and its delay, with crosses showing the spread over repetitions (the 95 % CI, or the
-range of a few runs: :mod:`.stats`). The delay axis runs from high to low, so better (more goodput, less
+goodput per flow and its delay, with crosses showing the spread over repetitions (the 95 % CI, or the range of
+a few runs: :mod:`ccfair.analysis.stats`). The delay axis runs from high to low, so better (more goodput, less
 delay) is up and to the right.
 
 The delay is a flow's mean RTT (``rtt_mean``), its p99 RTT (``rtt_p99``), or its queueing delay (mean RTT
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.analysis.stats import IDENTICAL, interval_note, summarize
+from ccfair.errors import InputError
 from ccfair.plots.data import Sweep, as_sweep, facet_axes, pooled_note, split_panels, with_runs
 from ccfair.plots.labels import plain
 from ccfair.plots.lines import ring_identical
 from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
-from ccfair.plots.stats import IDENTICAL, interval_note, summarize
 from ccfair.plots.style import cc_style, paper_style, shades
 from ccfair.result import RunResult
 from ccfair.sweep.paths import column_name
@@ -44,10 +44,10 @@ GROUPINGS = ("cc", "class", "flow")
 def flow_points(flows: pd.DataFrame, delay: str) -> pd.DataFrame:
     """Per flow row: ``goodput_mbps`` and ``delay_ms`` (see the module docstring)."""
     if delay not in DELAYS:
-        raise ScenarioError("--delay", f"must be one of {', '.join(DELAYS)}, got {delay!r}")
+        raise InputError("--delay", f"must be one of {', '.join(DELAYS)}, got {delay!r}")
     column = "rtt_p99_ms" if delay == "rtt_p99" else "rtt_mean_ms"
     if column not in flows.columns:
-        raise ScenarioError("--delay", f"the flows table has no {column} column")
+        raise InputError("--delay", f"the flows table has no {column} column")
     delay_ms = flows[column].astype(float)
     if delay == "queueing":
         delay_ms = delay_ms - flows["rtt_ns"].astype(float) / 1e6
@@ -62,17 +62,31 @@ def _group_key(frame: pd.DataFrame, by: str) -> pd.Series:
         return frame["cc"].astype(str) + (
             ", " + (frame["rtt_ns"] / 1e6).map(lambda r: f"{r:g} ms") if multiple else ""
         )
-    return "flow " + frame["flow_id"].astype(int).astype(str) + " (" + frame["cc"].astype(str) + ")"
+    # "flow 3 (short)": the group's label from the scenario where it has one, else the algorithm.
+    if "label" in frame.columns:
+        named = frame["label"].astype("object")
+    else:
+        named = pd.Series(None, index=frame.index, dtype="object")
+    names = named.where(named.notna(), frame["cc"].astype(str)).astype(str)
+    return "flow " + frame["flow_id"].astype(int).astype(str) + " (" + names + ")"
 
 
 def _draw_points(ax: Axes, frame: pd.DataFrame, by: str) -> list[str]:
     """One point per group: the mean over runs of each run's group mean, with crosses; returns the kinds
     of interval drawn."""
     frame = frame.assign(group=_group_key(frame, by))
+    # Flows numbered as numbers (flow 2 before flow 10); a flow without delay samples in the window (one
+    # that did not take part) has no point, so no legend entry either.
+    order = frame.groupby("group")["flow_id"].min() if by == "flow" else None
+    frame = frame[frame["delay_ms"].notna()]
     per_run = frame.groupby(["run_id", "group", "cc"], sort=False)[["goodput_mbps", "delay_ms"]].mean()
     per_run = per_run.reset_index()
     kinds = []
-    groups = list(dict.fromkeys(per_run.sort_values(["cc", "group"])["group"]))
+    if order is not None:
+        per_run = per_run.assign(_order=per_run["group"].map(order))
+        groups = list(dict.fromkeys(per_run.sort_values(["cc", "_order"])["group"]))
+    else:
+        groups = list(dict.fromkeys(per_run.sort_values(["cc", "group"])["group"]))
     by_cc: dict[str, list[str]] = {}
     for g in groups:
         by_cc.setdefault(str(per_run.loc[per_run["group"] == g, "cc"].iloc[0]), []).append(g)
@@ -125,7 +139,7 @@ def tput_delay(
     """Mean goodput per flow against ``delay`` (``rtt_mean``, ``rtt_p99`` or ``queueing``) per ``by``
     (``cc``, ``class`` or ``flow``); see the module docstring."""
     if by not in GROUPINGS:
-        raise ScenarioError("--by", f"must be one of {', '.join(GROUPINGS)}, got {by!r}")
+        raise InputError("--by", f"must be one of {', '.join(GROUPINGS)}, got {by!r}")
     if isinstance(data, RunResult):
         frame = flow_points(data.flows.assign(run_id="run"), delay)
         with paper_style():
@@ -141,7 +155,7 @@ def tput_delay(
     facets = facet_axes(sweep, [], facet, average)
     frame = flow_points(with_runs(flows, sweep.done, [column_name(p) for p in facets]), delay)
     if frame.empty:
-        raise ScenarioError("DIR", "no done run has flows to plot")
+        raise InputError("DIR", "no done run has flows to plot")
     panels = split_panels(sweep, frame, facets)
     kinds: list[str] = []
     with paper_style():

@@ -13,7 +13,8 @@ Reading::
 
 ``flows`` and ``classes`` as loaded carry each run's ``plan``, ``cell``, ``repetition``, ``flipped`` and
 the plan's axis columns, and axes written with units get numeric companions (``link_buffer_bdp``) in all
-three tables (:mod:`.coordinates`); the catalog itself stores neither.
+three tables (:mod:`.coordinates`). The catalog's ``runs`` holds the companions too; its ``flows`` and
+``classes`` hold neither the place nor the axes, which ``ccfair export`` adds to their files.
 
 Every read opens the catalog read-only and closes it again. DuckDB admits no other process while one writes,
 so a sweep publishes a snapshot of the catalog every few seconds (:mod:`.layout`): during a sweep, reads
@@ -50,13 +51,15 @@ Units are in column names: ``_ns`` nanoseconds, ``_bps`` bits per second, ``_byt
 - one column per varied plan path, named by :func:`ccfair.sweep.paths.column_name` (``link.rate`` ->
   ``link_rate``, ``flows[0].count`` -> ``flows0_count``) and holding the plan's value: BIGINT, DOUBLE or
   BOOLEAN when all the values are integers, numbers or booleans, else VARCHAR (unit strings as written,
-  tables as JSON)
+  tables as JSON); beside a column of unit strings its numeric companion in base units (``link_buffer_bdp``
+  DOUBLE, ``flows0_rtt_ns``, ``_bps``, ``_bytes``, ``_packets`` BIGINT; :mod:`.coordinates`), null for the
+  runs of a plan that does not vary it
 - the resolved scenario without units: ``duration_ns``, ``link_rate_bps``, ``buffer_packets`` or
   ``buffer_bytes`` (the queue limit; the other one is null), ``aqm``, ``mtu_bytes``, ``flow_count``
-- one DOUBLE column per run-summary metric (:mod:`ccfair.analysis.metrics`: ``jain_index``, ``utilization``,
-  ``total_goodput_bps``, ``queue_sojourn_p50_ns``, ``queue_sojourn_p99_ns``, ``drops``,
-  ``retransmissions``, ``fness`` (two-flow runs), ``events``, ``wall_seconds`` (the simulation's wall time),
-  and the metrics newer versions add); null when failed or undefined. ``summary_json``: the summary as JSON
+- one DOUBLE column per run-summary value (the keys of :data:`ccfair.analysis.schema.SUMMARY`, e.g.
+  ``jain_index``, ``utilization``, ``total_goodput_bps``, ``queue_sojourn_p99_ns``, ``fness`` (two-flow
+  runs), and the numeric values a newer ccfair adds); null when failed, undefined, or not a number
+  (``window_short``). ``summary_json``: the summary as JSON
 - ``scenario_json``: the scenario with every default written out and the seed (``Scenario.from_dict``
   reads it)
 - provenance: ``ccfair_version``, ``git_revision`` (commit of the sources, ``+dirty.`` and 8 hex digits of
@@ -79,9 +82,9 @@ or ``kernel``; absent in catalogs written before it, meaning ``sim``), ``scenari
 ``runs``, ``registered_at``.
 ``timeseries``, ``queue`` (views in queries; one Parquet file per done run): ``run_id`` and the columns of
 ``RunResult.timeseries`` and ``RunResult.queue``.
-``meta``: ``key``, ``value``; ``schema_version`` is 3 (1: before the file columns, 2: before
-``native_build``; a sweep adds the missing columns to an older catalog, readers accept every version, a
-newer version asks for a newer ccfair).
+``meta``: ``key``, ``value``; ``schema_version`` is :data:`.schema.SCHEMA_VERSION` (1: before the file
+columns, 2: before ``native_build``, 3: before the summary columns declared as added later; a sweep adds the
+missing columns to an older catalog, readers accept every version, a newer version asks for a newer ccfair).
 
 Modules: :mod:`.layout` (files of a results directory, opening the catalog, sharing it with a running sweep),
 :mod:`.schema` (tables and column types), :mod:`.coordinates` (plan coordinates for analysis), :mod:`.grid`

@@ -13,11 +13,11 @@ catalog is read before the check passes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair import json_text
+from ccfair.errors import InputError
 from ccfair.store.schema import ADDED_IN, RUN_COLUMNS, SCHEMA_VERSION, TABLE_COLUMNS
 
 REQUIRED_TABLES = ("meta", "plans", "cells", "runs")
@@ -67,13 +67,13 @@ def _name(text: object) -> str:
     return shown if len(shown) <= NAME_SHOWN_CHARS else shown[: NAME_SHOWN_CHARS - 3] + "..."
 
 
-def refused(root: Path, what: str) -> ScenarioError:
-    return ScenarioError(str(root), f"not a catalog written by ccfair ({what}); refusing to read it")
+def refused(root: Path, what: str) -> InputError:
+    return InputError(str(root), f"not a catalog written by ccfair ({what}); refusing to read it")
 
 
 def check_catalog(con: Any, root: Path, allow_empty: bool = False) -> int:
     """Checks the catalog open on ``con`` (see the module docstring); returns its schema version, or 0 for
-    a catalog holding nothing at all if ``allow_empty`` (a new one). A ScenarioError on ``root`` says what
+    a catalog holding nothing at all if ``allow_empty`` (a new one). An InputError on ``root`` says what
     is wrong."""
     db = con.execute("SELECT current_database()").fetchone()[0]
     params = {"db": db}
@@ -150,52 +150,16 @@ def schema_version(con: Any, root: Path) -> int:
         raise refused(root, f"meta.schema_version is {_name(text)}, expected a whole number")
     version = int(text)
     if version > SCHEMA_VERSION:
-        raise ScenarioError(
-            str(root), f"written by a newer ccfair (catalog schema {version}); upgrade ccfair"
-        )
+        raise InputError(str(root), f"written by a newer ccfair (catalog schema {version}); upgrade ccfair")
     if version < 1:
         raise refused(root, f"meta.schema_version is {version}, expected 1 to {SCHEMA_VERSION}")
     return version
 
 
 # A plan definition or scenario nests a few levels (plan -> scenario -> flows -> flow -> cc_params -> ...);
-# a deeper document is not one ccfair wrote, and would exhaust recursion in the code that walks it.
-MAX_JSON_DEPTH = 32
-
-
-def parse_json(text: object, what: str) -> Any:
-    """A JSON document stored in the catalog, nested at most :data:`MAX_JSON_DEPTH` levels; a ScenarioError
-    on ``what`` (naming where it was read) if it is not one."""
-    if not isinstance(text, str):
-        raise ScenarioError(what, "missing (expected a JSON document)")
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ScenarioError(what, f"nested more than {MAX_JSON_DEPTH} levels") from None
-    except ValueError as e:
-        raise ScenarioError(what, f"not valid JSON ({e})") from None
-    if _depth(value) > MAX_JSON_DEPTH:
-        raise ScenarioError(what, f"nested more than {MAX_JSON_DEPTH} levels")
-    return value
-
-
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in a JSON value (iteratively: the value may be deep)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        if level > MAX_JSON_DEPTH:
-            break
-        stack.extend((child, level + 1) for child in children)
-    return deepest
+# deeper JSON in a catalog is not one ccfair wrote (read by ccfair.json_text.parse_json).
+MAX_JSON_DEPTH = json_text.MAX_DEPTH
+parse_json = json_text.parse_json
 
 
 def plan_definition(text: object, what: str) -> dict[str, Any]:
@@ -205,7 +169,7 @@ def plan_definition(text: object, what: str) -> dict[str, Any]:
     ``study`` objects, ``backend`` a string."""
     definition = parse_json(text, what)
     if not isinstance(definition, dict):
-        raise ScenarioError(what, "expected a JSON object")
+        raise InputError(what, "expected a JSON object")
     expected: dict[str, tuple[type, ...]] = {
         "axes": (list,),
         "scenario": (dict,),
@@ -219,16 +183,16 @@ def plan_definition(text: object, what: str) -> dict[str, Any]:
         value = definition.get(key)
         wrong = not isinstance(value, types) or (types == (int,) and isinstance(value, bool))
         if value is not None and wrong:
-            raise ScenarioError(f"{what}.{key}", f"expected {types[0].__name__}, got {type(value).__name__}")
+            raise InputError(f"{what}.{key}", f"expected {types[0].__name__}, got {type(value).__name__}")
     for i, axis in enumerate(definition.get("axes") or []):
         field = f"{what}.axes[{i}]"
         if not isinstance(axis, dict):
-            raise ScenarioError(field, "expected an object with paths and points")
+            raise InputError(field, "expected an object with paths and points")
         paths, points = axis.get("paths"), axis.get("points")
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-            raise ScenarioError(f"{field}.paths", "expected a non-empty list of paths")
+            raise InputError(f"{field}.paths", "expected a non-empty list of paths")
         if not isinstance(points, list) or not all(
             isinstance(p, list) and len(p) == len(paths) for p in points
         ):
-            raise ScenarioError(f"{field}.points", f"expected a list of lists of {len(paths)} values")
+            raise InputError(f"{field}.points", f"expected a list of lists of {len(paths)} values")
     return definition

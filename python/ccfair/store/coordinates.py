@@ -8,9 +8,11 @@ before ``"2bdp"``). Each such axis column gets a numeric companion in base units
 - ``"10Mbps"`` -> ``<column>_bps``, ``"50ms"`` -> ``<column>_ns``, ``"64KiB"`` -> ``<column>_bytes``,
   ``"1000pkt"`` -> ``<column>_packets``
 
-A companion exists only when every value of the column parses in the same unit, and is left out when the
-name is already a column (``link.rate`` -> ``link_rate_bps`` is the resolved scenario's own column, with
-the same numbers). Numbers, counts and booleans are stored as numbers already and get none.
+A companion exists only when every value of the column parses in the same unit, and is left out where the
+table has the resolved scenario's column of that name (``link.rate`` -> ``link_rate_bps``, the same
+numbers). A sweep writes it into the catalog's ``runs`` too (BIGINT, DOUBLE for ``_bdp``), so that SQL
+orders by it; here such a column is placed beside its axis and its gaps (runs committed before it) filled.
+Numbers, counts and booleans are stored as numbers already and get none.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
+from ccfair.store.schema import RESERVED_COLUMNS
 from ccfair.units import (
     parse_bdp_multiple,
     parse_duration_ns,
@@ -50,7 +53,7 @@ def companion(column: str, values: pd.Series) -> tuple[str, pd.Series] | None:
     for suffix, read in UNIT_READERS:
         try:
             parsed = {v: read(v) for v in present}
-        except ScenarioError:
+        except InputError:
             continue
         return f"{column}_{suffix}", values.map(parsed)
     return None
@@ -63,9 +66,20 @@ def with_companions(frame: pd.DataFrame, axis_columns: Iterable[str]) -> pd.Data
         if column not in out.columns:
             continue
         found = companion(column, out[column])
-        if found is None or found[0] in out.columns:
+        if found is None:
             continue
         name, numbers = found
+        if name in out.columns and name in RESERVED_COLUMNS:
+            continue  # the resolved scenario's column of that name holds the same numbers (link_rate_bps)
+        if name in out.columns:
+            # The catalog's own companion (a sweep writes it): beside its axis, with its gaps (rows
+            # committed before it existed) filled.
+            out = out.copy() if out is frame else out
+            present = out.pop(name)
+            if present.isna().any():
+                present = present.astype("float64").fillna(numbers.astype("float64"))
+            out.insert(out.columns.get_loc(column) + 1, name, present)
+            continue
         out = out.copy() if out is frame else out
         out.insert(out.columns.get_loc(column) + 1, name, numbers)
     return out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.store.coordinates import companion
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.paths import column_name
@@ -47,15 +47,15 @@ def metric_grid(results: Results, metric: str, plan: str | None) -> Any:
     xr = _xarray()
     plans = results.plans
     if not plans:
-        raise ScenarioError(str(results.directory), "the results directory holds no plan yet")
+        raise InputError(str(results.directory), "the results directory holds no plan yet")
     if plan is None:
         if len(plans) > 1:
-            raise ScenarioError(
+            raise InputError(
                 "plan", f"the results directory holds several plans; name one of: {', '.join(plans)}"
             )
         plan = next(iter(plans))
     if plan not in plans:
-        raise ScenarioError("plan", f"no plan {plan!r}; plans: {', '.join(plans)}")
+        raise InputError("plan", f"no plan {plan!r}; plans: {', '.join(plans)}")
     definition = plans[plan]
     runs = results.runs
     numeric = [
@@ -64,7 +64,7 @@ def metric_grid(results: Results, metric: str, plan: str | None) -> Any:
         if pd.api.types.is_numeric_dtype(runs[c]) and not pd.api.types.is_bool_dtype(runs[c])
     ]
     if metric not in numeric:
-        raise ScenarioError("metric", f"no metric {metric!r} in runs; numeric columns: {', '.join(numeric)}")
+        raise InputError("metric", f"no metric {metric!r} in runs; numeric columns: {', '.join(numeric)}")
     cells = results.cells
     own = cells[cells["plan"] == plan][["run_id", "repetition", "flipped"]]
     frame = own.merge(runs.drop(columns=["repetition", "flipped"], errors="ignore"), on="run_id", how="left")

@@ -43,7 +43,7 @@ from typing import Any, NoReturn
 import duckdb
 
 from ccfair import fsio
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 CATALOG_FILE = "catalog.duckdb"
 STATUS_FILE = "status.json"
@@ -80,7 +80,7 @@ def _is_unmarked_results(directory: Path, entries: Sequence[str]) -> bool:
 RESULTS_KIND = fsio.Kind("results", "a results directory", legacy=_is_unmarked_results)
 
 
-class StoreBusy(ScenarioError):
+class StoreBusy(InputError):
     """The catalog is held by another process (a running sweep)."""
 
 
@@ -94,10 +94,10 @@ def is_run_id(value: object) -> bool:
 
 def check_run_id(run_id: object, field: str = "run_id") -> str:
     """``run_id`` if it is one (32 lowercase hex characters, the form :mod:`ccfair.sweep.identity`
-    makes), else a ScenarioError on ``field``: a run id becomes a file name and must not name another path."""
+    makes), else an InputError on ``field``: a run id becomes a file name and must not name another path."""
     if not is_run_id(run_id):
         shown = repr(run_id) if len(repr(run_id)) <= 80 else repr(run_id)[:77] + "..."
-        raise ScenarioError(field, f"expected a run id (32 lowercase hex characters), got {shown}")
+        raise InputError(field, f"expected a run id (32 lowercase hex characters), got {shown}")
     assert isinstance(run_id, str)
     return run_id
 
@@ -123,9 +123,9 @@ def run_id_of(series_file: Path) -> str:
     return series_file.name.split(".")[0]
 
 
-def damaged(root: Path, detail: str) -> ScenarioError:
+def damaged(root: Path, detail: str) -> InputError:
     """The error for a catalog that cannot be read as one (``detail`` says what is wrong)."""
-    return ScenarioError(str(root), f"the catalog is damaged ({detail})")
+    return InputError(str(root), f"the catalog is damaged ({detail})")
 
 
 def is_damage(error: BaseException) -> bool:
@@ -162,7 +162,16 @@ def connect(root: Path, *, read_only: bool) -> Any:
     The caller checks its contents (:func:`ccfair.store.check.check_catalog`) before use."""
     path = _regular(root, CATALOG_FILE)
     if read_only and not path.is_file():
-        raise ScenarioError(str(root), f"not a results directory (no {CATALOG_FILE})")
+        marker = fsio.read_marker(root)
+        if marker is not None and marker.get("kind") == RESULTS_KIND.name:
+            # The sweep that made the directory opens its catalog next: a reader waits for it as for a
+            # snapshot (open_for_reading).
+            raise StoreBusy(
+                str(root),
+                f"a results directory being created: a sweep is starting here and has not written its "
+                f"catalog ({CATALOG_FILE}) yet",
+            )
+        raise InputError(str(root), f"not a results directory (no {CATALOG_FILE})")
     started = time.monotonic()
     while True:
         try:
@@ -202,13 +211,13 @@ def _regular(root: Path, name: str) -> Path:
     file ccfair wrote)."""
     path = root / name
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise ScenarioError(str(root), f"{name} is not a regular file")
+        raise InputError(str(root), f"{name} is not a regular file")
     return path
 
 
 def _refuse(root: Path, e: duckdb.Error) -> NoReturn:
     if isinstance(e, duckdb.IOException) and "permission denied" in str(e).lower():
-        raise ScenarioError(str(root), f"cannot open the catalog: {first_line(e)}") from None
+        raise InputError(str(root), f"cannot open the catalog: {first_line(e)}") from None
     raise damaged(root, first_line(e)) from None
 
 

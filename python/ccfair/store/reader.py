@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.notebook import results_html
 from ccfair.result import RunResult
 from ccfair.scenario import Scenario
@@ -46,7 +46,7 @@ CATALOG_TABLES = ("runs", "flows", "classes", "cells", "plans")
 
 @contextlib.contextmanager
 def catalog_errors(root: Path) -> Iterator[None]:
-    """DuckDB failing on the catalog file (a bad checksum, a truncated file) as a ScenarioError on
+    """DuckDB failing on the catalog file (a bad checksum, a truncated file) as an InputError on
     ``root``; other DuckDB errors pass."""
     try:
         yield
@@ -103,7 +103,7 @@ def open_checked_file(root: Path) -> tuple[Any, int, Path]:
 def open_catalog(root: Path, series: Sequence[str] = layout.SERIES_TABLES) -> Any:
     """A read-only, checked connection with views ``timeseries`` and ``queue`` (those in ``series``) over
     the Parquet files of done runs (each view exists once some run is done). A done run whose file is
-    missing, not a regular file or not of its recorded size is a ScenarioError naming it."""
+    missing, not a regular file or not of its recorded size is an InputError naming it."""
     con, version = open_checked(root)
     try:
         with catalog_errors(root):
@@ -154,12 +154,12 @@ def _series_dataset(root: Path, table: str, runs: Sequence[integrity.DoneRun]) -
         raise series_damaged(root, {"": problem}) from None
 
 
-def series_damaged(root: Path, damaged: dict[str, str]) -> ScenarioError:
+def series_damaged(root: Path, damaged: dict[str, str]) -> InputError:
     """The error for done runs whose series files are damaged (``damaged``: run id -> problem)."""
     run_id, problem = next(iter(damaged.items()))
     which = f"run {run_id}: {problem}" if run_id else problem
     more = f" and {len(damaged) - 1} more damaged runs" if len(damaged) > 1 else ""
-    return ScenarioError(
+    return InputError(
         str(root),
         f"{which}{more}; `ccfair status --verify {root}` lists the damaged runs and running their sweep "
         "again (`ccfair sweep PLAN --out DIR`) repairs them",
@@ -175,7 +175,7 @@ def _series_named(sql: str) -> tuple[str, ...]:
 def query(root: str | Path, sql: str) -> pd.DataFrame:
     """The result of one SQL statement over ``runs``, ``flows``, ``classes``, ``cells``, ``plans``,
     ``timeseries`` and ``queue``. Read-only, and without access to files or the network; bad SQL is a
-    ScenarioError on ``SQL``."""
+    InputError on ``SQL``."""
     directory = Path(root)
     con = open_catalog(directory, _series_named(sql))
     try:
@@ -187,7 +187,7 @@ def query(root: str | Path, sql: str) -> pd.DataFrame:
             if f"registered as '{_source(table)}' failed" in str(e):  # Arrow failed to read a file
                 problem = f"a {table} file is damaged ({' '.join(str(e).split())})"
                 raise series_damaged(directory, {"": problem}) from None
-        raise ScenarioError("SQL", str(e).strip()) from None
+        raise InputError("SQL", str(e).strip()) from None
     finally:
         con.close()
 
@@ -232,7 +232,7 @@ class Results:
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         if not os.path.lexists(layout.catalog_path(self.directory)):
-            raise ScenarioError(
+            raise InputError(
                 str(directory),
                 "not a results directory (no catalog.duckdb); a single saved run is read by load_run",
             )
@@ -296,10 +296,10 @@ class Results:
 
     def run_id(self, prefix: str, field: str = "run_id") -> str:
         """The done run whose id starts with ``prefix`` (the whole id, or any unique start of it, as the
-        command line accepts); a ScenarioError on ``field`` if it is not hex or matches none or several."""
+        command line accepts); an InputError on ``field`` if it is not hex or matches none or several."""
         if not isinstance(prefix, str) or not re.fullmatch(r"[0-9a-f]{1,32}", prefix):
             shown = repr(prefix) if len(repr(prefix)) <= 80 else repr(prefix)[:77] + "..."
-            raise ScenarioError(
+            raise InputError(
                 field, f"expected a run id (32 lowercase hex characters) or a unique start of it, got {shown}"
             )
         done = self.runs.loc[self.runs["status"] == "done", "run_id"]
@@ -308,13 +308,11 @@ class Results:
             return str(matches[0])
         if not matches:
             listed = ", ".join(done.head(LISTED_RUNS)) + (" ..." if len(done) > LISTED_RUNS else "")
-            raise ScenarioError(
+            raise InputError(
                 field, f"no done run with id {prefix!r} in {self.directory}; done runs: {listed or 'none'}"
             )
         listed = ", ".join(matches[:LISTED_RUNS]) + (" ..." if len(matches) > LISTED_RUNS else "")
-        raise ScenarioError(
-            field, f"{len(matches)} done runs start with {prefix!r}: {listed}; give more of it"
-        )
+        raise InputError(field, f"{len(matches)} done runs start with {prefix!r}: {listed}; give more of it")
 
     def _done(self, run_id: str) -> pd.Series:
         """The ``runs`` row of the done run ``run_id`` (or a unique prefix of it)."""

@@ -1,9 +1,10 @@
 """Cells whose repetitions came out identical: the same delivered bytes for every flow in every done run of
-the cell (exactly, by :func:`ccfair.plots.stats.identical`). The simulator is deterministic: with ideal
-hosts (the default), no random path loss, no BBR and no queue discipline that draws, a seed changes
-nothing, so the repetitions of a cell are one run several times over and an interval over them is 0 wide
-by construction, not by agreement. ``[host] preset = "testbed"`` (or ``"home"``) adds start jitter and
-timing noise that the seed draws, and repetitions vary as on a real testbed.
+the cell (exactly, by :func:`ccfair.analysis.stats.identical`). The simulator is deterministic: a seed
+changes only what a run draws, and with ideal hosts (``[host] preset = "ideal"``), no random path loss (or
+one too small to drop a packet in the run), no BBR and no queue discipline that draws, it changes nothing,
+so the repetitions of a cell are one run several times over and an interval over them is 0 wide by
+construction, not by agreement. The default hosts (``kernel-lab``, as the other presets) add start jitter,
+timing noise and a tick phase that the seed draws, and repetitions vary as on a real testbed.
 
 A cell here is a plan's cell in one start order (``cell``, ``flipped``): a mirrored run is another
 scenario. Cells with fewer than two done runs are never identical.
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccfair.plots.stats import identical
+from ccfair.analysis.stats import identical
 from ccfair.store.reader import catalog_errors, open_checked
 
 # One row per done run of the plan: its place and its flows' delivered bytes in flow order.
@@ -28,8 +29,10 @@ ORDER BY c.cell, c.flipped, c.repetition
 """
 MAX_LISTED = 10  # cells named in a note; the rest are counted
 HINT = (
-    "the scenario is deterministic (ideal hosts, no random loss, BBR or random AQM draw), so a seed changes "
-    'nothing; [host] preset = "testbed" in the scenario gives testbed-like variance'
+    "a seed changes only what a run draws (the hosts' start jitter and timing noise, which ideal hosts leave "
+    "out; random path loss; BBR's and a random queue discipline's draws), and in these cells nothing drawn "
+    "changed what was delivered (a small loss probability may drop no packet in a run, or drop the same); "
+    'the default hosts (no preset = "ideal" in [host]) give testbed-like variance'
 )
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ccfair.analysis.metrics import SUMMARY_KEYS
+from ccfair.analysis.schema import SUMMARY
 from ccfair.sweep.identity import canonical_json
 
-# 1: the first catalog. 2: ``runs`` records each series file's size and SHA-256 (FILE_COLUMNS). 3: ``runs``
-# records the build of the native module that made each run (BUILD_COLUMNS). The writer adds the missing
-# columns to an older catalog (null for the runs committed before) and readers accept every version.
-SCHEMA_VERSION = 3
+# The catalog's schema versions: 1, the first catalog; 2, ``runs`` records each series file's size and
+# SHA-256 (FILE_COLUMNS); 3, ``runs`` records the build of the native module that made each run
+# (BUILD_COLUMNS); from 4 on, ``runs`` has a column for each summary value whose declaration in
+# ccfair.analysis.schema says it was added in that version. The writer adds the missing columns to an older
+# catalog (null for the runs committed before) and readers accept every version up to SCHEMA_VERSION.
 
 # Size and SHA-256 (hex) of a done run's two Parquet files, recorded at commit and checked on reading.
 FILE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -23,8 +24,15 @@ FILE_COLUMNS: tuple[tuple[str, str], ...] = (
 
 # The native module's build (SHA-256 of the extension file, 16 hex digits) beside the git revision.
 BUILD_COLUMNS: tuple[tuple[str, str], ...] = (("native_build", "VARCHAR"),)
-# The schema version that introduced each group of columns.
-ADDED_IN: dict[str, int] = {**{n: 2 for n, _ in FILE_COLUMNS}, **{n: 3 for n, _ in BUILD_COLUMNS}}
+# The schema version that introduced each column of ``runs`` not in the first catalog.
+ADDED_IN: dict[str, int] = {
+    **{n: 2 for n, _ in FILE_COLUMNS},
+    **{n: 3 for n, _ in BUILD_COLUMNS},
+    **{c.name: c.added_in for c in SUMMARY if c.added_in > 1},
+}
+SCHEMA_VERSION = max(ADDED_IN.values())
+# Every summary value has a DOUBLE column (booleans and text stay in summary_json).
+SUMMARY_COLUMNS = tuple(c.name for c in SUMMARY)
 
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_id", "VARCHAR PRIMARY KEY"),
@@ -43,7 +51,7 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("aqm", "VARCHAR"),
     ("mtu_bytes", "INTEGER"),
     ("flow_count", "INTEGER"),
-    *((key, "DOUBLE") for key in SUMMARY_KEYS),
+    *((key, "DOUBLE") for key in SUMMARY_COLUMNS),
     ("scenario_json", "VARCHAR"),
     ("summary_json", "VARCHAR"),
     ("ccfair_version", "VARCHAR"),

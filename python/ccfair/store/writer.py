@@ -35,10 +35,10 @@ import pandas as pd
 import pyarrow as pa
 
 from ccfair import fsio
-from ccfair.analysis.metrics import SUMMARY_KEYS
-from ccfair.errors import OutputError, ScenarioError
+from ccfair.errors import InputError, OutputError
 from ccfair.store import integrity, layout
 from ccfair.store.check import check_catalog, plan_definition
+from ccfair.store.coordinates import companion
 from ccfair.store.schema import (
     ADDED_IN,
     DDL,
@@ -46,6 +46,7 @@ from ccfair.store.schema import (
     RESERVED_COLUMNS,
     RUN_COLUMNS,
     SCHEMA_VERSION,
+    SUMMARY_COLUMNS,
     column_value,
     fits,
     metric_value,
@@ -105,7 +106,7 @@ def _utc_now() -> datetime.datetime:
 class StoreWriter:
     """Opens (creating if needed) the results directory ``root`` for writing; one per directory at a time.
     An existing directory that is not empty and not a results directory is refused before anything is
-    written (a ScenarioError on ``option``), and a write that fails (a full disk) is an OutputError saying
+    written (an InputError on ``option``), and a write that fails (a full disk) is an OutputError saying
     that the runs committed so far are kept. Use as a context manager; ``commit_seconds`` and
     ``commit_cpu_seconds`` accumulate the wall and CPU time (of this process, DuckDB's threads included)
     spent committing runs, snapshots included. ``damaged`` maps the done runs whose files were found
@@ -125,6 +126,8 @@ class StoreWriter:
         self._snapshot_at = 0.0  # monotonic time of the last snapshot
         self._snapshot_interval_s = layout.SNAPSHOT_INTERVAL_S
         self._coordinate_types: dict[str, str] = {}
+        # Per path written with units: its numeric companion's column and each value's number.
+        self._companions: dict[str, tuple[str, dict[str, float | int]]] = {}
         self._known_columns: dict[str, set[str]] = {}  # per table, to skip schema queries per commit
         self._failed: set[str] = set()  # runs whose failed row a new attempt replaces
         self._status_written = 0.0
@@ -231,19 +234,19 @@ class StoreWriter:
         writer deletes files in them); a directory where a series file belongs is refused, not removed."""
         series = self.root / layout.SERIES_DIR
         if series.is_symlink() or (series.exists() and not series.is_dir()):
-            raise ScenarioError(str(self.root), f"{layout.SERIES_DIR} is not a directory")
+            raise InputError(str(self.root), f"{layout.SERIES_DIR} is not a directory")
         if not series.exists():
             return
         with os.scandir(series) as shards:
             for shard in shards:
                 if not shard.is_dir(follow_symlinks=False):
-                    raise ScenarioError(
+                    raise InputError(
                         str(self.root), f"{layout.SERIES_DIR}/{shard.name} is not a directory; move it away"
                     )
                 with os.scandir(shard.path) as entries:
                     for entry in entries:
                         if entry.is_dir(follow_symlinks=False):
-                            raise ScenarioError(
+                            raise InputError(
                                 str(self.root),
                                 f"{layout.SERIES_DIR}/{shard.name}/{entry.name} is a directory where only "
                                 "series files belong; move it away",
@@ -256,7 +259,7 @@ class StoreWriter:
         if not self.damaged:
             return
         ids = sorted(self.damaged)
-        metrics = ", ".join(f"{quote(k)} = NULL" for k in (*SUMMARY_KEYS, *(n for n, _ in FILE_COLUMNS)))
+        metrics = ", ".join(f"{quote(k)} = NULL" for k in (*SUMMARY_COLUMNS, *(n for n, _ in FILE_COLUMNS)))
         con = self._con
         con.execute("BEGIN")
         try:
@@ -316,20 +319,19 @@ class StoreWriter:
                 column = column_name(path)
                 wanted = value_type([point[k] for point in axis.points])
                 if column in RESERVED_COLUMNS:
-                    raise ScenarioError(
-                        axis.label, f"its column name {column!r} is taken by a catalog column"
-                    )
+                    raise InputError(axis.label, f"its column name {column!r} is taken by a catalog column")
                 have = existing.get(column)
                 if have is None:
                     added.append((column, wanted))
                     existing[column] = wanted
                 elif not fits(have, wanted):
-                    raise ScenarioError(
+                    raise InputError(
                         axis.label,
                         f"the store's runs.{column} column holds {have} values and this plan gives {wanted}; "
                         "use another --out directory",
                     )
                 self._coordinate_types[path] = existing[column]
+                self._register_companion(path, column, [point[k] for point in axis.points], existing, added)
         cells = pd.DataFrame(
             {
                 "plan": plan.name,
@@ -343,6 +345,35 @@ class StoreWriter:
         with _interrupt_after(), self._write_failures():
             self._replace_plan(plan, cells, added)
 
+    def _register_companion(
+        self,
+        path: str,
+        column: str,
+        values: list[Any],
+        existing: dict[str, str],
+        added: list[tuple[str, str]],
+    ) -> None:
+        """A numeric column beside an axis written with units, holding its values in base units
+        (``link_buffer`` "0.5bdp" -> ``link_buffer_bdp`` 0.5: :mod:`.coordinates`), so that SQL sorts and
+        compares them as numbers. None where the name is a catalog column (``link_rate_bps``) or another
+        axis's, or the values are not all of one unit."""
+        if not all(isinstance(v, str) for v in values):
+            return  # numbers are stored as numbers; tables (an aqm with parameters) as JSON
+        found = companion(column, pd.Series(values, dtype=object))
+        if found is None or found[0] in RESERVED_COLUMNS:
+            return
+        name, numbers = found
+        # Base units are whole (ns, bit/s, bytes, packets) but for multiples of the BDP.
+        sql_type = "DOUBLE" if name.endswith("_bdp") else "BIGINT"
+        have = existing.get(name)
+        if have is not None and have != sql_type:
+            return  # another plan's axis of that name
+        if have is None:
+            added.append((name, sql_type))
+            existing[name] = sql_type
+        cast = float if sql_type == "DOUBLE" else int
+        self._companions[path] = (name, {str(v): cast(n) for v, n in zip(values, numbers, strict=True)})
+
     def _check_same_backend(self, plan: Plan) -> None:
         row = self._con.execute("SELECT definition FROM plans WHERE plan = ?", [plan.name]).fetchone()
         if row is None:
@@ -350,7 +381,7 @@ class StoreWriter:
         stored = plan_definition(row[0], f"{self.root}: plans.definition of {plan.name!r}")
         before = stored.get("backend", SIMULATOR)
         if before != plan.backend:
-            raise ScenarioError(
+            raise InputError(
                 "backend",
                 f"plan {plan.name} in {self.root} ran on the {before} backend; its runs on the "
                 f"{plan.backend} backend would replace them as the plan's runs. Give this plan another name "
@@ -363,6 +394,14 @@ class StoreWriter:
         try:
             for column, sql_type in added:
                 con.execute(f"ALTER TABLE runs ADD COLUMN {quote(column)} {sql_type}")
+            # Runs committed before their axis had a companion (by an older ccfair) get it now.
+            for path, (name, numbers) in self._companions.items():
+                for value, number in numbers.items():
+                    con.execute(
+                        f"UPDATE runs SET {quote(name)} = ? WHERE {quote(name)} IS NULL "
+                        f"AND {quote(column_name(path))} = ?",
+                        [number, value],
+                    )
             con.execute("DELETE FROM plans WHERE plan = ?", [plan.name])
             con.execute(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?)",
@@ -492,10 +531,13 @@ class StoreWriter:
                 number = metric_value(value)
                 # Known metrics always have a column; a new numeric one gets its own; anything else (or a
                 # name a catalog column already uses) lives in summary_json only.
-                if key in SUMMARY_KEYS or (number is not None and key not in RESERVED_COLUMNS):
+                if key in SUMMARY_COLUMNS or (number is not None and key not in RESERVED_COLUMNS):
                     row[key] = number
         for path, value in run.coordinates:
             row[column_name(path)] = column_value(value, self._coordinate_type(path))
+            if path in self._companions:
+                name, numbers = self._companions[path]
+                row[name] = numbers.get(str(value))
         return row
 
     def _coordinate_type(self, path: str) -> str:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.plan import Plan, plan_from_dict
+from ccfair.tables import Column, fixed, render, text
 
 # Each discipline's variants: its main parameter at the RFC/kernel default and at one alternative.
 SPACE: dict[str, tuple[dict[str, Any], ...]] = {
@@ -75,7 +76,7 @@ def variants(aqms: Sequence[str]) -> list[dict[str, Any]]:
     out = []
     for name in aqms:
         if name not in SPACE:
-            raise ScenarioError("--aqms", f"{name!r} is not searched; choose from {', '.join(SPACE)}")
+            raise InputError("--aqms", f"{name!r} is not searched; choose from {', '.join(SPACE)}")
         out += [{"name": name, **params} for params in SPACE[name]]
     return out
 
@@ -108,8 +109,8 @@ def advise_plan(
     }
     try:
         plan = plan_from_dict(document, default_name=name)
-    except ScenarioError as e:
-        raise ScenarioError(f"search: {e.field}", e.message) from None
+    except InputError as e:
+        raise InputError(f"search: {e.field}", e.message) from None
     given = {k: v for k, v in (constraints or {}).items() if k in CONSTRAINT_KEYS and v is not None}
     return dataclasses.replace(plan, study={"constraints": given})
 
@@ -253,3 +254,55 @@ def config_json(c: Config | None) -> dict[str, Any] | None:
     if c is None:
         return None
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in vars(c).items()}
+
+
+# ------------------------------------------------------------------------------------------- the text
+
+FRONT_COLUMNS = [
+    Column("configuration", "name", text, "left"),
+    Column("jain", "jain", fixed(3)),
+    Column("worst rel goodput", "worst_relative", fixed(3)),
+    Column("delay p99 ms", "delay_p99_ms", fixed(2)),
+    Column("utilization", "utilization", fixed(3)),
+]
+
+
+def advice_text(result: AdviceResult, title: str) -> str:
+    """The Pareto front as a table, then the recommendation and its margins, or the closest configuration
+    and what it misses by."""
+    lines = [
+        f"{title}: {len(result.configs)} configurations searched (worst over the RTTs); Pareto front:",
+        "",
+        render([vars(c) for c in sorted(result.front, key=lambda c: -c.jain)], FRONT_COLUMNS, indent="  "),
+        "",
+    ]
+    if result.recommended is not None:
+        r = result.recommended
+        margins = ", ".join(_margin_text(k, v) for k, v in result.margins.items()) or "no constraints given"
+        lines.append(
+            f"recommended: {r.name} (Jain {r.jain:.3f}, worst class {r.worst_relative:.3f} of its fair "
+            f"share, delay p99 {r.delay_p99_ms:.2f} ms, utilization {r.utilization:.3f}); margin: {margins}"
+        )
+    elif result.closest is not None:
+        c = result.closest
+        missed = []
+        if result.min_jain is not None and c.jain < result.min_jain:
+            missed.append(f"Jain {result.min_jain - c.jain:.3f} below --min-jain")
+        if result.max_delay_ms is not None and c.delay_p99_ms > result.max_delay_ms:
+            missed.append(f"delay p99 {c.delay_p99_ms - result.max_delay_ms:.2f} ms over --max-delay")
+        if result.min_utilization is not None and c.utilization < result.min_utilization:
+            missed.append(f"utilization {result.min_utilization - c.utilization:.3f} below --min-utilization")
+        lines.append(
+            f"no configuration meets the constraints; closest: {c.name} (Jain {c.jain:.3f}, delay p99 "
+            f"{c.delay_p99_ms:.2f} ms, utilization {c.utilization:.3f}; {', '.join(missed)})"
+        )
+    else:
+        lines.append("no configuration has a done run (ccfair status)")
+    return "\n".join(lines) + "\n"
+
+
+def _margin_text(key: str, value: float) -> str:
+    if key == "delay_p99_ms":
+        return f"{value:.2f} ms under --max-delay"
+    option = "--min-jain" if key == "jain" else "--min-utilization"
+    return f"{value:.3f} above {option}"

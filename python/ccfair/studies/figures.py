@@ -72,6 +72,11 @@ def harm_figure(result: HarmResult, title: str) -> Figure:
     return fig
 
 
+MIN_UTILIZATION_SPAN = 0.1
+"""The front's colour scale ends at full utilization and spans at least this much: fully used links differ
+in the fifth decimal, which a scale over the data's own range would stretch into every colour."""
+
+
 def front_figure(result: AdviceResult, title: str) -> Figure:
     from matplotlib.figure import Figure  # only when a figure is drawn
 
@@ -83,11 +88,14 @@ def front_figure(result: AdviceResult, title: str) -> Figure:
             [c.delay_p99_ms for c in rows], [c.jain for c in rows], color="#bbbbbb", s=18, label="searched"
         )
         front = sorted(result.front, key=lambda c: c.delay_p99_ms)
+        utilization = [c.utilization for c in front]
         points = ax.scatter(
             [c.delay_p99_ms for c in front],
             [c.jain for c in front],
-            c=[c.utilization for c in front],
+            c=utilization,
             cmap="viridis",
+            vmin=min([*utilization, 1.0 - MIN_UTILIZATION_SPAN]),
+            vmax=1.0,
             s=40,
             zorder=3,
             label="Pareto front",

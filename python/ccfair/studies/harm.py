@@ -35,9 +35,10 @@ import numpy as np
 import pandas as pd
 
 from ccfair.analysis.fairness import harm
-from ccfair.plots.stats import identical, summarize
+from ccfair.analysis.stats import identical, summarize
 from ccfair.store.reader import query
 from ccfair.studies.harm_plan import ROLES
+from ccfair.tables import Column, counted, render, text
 from ccfair.units import parse_duration_ns
 
 METRICS: tuple[tuple[str, bool], ...] = (
@@ -236,3 +237,63 @@ def to_json(result: HarmResult) -> dict[str, Any]:
             for s in result.scenarios
         ],
     }
+
+
+# ------------------------------------------------------------------------------------------- the text
+
+
+def _pm(mean: float, half: float) -> str:
+    if not math.isfinite(mean):
+        return "-"
+    return f"{mean:.3f}" + (f" ± {half:.3f}" if math.isfinite(half) else "")
+
+
+def harm_text(result: HarmResult, title: str, repetitions: int) -> str:
+    """The verdict table and the overall verdict, with notes on identical repetitions and missing runs."""
+    rows = []
+    identical = 0
+    for s in result.scenarios:
+        c = s.coordinates
+        row: dict[str, Any] = {
+            "scenario": f"{c['aqm']} {c['buffer']} {c['rtt']} x{c['flows']}",
+            "verdict": s.verdict,
+        }
+        for metric, _ in METRICS:
+            m = s.metrics[metric]
+            row[metric] = (
+                "-"
+                if m.verdict == UNDEFINED
+                else f"{_pm(m.new_harm, m.new_ci95)} vs {_pm(m.self_harm, m.self_ci95)}"
+            )
+        identical += any(m.identical for m in s.metrics.values())
+        rows.append(row)
+    columns = [
+        Column("scenario (aqm buffer rtt flows/side)", "scenario", text, "left"),
+        *(Column(f"{metric} harm: new vs self", metric, text, "left") for metric, _ in METRICS),
+        Column("verdict", "verdict", text, "left"),
+    ]
+    counts = result.counts()
+    lines = [
+        title,
+        "",
+        render(rows, columns, indent=""),
+        "",
+        f"overall: {result.verdict()} ({counted(counts['passes'], 'scenario')} "
+        f"{'passes' if counts['passes'] == 1 else 'pass'}, {counts['fails']} fail, "
+        f"{counts['cannot tell']} cannot tell; tolerance {result.tolerance:g}, "
+        f"{repetitions} start jitters x 2 start orders per scenario; ± is a 95 % interval)",
+    ]
+    if identical:
+        lines.append(
+            f"note: in {counted(identical, 'scenario')} a metric's paired difference was the same in every "
+            "repetition: "
+            "the simulator is deterministic and only the start jitter and order vary, so a 0-wide interval "
+            "there means the repetitions did not differ, not that the estimate is certain"
+        )
+    missing = sum(s.missing_runs for s in result.scenarios)
+    if missing:
+        lines.append(
+            f"note: {counted(missing, 'run')} {'is' if missing == 1 else 'are'} missing or failed (ccfair "
+            "status); their scenarios use fewer samples"
+        )
+    return "\n".join(lines) + "\n"

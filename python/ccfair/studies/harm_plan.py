@@ -14,7 +14,8 @@ cell's coordinates, equal in both studies) and adds only its own ``vs`` runs.
 
 On the kernel backend every plan of the study, baselines included, runs there; their names start with
 ``harm-kernel-`` and their run ids include the backend, so a simulator study and a kernel study of the same
-pair share no plan and no run. A kernel-only newcomer is written ``kernel:NAME`` (:mod:`ccfair.emu.scenario`).
+pair share no plan and no run. A kernel-only newcomer is written ``kernel:NAME``
+(``crates/ccfair-scenario/src/kernel.rs``).
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.studies.suites import Suite
-from ccfair.sweep.expand import load_cell
+from ccfair.sweep.expand import CellError, load_cell
 from ccfair.sweep.identity import SIMULATOR, canonical_json
 from ccfair.sweep.plan import Plan, plan_from_dict
 from ccfair.toml_text import read_toml
@@ -37,7 +38,7 @@ from ccfair.toml_text import read_toml
 # count, rtt, start and stop, and the study sets the label.
 GROUP_KEYS = ("cc", "initial_window", "pacing", "loss", "ecn", "cc_params")
 ROLES = ("solo", "self", "vs")
-_SELECTOR = re.compile(r"^flows\[(\d+)\]$")
+_SELECTOR = re.compile(r"^flows\[([0-9]+)\]$")
 PLAN_PREFIX = "harm-"
 
 
@@ -65,17 +66,23 @@ def group_from_file(path: str, selector: str, option: str, backend: str = SIMULA
     """The flow group ``flows[N]`` of a scenario file, without the keys the suite sets."""
     m = _SELECTOR.match(selector.strip())
     if m is None:
-        raise ScenarioError(option, f"expected a flow group of the scenario as flows[N], got {selector!r}")
+        raise InputError(option, f"expected a flow group of the scenario as flows[N], got {selector!r}")
     doc = read_toml(path)
     flows = doc.get("flows")
     index = int(m.group(1))
     if not isinstance(flows, list) or index >= len(flows):
         count = len(flows) if isinstance(flows, list) else 0
-        raise ScenarioError(option, f"{path} has {count} flow groups; flows[{index}] does not exist")
+        raise InputError(option, f"{path} has {count} flow groups; flows[{index}] does not exist")
     load_cell(doc, backend)  # the file itself must be valid
     group = {k: copy.deepcopy(v) for k, v in flows[index].items() if k in GROUP_KEYS}
     check_group(group, option, backend)
     return group
+
+
+def same_group(a: str, b: str) -> bool:
+    """Whether two ``flows[N]`` selectors name one group (``flows[1]`` and `` flows[01]`` do)."""
+    ma, mb = _SELECTOR.match(a.strip()), _SELECTOR.match(b.strip())
+    return ma is not None and mb is not None and int(ma.group(1)) == int(mb.group(1))
 
 
 def check_group(group: Mapping[str, Any], option: str, backend: str = SIMULATOR) -> None:
@@ -87,8 +94,8 @@ def check_group(group: Mapping[str, Any], option: str, backend: str = SIMULATOR)
     }
     try:
         load_cell(doc, backend).resolve()
-    except ScenarioError as e:
-        raise ScenarioError(option, f"{e.field.removeprefix('flows[0].')}: {e.message}") from None
+    except InputError as e:
+        raise InputError(option, f"{e.field.removeprefix('flows[0].')}: {e.message}") from None
 
 
 def _label(group: Mapping[str, Any]) -> str:
@@ -132,7 +139,7 @@ def _plan(name: str, suite: Suite, groups: list[dict[str, Any]], starts: list[st
 def harm_plans(
     suite: Suite, incumbent: dict[str, Any], newcomer: dict[str, Any], backend: str = SIMULATOR
 ) -> HarmPlans:
-    """The three plans on ``backend``; raises ScenarioError naming the suite field for a scenario that does
+    """The three plans on ``backend``; raises InputError naming the suite field for a scenario that does
     not validate."""
     suite_key: Any = asdict(suite)
     on = PLAN_PREFIX
@@ -153,8 +160,8 @@ def harm_plans(
             vs=_plan(vs_name, suite, [copy.deepcopy(inc), new], staggered, backend),
             suite=suite,
         )
-    except ScenarioError as e:
-        raise ScenarioError(f"suite: {e.field}", e.message) from None
+    except InputError as e:
+        raise InputError(f"suite: {e.field}", e.message) from None
 
 
 def study_plan_names(vs_plan: str) -> dict[str, str] | None:
@@ -178,3 +185,45 @@ def suite_scenarios(suite: Suite) -> list[dict[str, Any]]:
         for buffer in suite.buffers
         for rtt, count in ((r, c) for r in suite.rtts for c in suite.flow_counts)
     ]
+
+
+_GROUP_FIELD = re.compile(r"^flows\[([0-9]+)\](?:\.(.*))?$")
+
+
+def suite_error(error: CellError, plans: HarmPlans, options: Mapping[str, str]) -> InputError:
+    """``error`` on what the user wrote: the suite key whose value made the cell (``suite.flow_counts[0]``
+    for a flow count, ``suite.aqms[1].target_ns`` for a parameter of a discipline, ``suite.duration``), or,
+    for a flow group's own setting, the option that gave the group (``options`` by role: ``incumbent``,
+    ``newcomer``). A field the suite does not set stays as it is."""
+    suite, where = plans.suite, error.coordinates
+    field = error.field
+
+    def listed(key: str, values: Sequence[Any], path: str, rest: str = "") -> str:
+        value = where.get(path)
+        index = next((i for i, v in enumerate(values) if v == value), None)
+        return field if index is None else f"suite.{key}[{index}]{rest}"
+
+    if field == "link.aqm" or field.startswith("link.aqm."):
+        return InputError(listed("aqms", suite.aqms, "link.aqm", field[len("link.aqm") :]), error.message)
+    if field == "link.buffer":
+        return InputError(listed("buffers", suite.buffers, "link.buffer"), error.message)
+    if field == "link.rate":
+        return InputError("suite.rate", error.message)
+    if field == "duration":
+        return InputError("suite.duration", error.message)
+    if field.startswith("measure"):
+        return InputError("suite.measure_start", error.message)
+    m = _GROUP_FIELD.match(field)
+    if m is None:
+        return error
+    group, key = int(m.group(1)), m.group(2) or ""
+    if key == "rtt":
+        return InputError(listed("rtts", suite.rtts, field), error.message)
+    if key == "count":
+        return InputError(listed("flow_counts", suite.flow_counts, field), error.message)
+    if key in ("start", "stop"):
+        return InputError("suite.stagger", error.message)
+    roles = {plan.name: role for role, plan in plans.by_role().items()}
+    newcomer = roles.get(error.plan) == "vs" and group == 1
+    option = options["newcomer" if newcomer else "incumbent"]
+    return InputError(option, f"{key}: {error.message}" if key else error.message)

@@ -1,27 +1,56 @@
-"""The sections ``ccfair report`` adds for the harm studies and advise searches of a results directory.
+"""``ccfair report``'s page, and the sections it adds for the harm studies and advise searches of a results
+directory.
 
-Both are recognised by their plan names (:mod:`.harm_plan`, :mod:`.advise`) and rebuilt from the plan
-definitions the store keeps, so a report needs nothing but the results directory. A harm study's section
-holds its verdict table and figure (default tolerance) and names the backend its runs ran on; an advise
-search's its Pareto front and figure, the command line's constraints (kept in the plan's definition) and
-the recommendation under them, or the closest configuration when none meets them.
+The page (:func:`build_report`) is one self-contained HTML file: for a saved run its section
+(:func:`ccfair.plots.html_report.run_section`); for a results directory, per plan, the plan and provenance, a
+summary table per cell (mean and 95 % confidence half width over its done runs), every figure that applies
+(heatmaps over the first two varied axes faceted by the third, relative goodput and shares against each
+varied axis, fness for two-flow runs, the time series of one example run) and, when some failed, the failed
+runs with their errors (:mod:`ccfair.plots.sweep_report`; a plan whose runs come from different builds of
+ccfair says so at the top of its section); then the study sections below. It is assembled here, in the
+studies layer, because it is the one place that knows every kind of section: the figures and the plans'
+sections below it know nothing of studies.
+
+Harm studies and advise searches are recognised by their plan names (:mod:`.harm_plan`, :mod:`.advise`) and
+rebuilt from the plan definitions the store keeps, so a report needs nothing but the results directory. A
+harm study's section holds its verdict table and figure (default tolerance) and names the backend its runs
+ran on; an advise search's its Pareto front and figure, the command line's constraints (kept in the plan's
+definition) and the recommendation under them, or the closest configuration when none meets them.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccfair.commands.advise import FRONT_COLUMNS, advice_text
-from ccfair.commands.harm import harm_text
-from ccfair.plots.html_report import FigureItem, Section, Table, table_from_columns
+from ccfair.errors import InputError
+from ccfair.json_text import parse_json
+from ccfair.plots.data import load_sweep, plan_names
+from ccfair.plots.html_report import (
+    FigureItem,
+    Progress,
+    Section,
+    Table,
+    render_page,
+    run_section,
+    table_from_columns,
+)
 from ccfair.plots.output import data_uri
+from ccfair.plots.sweep_report import sweep_sections
+from ccfair.result import RunResult
+from ccfair.studies.advise import (
+    FRONT_COLUMNS,
+    advice_text,
+    advise,
+    configurations,
+    constraints_text,
+    stored_constraints,
+)
 from ccfair.studies.advise import PLAN_PREFIX as ADVISE_PREFIX
-from ccfair.studies.advise import advise, configurations, constraints_text, stored_constraints
 from ccfair.studies.figures import front_figure, harm_figure
-from ccfair.studies.harm import METRICS, analyse
+from ccfair.studies.harm import METRICS, analyse, harm_text
 from ccfair.studies.harm_plan import study_plan_names
 from ccfair.sweep.identity import SIMULATOR, canonical_json
 from ccfair.tables import Column, text
@@ -32,7 +61,10 @@ if TYPE_CHECKING:
 
 def _definitions(results: Results) -> dict[str, dict[str, Any]]:
     frame = results.query("SELECT plan, definition FROM plans")
-    return {str(p): json.loads(d) for p, d in zip(frame["plan"], frame["definition"], strict=True)}
+    return {
+        str(p): parse_json(d, f"plans.definition of {p!r}")
+        for p, d in zip(frame["plan"], frame["definition"], strict=True)
+    }
 
 
 def _axis(definition: dict[str, Any], path: str) -> list[Any]:
@@ -189,3 +221,28 @@ def study_sections(results: Results, names: Sequence[str]) -> list[Section]:
         ):
             sections.append(advise_section(results, name, definitions[name]))
     return sections
+
+
+def build_report(source: RunResult | Results, label: str, plan: str | None, progress: Progress | None) -> str:
+    """The whole page for a saved run or a results directory (one section per plan, or only ``plan``)."""
+    if isinstance(source, RunResult):
+        return render_page(f"ccfair run: {_name(label)}", [run_section(source, label, progress)])
+    names = [plan] if plan is not None else plan_names(source)
+    if not names:
+        raise InputError("DIR", f"{label} holds no plan yet")
+    sections: list[Section] = []
+    for i, name in enumerate(names):
+        sweep = load_sweep(source, name)
+
+        def part(fraction: float, i: int = i) -> None:
+            if progress is not None:
+                progress((i + fraction) / len(names))
+
+        sections += sweep_sections(sweep, part)
+    sections += study_sections(source, names)  # harm studies and advise searches among the plans
+    return render_page(f"ccfair results: {_name(label)}", sections)
+
+
+def _name(label: str) -> str:
+    """The directory's own name (``results`` of ``runs/results/``), for the page title."""
+    return Path(label).name or label

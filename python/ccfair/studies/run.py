@@ -5,23 +5,27 @@ keeps what finished and the same command resumes."""
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from ccfair.cli_support import EXIT_OK, note
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.resources import Limits
 from ccfair.store.layout import catalog_path
 from ccfair.store.reader import query
-from ccfair.sweep.driver import SweepReport, backend_jobs, plan_runs, run_sweep, sweep_limits, unique_runs
+from ccfair.sweep.driver import SweepReport, backend_jobs, run_sweep, sweep_limits
+from ccfair.sweep.execute_dask import check_address
 from ccfair.sweep.execute_local import default_jobs
-from ccfair.sweep.expand import PlannedRun, estimate_lines
+from ccfair.sweep.expand import Layout, estimate_lines, layout
 from ccfair.sweep.identity import SIMULATOR
-from ccfair.sweep.plan import Plan
+from ccfair.sweep.plan import MAX_PLAN_RUNS, Plan
 from ccfair.units import parse_duration_ns
 
 
 def _limits(args: argparse.Namespace) -> Limits:
+    if args.cluster is not None:  # checked before any work, dry runs too
+        check_address(args.cluster)
     jobs = args.jobs or default_jobs()
     return sweep_limits(args.max_memory, args.max_events, jobs=jobs, cluster=args.cluster)
 
@@ -33,26 +37,49 @@ def stored_states(out: Path) -> dict[str, str]:
     return dict(zip(frame["run_id"], frame["status"], strict=True))
 
 
+def check_size(plans: Sequence[Plan]) -> None:
+    """Refuses a study whose plans together have more than :data:`~ccfair.sweep.plan.MAX_PLAN_RUNS` runs
+    (they go into one store, whose writer commits each), naming the repetitions that make it large."""
+    total = sum(plan.max_runs() for plan in plans)
+    if total > MAX_PLAN_RUNS:
+        raise InputError(
+            "repetitions",
+            f"the study's {len(plans)} plans have up to {total:,} runs together, more than the "
+            f"{MAX_PLAN_RUNS:,} one results directory takes in a study (every run is expanded and checked "
+            "before the first starts, and committed on its own: a million runs are a day of commits); run "
+            "fewer repetitions",
+        )
+
+
 def dry_run(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> int:
     """Prints each plan's runs and how many the store already has; runs nothing."""
+    check_size(plans)
     for plan in plans:
         backend_jobs(plan, args.jobs, args.cluster)  # a kernel study refuses --cluster here too
     limits = _limits(args)
     states = stored_states(out)
-    todo: dict[str, PlannedRun] = {}
+    # Counted one id at a time, without building every run: a dry run of a million runs answers in seconds.
+    todo: dict[str, tuple[Layout, int, int]] = {}
     ids: set[str] = set()
     for plan in plans:
-        _, runs = plan_runs(plan, quiet=True, limits=limits)
-        mine = {r.run_id: r for r in unique_runs(runs)}
+        lay = layout(plan, limits=limits)
+        mine: dict[str, tuple[int, int]] = {}
+        for run_id, cell, k in lay.identities():
+            mine.setdefault(run_id, (cell, k))
         done = sum(states.get(i) == "done" for i in mine)
         print(f"plan {plan.name}: {len(mine)} runs; in {out}: {done} done, {len(mine) - done} to run")
-        ids |= set(mine)
-        todo.update({i: r for i, r in mine.items() if states.get(i) != "done" and r.spec is not None})
+        ids |= mine.keys()
+        for i, (cell, k) in mine.items():
+            if states.get(i) != "done" and lay.variants[cell][k][1].spec is not None:
+                todo.setdefault(i, (lay, cell, k))
     done = sum(states.get(i) == "done" for i in ids)
     print(f"total: {len(ids)} distinct runs, {done} done, {len(ids) - done} to run")
     jobs = None if args.cluster is not None else (args.jobs or default_jobs())
     backend = plans[0].backend if plans else SIMULATOR
-    for line in estimate_lines(list(todo.values()), limits, jobs, backend):
+    counts = Counter((id(lay), cell, k) for lay, cell, k in todo.values())
+    layouts = {id(lay): lay for lay, _, _ in todo.values()}
+    groups = [(layouts[key].run(0, 0, cell, k), n) for (key, cell, k), n in counts.items()]
+    for line in estimate_lines(groups, limits, jobs, backend):
         print(line)
     return EXIT_OK
 
@@ -63,6 +90,7 @@ def run_plans(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> lis
     time_limit_s = (
         None if args.time_limit is None else parse_duration_ns(args.time_limit, "--time-limit") / 1e9
     )
+    check_size(plans)
     limits = _limits(args)
     reports = []
     try:
@@ -92,5 +120,5 @@ def run_plans(plans: Sequence[Plan], out: Path, args: argparse.Namespace) -> lis
         note(f"every finished run is kept in {out}; run the same command again to resume", args.quiet)
         raise
     if not reports:
-        raise ScenarioError("plan", "nothing to run")
+        raise InputError("plan", "nothing to run")
     return reports

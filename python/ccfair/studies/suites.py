@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.toml_text import read_toml
 from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps
 
@@ -81,7 +81,7 @@ def suite_path(name_or_file: str) -> Path:
         return Path(str(resources.files("ccfair.examples") / "suites" / f"{name_or_file}.toml"))
     path = Path(name_or_file)
     if not path.is_file():
-        raise ScenarioError("--suite", f"{name_or_file!r} is neither {' nor '.join(SHIPPED)} nor a file")
+        raise InputError("--suite", f"{name_or_file!r} is neither {' nor '.join(SHIPPED)} nor a file")
     return path
 
 
@@ -93,7 +93,7 @@ def load_suite(name_or_file: str) -> Suite:
 def _list(d: Mapping[str, Any], key: str) -> list[Any]:
     value = d.get(key)
     if not isinstance(value, list) or not value:
-        raise ScenarioError(f"suite.{key}", f"expected a non-empty list, got {value!r}")
+        raise InputError(f"suite.{key}", f"expected a non-empty list, got {value!r}")
     return value
 
 
@@ -101,10 +101,10 @@ def suite_from_dict(d: Mapping[str, Any], default_name: str = "suite") -> Suite:
     """Checks a suite's keys, units and ranges (the scenarios themselves are checked when they expand)."""
     for key in d:
         if key not in SUITE_KEYS:
-            raise ScenarioError(f"suite.{key}", f"unknown key; allowed: {', '.join(SUITE_KEYS)}")
+            raise InputError(f"suite.{key}", f"unknown key; allowed: {', '.join(SUITE_KEYS)}")
     for key in ("duration", "measure_start", "rate"):
         if key not in d:
-            raise ScenarioError(f"suite.{key}", "is required")
+            raise InputError(f"suite.{key}", "is required")
     duration_ns = parse_duration_ns(d["duration"], "suite.duration")
     measure_ns = parse_duration_ns(d["measure_start"], "suite.measure_start")
     parse_rate_bps(d["rate"], "suite.rate")
@@ -117,33 +117,31 @@ def suite_from_dict(d: Mapping[str, Any], default_name: str = "suite") -> Suite:
     counts = _list(d, "flow_counts")
     for i, c in enumerate(counts):
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise ScenarioError(f"suite.flow_counts[{i}]", f"expected a positive integer, got {c!r}")
+            raise InputError(f"suite.flow_counts[{i}]", f"expected a positive integer, got {c!r}")
     aqms = _list(d, "aqms")
     reps = d.get("repetitions", 3)
     if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_REPETITIONS:
-        raise ScenarioError(
-            "suite.repetitions", f"expected an integer in 1..={MAX_REPETITIONS}, got {reps!r}"
-        )
+        raise InputError("suite.repetitions", f"expected an integer in 1..={MAX_REPETITIONS}, got {reps!r}")
     stagger_ns = parse_duration_ns(d.get("stagger", "1s"), "suite.stagger")
     jitter_ns = parse_duration_ns(d.get("start_jitter", "0s"), "suite.start_jitter", allow_zero=True)
     if reps > 1 and jitter_ns < reps:
-        raise ScenarioError(
+        raise InputError(
             "suite.start_jitter",
             "repetitions differ only in their start jitter (the simulator is deterministic): give a jitter "
             "of at least one nanosecond per repetition, or repetitions = 1",
         )
     if stagger_ns + jitter_ns >= measure_ns:
-        raise ScenarioError(
+        raise InputError(
             "suite.measure_start", "must come after the later group's start (stagger + start_jitter)"
         )
     if measure_ns >= duration_ns:
-        raise ScenarioError("suite.measure_start", "must be before the end of the run (duration)")
+        raise InputError("suite.measure_start", "must be before the end of the run (duration)")
     seed = d.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ScenarioError("suite.seed", f"expected a non-negative integer, got {seed!r}")
+        raise InputError("suite.seed", f"expected a non-negative integer, got {seed!r}")
     name = d.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
-        raise ScenarioError("suite.name", f"expected a non-empty string, got {name!r}")
+        raise InputError("suite.name", f"expected a non-empty string, got {name!r}")
     return Suite(
         name=name,
         duration=str(d["duration"]),

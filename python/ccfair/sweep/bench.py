@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.cli_support import EXIT_BAD_INPUT
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.runner import run
 from ccfair.scenario import Scenario
 from ccfair.store.reader import query
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         result = bench(args.plan, args.jobs, quiet=args.quiet)
-    except ScenarioError as e:
+    except InputError as e:
         print(f"error: {e.field}: {e.message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:

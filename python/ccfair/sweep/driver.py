@@ -12,7 +12,7 @@ from typing import Any
 
 from ccfair import __version__
 from ccfair.cli_support import progress_bar
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.resources import Limits
 from ccfair.resources import limits as resource_limits
 from ccfair.store.writer import DAMAGED, StoreWriter
@@ -67,11 +67,11 @@ def plan_runs(
     limits: Limits | None = None,
 ) -> tuple[Plan, list[PlannedRun]]:
     """Reads (if needed) and expands a plan, checking every cell (and its estimate against ``limits``, none
-    when None); raises ScenarioError before any output."""
+    when None); raises InputError before any output."""
     if not isinstance(plan, Plan):
         plan = load_plan(plan)
     bar = None
-    if _upper_bound(plan) >= EXPANSION_PROGRESS_MIN_RUNS:
+    if plan.max_runs() >= EXPANSION_PROGRESS_MIN_RUNS:
         bar = progress_bar(f"checking the cells of {plan.name}", quiet)
     try:
         runs = expand(plan, skip_invalid=skip_invalid, progress=bar, limits=limits)
@@ -84,12 +84,12 @@ def plan_runs(
 def backend_jobs(plan: Plan, jobs: int | None, cluster: str | None) -> int:
     """The local worker processes for ``plan``'s runs: ``jobs`` (default: all cores) on the simulator,
     :data:`KERNEL_JOBS` on the kernel backend whatever ``jobs`` says. Kernel runs on a Dask cluster are
-    refused (a ScenarioError on ``--cluster``): each would run on whichever machine its worker is on, next
+    refused (an InputError on ``--cluster``): each would run on whichever machine its worker is on, next
     to other kernel runs, and be refused there without root or a measured clean rate."""
     if plan.backend == SIMULATOR:
         return jobs or default_jobs()
     if cluster is not None:
-        raise ScenarioError(
+        raise InputError(
             "--cluster",
             f"plan {plan.name} runs on the kernel backend, which uses this machine's own network stack, "
             "one run at a time; run it without --cluster, as root on the machine ccfair doctor measured",
@@ -113,13 +113,6 @@ def sweep_limits(
         workers=jobs or default_jobs(),
         machine_memory=cluster is None,
     )
-
-
-def _upper_bound(plan: Plan) -> int:
-    n = plan.repetitions * (2 if plan.flip_start_order else 1)
-    for axis in plan.axes:
-        n *= len(axis.points)
-    return n
 
 
 def unique_runs(runs: list[PlannedRun]) -> list[PlannedRun]:
@@ -159,7 +152,7 @@ def run_sweep(
     root and refuses ``cluster``: :func:`backend_jobs`), or the Dask scheduler at ``cluster``, reached with
     ``security`` (a ``distributed.security.Security``, for a ``tls://`` address: see
     :func:`ccfair.sweep.execute_dask.cluster_security`; a dask-jobqueue cluster's ``cluster.security``); a
-    scheduler that does not answer within ``connect_timeout_s`` is a ScenarioError on ``--cluster``, raised
+    scheduler that does not answer within ``connect_timeout_s`` is an InputError on ``--cluster``, raised
     before anything is written into ``out``.
     ``time_limit_s`` is the per-run wall-time limit. ``limits`` bounds each run's estimated memory and
     events (default: :func:`sweep_limits`). With ``skip_invalid``, cells whose scenario is invalid or
@@ -249,7 +242,7 @@ def run_sweep(
 
 
 def check_same_build(store: StoreWriter, plan: str, done_ids: list[str]) -> None:
-    """Refuses (a ScenarioError on ``--allow-mixed``) to add runs of this build to a plan whose done runs
+    """Refuses (an InputError on ``--allow-mixed``) to add runs of this build to a plan whose done runs
     another build made: a different git revision, or a different native module where both are known."""
     here_git, here_native = git_revision(), native_build()
     others: dict[str, int] = {}
@@ -262,7 +255,7 @@ def check_same_build(store: StoreWriter, plan: str, done_ids: list[str]) -> None
         return
 
     made = "; ".join(f"{n} by {label}" for label, n in others.items())
-    raise ScenarioError(
+    raise InputError(
         "--allow-mixed",
         f"plan {plan} in {store.root} has done runs made by another build ({made}) than this one "
         f"({build_label(__version__, here_git, here_native)}); resuming would mix the results of two "

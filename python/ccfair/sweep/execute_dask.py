@@ -24,7 +24,7 @@ from collections.abc import Generator, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.sweep.task import RunOutcome, RunTask, failure, run_task
 
 # How long a sweep waits for the scheduler before giving up (--cluster-timeout): long enough for a scheduler
@@ -58,15 +58,16 @@ def insecure_warning(address: str) -> str | None:
     return (
         f"warning: --cluster {address} is plain TCP, unencrypted and unauthenticated: anyone who can reach "
         "the scheduler can join as a worker and run code in this sweep process; use a tls:// address with "
-        "certificates, or keep the scheduler on a private network (README: Trust boundary)"
+        "certificates, or keep the scheduler on a private network (docs/how-to/dask-cluster.md: Trust "
+        "boundary)"
     )
 
 
 def _readable(path: str, option: str) -> str:
     if not os.path.isfile(path):
-        raise ScenarioError(option, f"{path}: no such file")
+        raise InputError(option, f"{path}: no such file")
     if not os.access(path, os.R_OK):
-        raise ScenarioError(option, f"{path}: cannot read it")
+        raise InputError(option, f"{path}: cannot read it")
     return path
 
 
@@ -80,9 +81,10 @@ def cluster_security(
     configuration of them (``distributed.comm.tls.ca-file``, ``.client.cert``, ``.client.key``). The
     options name files; they apply to ``tls://`` addresses only."""
     given = {o: v for o, v in zip(TLS_OPTIONS, (ca_file, cert, key), strict=True) if v is not None}
+    check_address(address)
     if scheme(address) != "tls":
         if given:
-            raise ScenarioError(next(iter(given)), "applies to a tls:// --cluster address only")
+            raise InputError(next(iter(given)), "applies to a tls:// --cluster address only")
         return None
     require_distributed()
     # Dask is an optional extra (ccfair[dask]), here and below.
@@ -94,7 +96,7 @@ def cluster_security(
         # certificate.
         configured = (dask.config.get(f"distributed.comm.tls.{k}", None) for k in ("ca-file", "client.cert"))
         if any(v is None for v in configured):
-            raise ScenarioError(
+            raise InputError(
                 "--cluster",
                 f"{address} is a TLS address: give --tls-ca-file and --tls-cert (and --tls-key unless the "
                 "certificate file holds the key), or set them in Dask's configuration (distributed.comm.tls)",
@@ -102,7 +104,7 @@ def cluster_security(
         return Security(require_encryption=True)
     if ca_file is None or cert is None:
         missing = "--tls-ca-file" if ca_file is None else "--tls-cert"
-        raise ScenarioError(missing, "is needed with a tls:// --cluster address")
+        raise InputError(missing, "is needed with a tls:// --cluster address")
     return Security(
         require_encryption=True,
         tls_ca_file=_readable(ca_file, "--tls-ca-file"),
@@ -111,19 +113,33 @@ def cluster_security(
     )
 
 
+def check_address(address: str) -> None:
+    """Refuses, on ``--cluster``, an address Dask cannot connect to (an unknown protocol, a missing or bad
+    host and port) before any client is made: a client made on such an address fails, and its finalizer then
+    holds the process for 10 s at exit, printing a traceback."""
+    require_distributed()
+    from distributed.comm.addressing import get_address_host_port, parse_address  # an optional extra
+
+    try:
+        if parse_address(address)[0] != "inproc":  # in-process addresses have no host
+            get_address_host_port(address)
+    except ValueError as e:
+        raise InputError("--cluster", f"{address!r} is not the address of a Dask scheduler: {e}") from None
+
+
 def require_distributed() -> None:
-    """Raises a ScenarioError on ``--cluster`` saying how to install Dask when it is missing (the core
+    """Raises an InputError on ``--cluster`` saying how to install Dask when it is missing (the core
     install does not have it)."""
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise ScenarioError("--cluster", DASK_MISSING) from None
+        raise InputError("--cluster", DASK_MISSING) from None
 
 
 def connect(address: str, security: Any = None, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
-    """A ``distributed.Client`` of the scheduler at ``address``; a ScenarioError on ``--cluster`` when Dask
+    """A ``distributed.Client`` of the scheduler at ``address``; an InputError on ``--cluster`` when Dask
     is not installed or the scheduler does not answer within ``timeout_s``."""
-    require_distributed()
+    check_address(address)
     from distributed import Client  # Dask is an optional extra
 
     warning = insecure_warning(address)
@@ -133,9 +149,29 @@ def connect(address: str, security: Any = None, timeout_s: float = CONNECT_TIMEO
     try:
         return Client(address, timeout=timeout_s, set_as_default=False, security=security)
     except (OSError, TimeoutError, ValueError) as e:
-        raise ScenarioError(
+        raise InputError(
             "--cluster", f"cannot reach a Dask scheduler at {address} within {timeout_s:g} s: {e}"
         ) from None
+
+
+def checked_outcome(task: RunTask, result: object) -> RunOutcome:
+    """A worker's result for ``task`` if it is that run's outcome; else the run's failure (kind ``crash``)
+    saying what came back instead: anyone who joins the cluster can send anything, and one bad answer must
+    not end the sweep or be stored as another run."""
+    if isinstance(result, RunOutcome) and result.run_id == task.run_id:
+        return result
+    got = (
+        f"the outcome of run {result.run_id!r}"
+        if isinstance(result, RunOutcome)
+        else f"a {type(result).__name__}"
+    )
+    return failure(
+        task.run_id,
+        "crash",
+        f"the Dask worker returned {got} instead of this run's outcome",
+        worker="dask",
+        backend=task.backend,
+    )
 
 
 def execute_dask(tasks: Iterable[RunTask], client: Any) -> Generator[list[RunOutcome], None, None]:
@@ -165,7 +201,7 @@ def execute_dask(tasks: Iterable[RunTask], client: Any) -> Generator[list[RunOut
             for future in batch:
                 task = by_key.pop(future.key)
                 try:
-                    outcomes.append(future.result())
+                    outcomes.append(checked_outcome(task, future.result()))
                 except Exception as e:  # KilledWorker, a lost worker, a scheduler error
                     message = f"{type(e).__name__}: {e}"
                     outcomes.append(

@@ -1,7 +1,7 @@
 """A plan's runs: cells (the grid and zip product minus exclusions) x repetitions x (original, mirrored),
 each validated and resolved before anything runs.
 
-On the kernel backend (``plan.backend``) each cell is a :class:`~ccfair.emu.scenario.KernelScenario`, checked
+On the kernel backend (``plan.backend``) each cell is a :class:`~ccfair.scenario.KernelScenario`, checked
 by the kernel's rules (its algorithms are this kernel's modules, ``kernel:NAME`` included) and its link rate
 against the clean rate ``ccfair doctor`` measured on this host; the simulator's estimate of memory and events
 does not apply to it.
@@ -22,15 +22,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ccfair import __version__
 from ccfair.emu.arrival import arrival_mode
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.resources import (
-    NOMINAL_EVENTS_PER_SECOND,
     Estimate,
     Limits,
     format_bytes,
@@ -38,8 +37,9 @@ from ccfair.resources import (
     format_wall,
 )
 from ccfair.resources import check as check_resources
-from ccfair.scenario import Scenario
-from ccfair.sweep.identity import SIMULATOR, canonical_json, run_id, run_seed
+from ccfair.scenario import Scenario, kernel_scenario
+from ccfair.speed import host_speed, wall_seconds
+from ccfair.sweep.identity import SIMULATOR, canonical_json, ids_of_scenario, seeds_of_cell
 from ccfair.sweep.paths import parse_path, set_path
 from ccfair.sweep.plan import Plan
 
@@ -62,6 +62,17 @@ class PlannedRun:
     spec: dict[str, Any] | None
     invalid: str | None = None
     estimate: Estimate | None = None
+
+
+class CellError(InputError):
+    """A cell of plan ``plan`` that does not validate (or whose estimate exceeds the limits), with the cell's
+    ``coordinates`` (path -> value): a study that builds its plans from its own options names the value its
+    user wrote from them."""
+
+    def __init__(self, field: str, message: str, plan: str, coordinates: Mapping[str, Any]) -> None:
+        super().__init__(field, message)
+        self.plan = plan
+        self.coordinates = dict(coordinates)
 
 
 @dataclass(frozen=True)
@@ -100,11 +111,11 @@ def cells(plan: Plan) -> list[tuple[tuple[str, Any], ...]]:
             kept.append(coordinates)
     for rule, was_used in zip(plan.exclude, used, strict=True):
         if not was_used:
-            raise ScenarioError(
+            raise InputError(
                 rule.label, "matches no cell of the plan (zip groups only pair their own values)"
             )
     if not kept:
-        raise ScenarioError("exclude", "removes every cell of the plan")
+        raise InputError("exclude", "removes every cell of the plan")
     return kept
 
 
@@ -126,8 +137,6 @@ def load_cell(doc: dict[str, Any], backend: str) -> Scenario:
     """A cell's scenario document as the scenario ``backend`` runs (validated)."""
     if backend == SIMULATOR:
         return Scenario.from_dict(doc)
-    from ccfair.emu.scenario import kernel_scenario  # the kernel backend loads for kernel plans only
-
     return kernel_scenario(doc)
 
 
@@ -164,11 +173,91 @@ def _cell_variants(
             if mirrored is not None:
                 variants.append((True, _variant(mirrored, limits, plan.backend)))
         return variants
-    except ScenarioError as e:
+    except InputError as e:
         where = f"cell {cell}: {describe(coordinates)}"
         if not skip_invalid:
-            raise ScenarioError(e.field, f"{e.message} (in {where})") from None
+            raise CellError(e.field, f"{e.message} (in {where})", plan.name, dict(coordinates)) from None
         return [(False, _Variant(doc=doc, spec=None, invalid=str(e)))]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A plan's cells, each validated and resolved into its variants (the original, and the mirror if the
+    plan flips), with the factories of its runs' seeds and ids: what :func:`expand` builds every run from,
+    and what a dry run counts the runs with, one id at a time, without building them."""
+
+    plan: Plan
+    cells: list[tuple[tuple[str, Any], ...]]
+    variants: list[list[tuple[bool, _Variant]]]
+    seeds: list[Callable[[int], int]]
+    ids: list[list[Callable[[int], str]]]
+
+    def order(self) -> Iterator[tuple[int, int, int]]:
+        """(repetition, cell, variant) of every run, in the plan's run order."""
+        for repetition in range(self.plan.repetitions):
+            for cell, variants in enumerate(self.variants):
+                for k in range(len(variants)):
+                    yield repetition, cell, k
+
+    def identities(self) -> Iterator[tuple[str, int, int]]:
+        """(run id, cell, variant) of every run in order: the seed computed once per cell and repetition."""
+        for repetition in range(self.plan.repetitions):
+            for cell, ids in enumerate(self.ids):
+                seed = self.seeds[cell](repetition)
+                for k, identity in enumerate(ids):
+                    yield identity(seed), cell, k
+
+    def run(self, index: int, repetition: int, cell: int, k: int) -> PlannedRun:
+        """The run at position ``index`` of the order: ``repetition`` of variant ``k`` of ``cell``."""
+        flipped, v = self.variants[cell][k]
+        seed = self.seeds[cell](repetition)
+        return PlannedRun(
+            index=index,
+            cell=cell,
+            repetition=repetition,
+            flipped=flipped,
+            coordinates=self.cells[cell],
+            seed=seed,
+            run_id=self.ids[cell][k](seed),
+            scenario={**v.doc, "seed": seed},
+            spec=v.spec,
+            invalid=v.invalid,
+            estimate=v.estimate,
+        )
+
+
+def layout(
+    plan: Plan,
+    *,
+    skip_invalid: bool = False,
+    progress: Callable[[float], None] | None = None,
+    limits: Limits | None = None,
+) -> Layout:
+    """The plan's cells validated and resolved (see :func:`expand`), before any run is built."""
+    all_cells = cells(plan)
+    variants: list[list[tuple[bool, _Variant]]] = []
+    for i, coordinates in enumerate(all_cells):
+        variants.append(_cell_variants(plan, i, coordinates, skip_invalid, limits))
+        if progress is not None and i % 256 == 0:
+            progress(i / len(all_cells))
+    if plan.flip_start_order and not any(flipped for v in variants for flipped, _ in v):
+        raise InputError(
+            "flip_start_order",
+            "in every cell all flow groups start at the same time, so a mirrored run would repeat the "
+            "original; give the groups different start times (flows[N].start) or remove flip_start_order",
+        )
+    # A kernel run's identity holds how the emulator measures it: runs of another mode are other runs.
+    emulator = None if plan.backend == SIMULATOR else {"arrival": arrival_mode()}
+    return Layout(
+        plan=plan,
+        cells=all_cells,
+        variants=variants,
+        seeds=[seeds_of_cell(plan.seed, dict(coordinates)) for coordinates in all_cells],
+        ids=[
+            [ids_of_scenario(v.doc, v.spec, __version__, plan.backend, emulator) for _, v in cell_variants]
+            for cell_variants in variants
+        ],
+    )
 
 
 def expand(
@@ -179,43 +268,11 @@ def expand(
     limits: Limits | None = None,
 ) -> list[PlannedRun]:
     """Every run of the plan, each cell validated and resolved, and its estimate checked against
-    ``limits`` (none when None). An invalid cell raises a ScenarioError whose field is the scenario field
+    ``limits`` (none when None). An invalid cell raises an InputError whose field is the scenario field
     and whose message names the cell; with ``skip_invalid`` it becomes one run per repetition with
     ``invalid`` set, to be recorded as failed."""
-    all_cells = cells(plan)
-    variants: list[list[tuple[bool, _Variant]]] = []
-    for i, coordinates in enumerate(all_cells):
-        variants.append(_cell_variants(plan, i, coordinates, skip_invalid, limits))
-        if progress is not None and i % 256 == 0:
-            progress(i / len(all_cells))
-    if plan.flip_start_order and not any(flipped for v in variants for flipped, _ in v):
-        raise ScenarioError(
-            "flip_start_order",
-            "in every cell all flow groups start at the same time, so a mirrored run would repeat the "
-            "original; give the groups different start times (flows[N].start) or remove flip_start_order",
-        )
-    # A kernel run's identity holds how the emulator measures it: runs of another mode are other runs.
-    emulator = None if plan.backend == SIMULATOR else {"arrival": arrival_mode()}
-    runs: list[PlannedRun] = []
-    for repetition in range(plan.repetitions):
-        for cell, coordinates in enumerate(all_cells):
-            seed = run_seed(plan.seed, dict(coordinates), repetition)
-            for flipped, v in variants[cell]:
-                runs.append(
-                    PlannedRun(
-                        index=len(runs),
-                        cell=cell,
-                        repetition=repetition,
-                        flipped=flipped,
-                        coordinates=coordinates,
-                        seed=seed,
-                        run_id=run_id(v.doc, v.spec, seed, __version__, plan.backend, emulator),
-                        scenario={**v.doc, "seed": seed},
-                        spec=v.spec,
-                        invalid=v.invalid,
-                        estimate=v.estimate,
-                    )
-                )
+    lay = layout(plan, skip_invalid=skip_invalid, progress=progress, limits=limits)
+    runs = [lay.run(i, *where) for i, where in enumerate(lay.order())]
     if progress is not None:
         progress(1.0)
     return runs
@@ -223,19 +280,23 @@ def expand(
 
 # What a kernel run takes beyond its duration: the network built and torn down, the programs started, the
 # connections made, the results read: 0.5 to 0.75 s beyond a 3 s run on the 2-core development machine at a
-# load average of 7 (README, Real kernels).
+# load average of 7 (docs/reference/plans.md, "Kernel sweeps").
 KERNEL_SETUP_S = 1.0
 
 
 def estimate_lines(
-    runs: list[PlannedRun], limits: Limits, jobs: int | None, backend: str = SIMULATOR
+    groups: Sequence[tuple[PlannedRun, int]], limits: Limits, jobs: int | None, backend: str = SIMULATOR
 ) -> list[str]:
-    """The estimates of the runs to do: the largest per run (with its cell) and the total; on the kernel
-    backend, the wall time of the runs one after the other."""
+    """The estimates of the runs to do, given as (a run, how many runs of its cell variant it stands for:
+    they share its scenario, spec and estimate): the largest per run (with its cell) and the total; on the
+    kernel backend, the wall time of the runs one after the other."""
+    runs = sum(n for _, n in groups)
     if backend != SIMULATOR:
-        seconds = sum(r.spec["duration_ns"] / 1e9 + KERNEL_SETUP_S for r in runs if r.spec is not None)
+        seconds = sum(
+            n * (r.spec["duration_ns"] / 1e9 + KERNEL_SETUP_S) for r, n in groups if r.spec is not None
+        )
         return [
-            f"kernel backend: the {len(runs)} runs to do run one at a time, about {format_wall(seconds)} "
+            f"kernel backend: the {runs} runs to do run one at a time, about {format_wall(seconds)} "
             f"(each its duration plus about {KERNEL_SETUP_S:g} s to build and tear down its network)"
         ]
     memory_limit = (
@@ -247,23 +308,28 @@ def estimate_lines(
         "none" if limits.max_events is None else f"{format_count(limits.max_events)} ({limits.events_source})"
     )
     lines = [f"limits per run: memory {memory_limit}, events {events_limit}"]
-    estimated = [(r, r.estimate) for r in runs if r.estimate is not None]
+    estimated = [(r, r.estimate, n) for r, n in groups if r.estimate is not None]
     if not estimated:
         return lines
     biggest, most = (
         max(estimated, key=lambda x: x[1].peak_memory_bytes),
         max(estimated, key=lambda x: x[1].events),
     )
-    events = sum(e.events for _, e in estimated)
-    wall = events / NOMINAL_EVENTS_PER_SECOND
-    parallel = f", {format_wall(wall / jobs)} with {jobs} workers" if jobs and jobs > 1 else ""
+    events = sum(e.events * n for _, e, n in estimated)
+    speed = host_speed()
+    cpu = speed.cpu_seconds(events)
+    workers = jobs or 1
+    wall = (
+        f"about {format_wall(wall_seconds(cpu, workers))} with {workers} worker{'s' if workers > 1 else ''}"
+    )
     lines.append(
         f"estimates per run: peak memory up to {format_bytes(biggest[1].peak_memory_bytes)} "
         f"(cell {biggest[0].cell}: {describe(biggest[0].coordinates)}), events up to "
         f"{format_count(most[1].events)} (cell {most[0].cell}: {describe(most[0].coordinates)})"
     )
+    counted = sum(n for _, _, n in estimated)
     lines.append(
-        f"estimates of the {len(estimated)} runs to do: {format_count(events)} events, about "
-        f"{format_wall(wall)} at {NOMINAL_EVENTS_PER_SECOND / 1e6:.0f} M events/s on one core{parallel}"
+        f"estimates of the {counted} runs to do: {format_count(events)} events, "
+        f"{format_wall(cpu)} of CPU at {speed.text()}; {wall} at this machine's load now"
     )
     return lines

@@ -6,25 +6,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 Segment = str | int
 """A table key or a list index."""
 
 _KEY = r"[A-Za-z_][A-Za-z0-9_]*"
-_PART = re.compile(rf"({_KEY})((?:\[\d+\])*)")
-_INDEX = re.compile(r"\[(\d+)\]")
+_PART = re.compile(rf"({_KEY})((?:\[[0-9]+\])*)")
+_INDEX = re.compile(r"\[([0-9]+)\]")
 
 
 def parse_path(text: object, field: str) -> tuple[Segment, ...]:
-    """``"flows[0].count"`` -> ``("flows", 0, "count")``; a ScenarioError on ``field`` if malformed."""
+    """``"flows[0].count"`` -> ``("flows", 0, "count")``; an InputError on ``field`` if malformed."""
     if not isinstance(text, str) or not text:
-        raise ScenarioError(field, f"expected a dotted scenario path such as 'link.rate', got {text!r}")
+        raise InputError(field, f"expected a dotted scenario path such as 'link.rate', got {text!r}")
     segments: list[Segment] = []
     for part in text.split("."):
         match = _PART.fullmatch(part)
         if match is None:
-            raise ScenarioError(
+            raise InputError(
                 field,
                 f"{text!r} is not a dotted scenario path: write keys separated by dots, list entries as "
                 "[N], e.g. 'link.buffer' or 'flows[0].count'",
@@ -49,11 +49,9 @@ def set_path(doc: dict[str, Any], path: tuple[Segment, ...], value: Any, field: 
         last = i == len(path) - 1
         if isinstance(segment, int):
             if not isinstance(node, list):
-                raise ScenarioError(
-                    field, f"{walked} is not a list in the scenario, so [{segment}] is unknown"
-                )
+                raise InputError(field, f"{walked} is not a list in the scenario, so [{segment}] is unknown")
             if segment >= len(node):
-                raise ScenarioError(
+                raise InputError(
                     field,
                     f"{walked}[{segment}] does not exist: the scenario has {len(node)} entries in {walked}",
                 )
@@ -64,7 +62,7 @@ def set_path(doc: dict[str, Any], path: tuple[Segment, ...], value: Any, field: 
                 node = node[segment]
             continue
         if not isinstance(node, dict):
-            raise ScenarioError(
+            raise InputError(
                 field,
                 f"{walked} is a {type(node).__name__} in the scenario, not a table, so it has no key "
                 f"{segment!r}",

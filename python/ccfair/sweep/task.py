@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccfair import __version__, _native
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.resources import Limits
 from ccfair.runner import run
 from ccfair.sweep.identity import SIMULATOR
@@ -216,7 +216,7 @@ def run_task(task: RunTask, parent_pid: int | None = None) -> RunOutcome:
             queue_parquet=_parquet_bytes(result.queue, task.run_id),
         )
         encode_s = time.monotonic() - encode_t0
-    except ScenarioError as e:
+    except InputError as e:
         return failed("invalid", str(e))
     except RunTimeout as e:
         return failed("timeout", str(e))

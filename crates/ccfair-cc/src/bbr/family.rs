@@ -44,7 +44,7 @@ use ccfair_core::seq::{after, before};
 use super::Mode;
 use super::shared::{
     self, AckAggregation, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH,
-    GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, now_us,
+    GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, MIN_RTT_WIN_SEC, ProbeRttDwell, now_us,
 };
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH};
 use crate::stack::{MIN_TSO_SEGS, PACING_SHIFT};
@@ -139,7 +139,8 @@ pub struct BbrFamily {
     pub(super) mode: Mode,
     pub(super) min_rtt_us: u32,
     pub(super) min_rtt_stamp: u32,
-    pub(super) probe_rtt_done_stamp: u32,
+    /// End of PROBE_RTT (`probe_rtt_done_stamp`, `probe_rtt_round_done`).
+    pub(super) probe_rtt: ProbeRttDwell,
     pub(super) probe_rtt_min_us: u32,
     pub(super) probe_rtt_min_stamp: u32,
     pub(super) next_rtt_delivered: u32,
@@ -151,7 +152,6 @@ pub struct BbrFamily {
     pub(super) bw_probe_up_rounds: u32,
     pub(super) try_fast_path: bool,
     pub(super) idle_restart: bool,
-    pub(super) probe_rtt_round_done: bool,
     pub(super) init_cwnd: u32,
     pub(super) pacing_gain: u32,
     pub(super) cwnd_gain: u32,
@@ -217,7 +217,7 @@ impl BbrFamily {
             mode: Mode::Startup,
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRttDwell::default(),
             probe_rtt_min_us: u32::MAX,
             probe_rtt_min_stamp: 0,
             next_rtt_delivered: 0,
@@ -227,7 +227,6 @@ impl BbrFamily {
             bw_probe_up_rounds: 0,
             try_fast_path: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             init_cwnd: 0,
             pacing_gain: 0,
             cwnd_gain: 0,
@@ -396,29 +395,19 @@ impl BbrFamily {
 
     /// `bbr_init_pacing_rate_from_rtt`.
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpSock) {
-        let (bw, seen) = shared::initial_bw(tp);
-        self.has_seen_rtt |= seen;
-        tp.pacing_rate = shared::bw_to_pacing_rate(tp, bw, self.v.startup_pacing_gain, true);
+        shared::init_pacing_rate_from_rtt(tp, &mut self.has_seen_rtt, self.v.startup_pacing_gain, true);
     }
 
     /// `bbr_set_pacing_rate`.
     pub(super) fn set_pacing_rate(&mut self, tp: &mut TcpSock, bw: u32, gain: u32) {
-        let rate = shared::bw_to_pacing_rate(tp, bw, gain, true);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
-        }
+        let (full, startup) = (self.full_bw_reached, self.v.startup_pacing_gain);
+        shared::set_pacing_rate(tp, &mut self.has_seen_rtt, full, (bw, gain), startup, true);
     }
 
     /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self, tp: &TcpSock) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = tp.snd_cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(tp.snd_cwnd);
-        }
+        let in_probe_rtt = self.mode == Mode::ProbeRtt;
+        self.prior_cwnd = shared::saved_cwnd(self.prior_cwnd, tp.snd_cwnd, self.prev_ca_state, in_probe_rtt);
     }
 
     /// `bbr_set_cwnd` (v2/v3: no packet conservation; the loss response is in the bounds).
@@ -553,14 +542,8 @@ impl BbrFamily {
             if self.full_bw_reached || !self.round_start || rs.is_app_limited {
                 return;
             }
-            let bw_thresh = (self.full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE;
-            if self.max_bw() as u64 >= bw_thresh {
-                self.full_bw = self.max_bw();
-                self.full_bw_cnt = 0;
-                return;
-            }
-            self.full_bw_cnt += 1;
-            self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+            let max_bw = self.max_bw();
+            self.full_bw_reached = shared::full_bw_round(&mut self.full_bw, &mut self.full_bw_cnt, max_bw);
         }
     }
 
@@ -582,7 +565,7 @@ impl BbrFamily {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tp: &mut TcpSock) {
-        if !(self.probe_rtt_done_stamp != 0 && after(tp.jiffies32(), self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.expired(tp) {
             return;
         }
         self.probe_rtt_min_stamp = tp.jiffies32();
@@ -631,25 +614,18 @@ impl BbrFamily {
         if probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+            self.probe_rtt.done_stamp = 0;
             self.ack_phase = AckPhase::ProbeStopping;
             self.next_rtt_delivered = tp.delivered;
         }
+        // The low-rate samples of this mode are app-limited.
         if self.mode == Mode::ProbeRtt {
-            // Ignore the low-rate samples of this mode.
-            tp.app_limited = tp.delivered.wrapping_add(tp.in_flight()).max(1);
-            if self.probe_rtt_done_stamp == 0 && tp.in_flight() <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp =
-                    now.wrapping_add(tp.jiffies.from_ms(PROBE_RTT_MODE_MS as u64) as u32);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
+            let target = self.probe_rtt_cwnd();
+            if self
+                .probe_rtt
+                .on_ack(tp, now, target, self.round_start, &mut self.next_rtt_delivered)
+            {
+                self.check_probe_rtt_done(tp);
             }
         }
         if rs.delivered > 0 {
@@ -767,8 +743,7 @@ impl CongestionControl for BbrFamily {
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
         self.next_rtt_delivered = if self.v3() { tp.delivered } else { 0 };
         self.prev_ca_state = CaState::Open;
-        self.probe_rtt_done_stamp = 0;
-        self.probe_rtt_round_done = false;
+        self.probe_rtt = ProbeRttDwell::default();
         self.probe_rtt_min_us = tp.min_rtt_us;
         self.probe_rtt_min_stamp = tp.jiffies32();
         self.min_rtt_us = tp.min_rtt_us;

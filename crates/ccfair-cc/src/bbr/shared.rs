@@ -1,9 +1,11 @@
-//! What BBRv1, v2 and v3 compute the same way: fixed-point units, BDP, pacing-rate conversion, the
-//! in-network estimate at the earliest departure time, and the ACK-aggregation (`extra_acked`) estimator.
+//! What BBRv1, v2 and v3 compute the same way: fixed-point units, BDP, the pacing rate and its start-up
+//! rule, the in-network estimate at the earliest departure time, the saved cwnd, PROBE_RTT's dwell, and the
+//! ACK-aggregation (`extra_acked`) estimator.
 //!
-//! Sources: `bbr_rate_bytes_per_sec`, `bbr_bw_to_pacing_rate`, `bbr_init_pacing_rate_from_rtt`, `bbr_bdp`,
-//! `bbr_packets_in_net_at_edt`, `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd` in mainline
-//! `tcp_bbr.c` and both google/bbr files (identical there except where a caller passes a version's constant).
+//! Sources: `bbr_rate_bytes_per_sec`, `bbr_bw_to_pacing_rate`, `bbr_init_pacing_rate_from_rtt`,
+//! `bbr_set_pacing_rate`, `bbr_bdp`, `bbr_packets_in_net_at_edt`, `bbr_save_cwnd`, the PROBE_RTT part of
+//! `bbr_update_min_rtt`, `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd` in mainline `tcp_bbr.c`
+//! and both google/bbr files (identical there except where a caller passes a version's constant).
 //!
 //! Constants:
 //! - `BW_SCALE` = 24: bandwidth in packets/µs × 2^24, so a u32 spans 715 bit/s .. 3 Tbit/s at 1500 B.
@@ -18,7 +20,10 @@
 //! Deviation: intermediate products are computed in 128 bits; the kernel's u64 arithmetic would only
 //! overflow above ≈ 2.9 Tbit/s, so results are identical below that.
 
+use ccfair_core::seq::after;
+
 use crate::TcpSock;
+use crate::sock::CaState;
 
 /// Bandwidth unit: packets per µs × 2^24.
 pub const BW_SCALE: u32 = 24;
@@ -86,6 +91,102 @@ pub fn initial_bw(tp: &TcpSock) -> (u32, bool) {
     };
     let bw = tp.snd_cwnd as u64 * BW_UNIT / rtt_us;
     (bw.min(u32::MAX as u64) as u32, seen)
+}
+
+/// `bbr_init_pacing_rate_from_rtt`: the first pacing rate, the initial window per srtt (1 ms without an RTT
+/// sample yet) at the version's STARTUP gain; notes whether an RTT sample was seen.
+pub fn init_pacing_rate_from_rtt(
+    tp: &mut TcpSock,
+    has_seen_rtt: &mut bool,
+    startup_gain: u32,
+    at_least_one: bool,
+) {
+    let (bw, seen) = initial_bw(tp);
+    *has_seen_rtt |= seen;
+    tp.pacing_rate = bw_to_pacing_rate(tp, bw, startup_gain, at_least_one);
+}
+
+/// `bbr_set_pacing_rate`: pace at `bw` × `gain`; the first RTT sample restarts the rate from the initial
+/// window, and until the pipe is found full (`full_bw_reached`) the rate may only grow.
+pub fn set_pacing_rate(
+    tp: &mut TcpSock,
+    has_seen_rtt: &mut bool,
+    full_bw_reached: bool,
+    (bw, gain): (u32, u32),
+    startup_gain: u32,
+    at_least_one: bool,
+) {
+    let rate = bw_to_pacing_rate(tp, bw, gain, at_least_one);
+    if !*has_seen_rtt && tp.srtt_us != 0 {
+        init_pacing_rate_from_rtt(tp, has_seen_rtt, startup_gain, at_least_one);
+    }
+    if full_bw_reached || rate > tp.pacing_rate {
+        tp.pacing_rate = rate;
+    }
+}
+
+/// `bbr_save_cwnd`: the cwnd to restore after loss recovery or PROBE_RTT, the last one neither had cut.
+pub fn saved_cwnd(prior_cwnd: u32, snd_cwnd: u32, prev_ca_state: CaState, in_probe_rtt: bool) -> u32 {
+    if prev_ca_state < CaState::Recovery && !in_probe_rtt {
+        snd_cwnd
+    } else {
+        prior_cwnd.max(snd_cwnd)
+    }
+}
+
+/// One round of `bbr_check_full_bw_reached` as v1 and v2 run it (v3 tests each sample): whether the
+/// max-filtered bandwidth grew by `FULL_BW_THRESH` since `full_bw`; if it did, it becomes the new reference,
+/// else one more round without growth counts. Returns whether the pipe is full (`FULL_BW_CNT` such rounds).
+pub fn full_bw_round(full_bw: &mut u32, full_bw_cnt: &mut u32, max_bw: u32) -> bool {
+    let bw_thresh = (*full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE;
+    if max_bw as u64 >= bw_thresh {
+        *full_bw = max_bw;
+        *full_bw_cnt = 0;
+        return false;
+    }
+    *full_bw_cnt += 1;
+    *full_bw_cnt >= FULL_BW_CNT
+}
+
+/// PROBE_RTT's end: `probe_rtt_done_stamp` (jiffies, 0 while not scheduled) and whether a round trip has
+/// passed since in flight came down to the mode's level (`probe_rtt_round_done`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProbeRttDwell {
+    pub done_stamp: u32,
+    pub round_done: bool,
+}
+
+impl ProbeRttDwell {
+    /// Per ACK in PROBE_RTT, as `bbr_update_min_rtt` does in every version (only `target`, the in-flight
+    /// level waited for, differs: `bbr_cwnd_min_target` in v1, `bbr_probe_rtt_cwnd` in v2/v3): the mode's
+    /// delivery-rate samples are app-limited; once in flight is down to `target` the end is scheduled
+    /// `PROBE_RTT_MODE_MS` on and a round starts (`next_rtt_delivered`). Returns whether a round has passed
+    /// since, when the caller's `bbr_check_probe_rtt_done` looks at the time.
+    pub fn on_ack(
+        &mut self,
+        tp: &mut TcpSock,
+        now: u32,
+        target: u32,
+        round_start: bool,
+        next_rtt_delivered: &mut u32,
+    ) -> bool {
+        tp.app_limited = tp.delivered.wrapping_add(tp.in_flight()).max(1);
+        if self.done_stamp == 0 && tp.in_flight() <= target {
+            self.done_stamp = now.wrapping_add(tp.jiffies.from_ms(PROBE_RTT_MODE_MS as u64) as u32);
+            self.round_done = false;
+            *next_rtt_delivered = tp.delivered;
+            return false;
+        }
+        if self.done_stamp != 0 && round_start {
+            self.round_done = true;
+        }
+        self.done_stamp != 0 && self.round_done
+    }
+
+    /// `bbr_check_probe_rtt_done`'s test: scheduled, and its time has passed.
+    pub fn expired(&self, tp: &TcpSock) -> bool {
+        self.done_stamp != 0 && after(tp.jiffies32(), self.done_stamp)
+    }
 }
 
 /// `bbr_bdp`: ⌈bw × min_rtt × gain⌉ packets (rounded up so the estimate cannot ratchet down); `no_rtt_cwnd`

@@ -43,8 +43,8 @@ use ccfair_core::{FieldError, ParamDoc, Rng};
 use super::Mode;
 use super::lt_bw::LtBw;
 use super::shared::{
-    self, AckAggregation, BBR_UNIT, CWND_MIN_TARGET, FULL_BW_CNT, FULL_BW_THRESH, GSO_LEGACY_MAX_SIZE,
-    MAX_TCP_HEADER, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS, now_us, us_delta,
+    self, AckAggregation, BBR_UNIT, CWND_MIN_TARGET, GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, MIN_RTT_WIN_SEC,
+    ProbeRttDwell, now_us, us_delta,
 };
 use crate::minmax::MinMax;
 use crate::sock::{CaEvent, CaState, TCP_INFINITE_SSTHRESH, TCP_INIT_CWND};
@@ -98,9 +98,8 @@ pub struct Bbr1 {
     min_rtt_us: u32,
     /// Jiffies when `min_rtt_us` was taken.
     min_rtt_stamp: u32,
-    /// End of PROBE_RTT, jiffies (0 = not yet scheduled).
-    probe_rtt_done_stamp: u32,
-    probe_rtt_round_done: bool,
+    /// End of PROBE_RTT (`probe_rtt_done_stamp`, `probe_rtt_round_done`).
+    probe_rtt: ProbeRttDwell,
     /// Max recent delivery rate, BW units, windowed over `BW_RTTS` rounds.
     bw: MinMax,
     /// Packet-timed rounds elapsed.
@@ -135,8 +134,7 @@ impl Bbr1 {
             mode: Mode::Startup,
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
-            probe_rtt_round_done: false,
+            probe_rtt: ProbeRttDwell::default(),
             bw: MinMax::new(0, 0),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
@@ -240,29 +238,19 @@ impl Bbr1 {
 
     /// `bbr_init_pacing_rate_from_rtt`: high_gain × cwnd / srtt.
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpSock) {
-        let (bw, seen) = shared::initial_bw(tp);
-        self.has_seen_rtt |= seen;
-        tp.pacing_rate = shared::bw_to_pacing_rate(tp, bw, HIGH_GAIN, false);
+        shared::init_pacing_rate_from_rtt(tp, &mut self.has_seen_rtt, HIGH_GAIN, false);
     }
 
     /// `bbr_set_pacing_rate`: until the pipe is full the rate may only grow.
     fn set_pacing_rate(&mut self, tp: &mut TcpSock, bw: u32, gain: u32) {
-        let rate = shared::bw_to_pacing_rate(tp, bw, gain, false);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
-        }
+        let full = self.full_bw_reached;
+        shared::set_pacing_rate(tp, &mut self.has_seen_rtt, full, (bw, gain), HIGH_GAIN, false);
     }
 
     /// `bbr_save_cwnd`: remember the last good cwnd (not one cut by recovery or PROBE_RTT).
     fn save_cwnd(&mut self, tp: &TcpSock) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = tp.snd_cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(tp.snd_cwnd);
-        }
+        let in_probe_rtt = self.mode == Mode::ProbeRtt;
+        self.prior_cwnd = shared::saved_cwnd(self.prior_cwnd, tp.snd_cwnd, self.prev_ca_state, in_probe_rtt);
     }
 
     /// `bbr_ack_aggregation_cwnd`: only once the pipe was found full.
@@ -411,14 +399,8 @@ impl Bbr1 {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let bw_thresh = (self.full_bw as u64 * FULL_BW_THRESH as u64) >> shared::BBR_SCALE;
-        if self.max_bw() as u64 >= bw_thresh {
-            self.full_bw = self.max_bw();
-            self.full_bw_cnt = 0;
-            return;
-        }
-        self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+        let max_bw = self.max_bw();
+        self.full_bw_reached = shared::full_bw_round(&mut self.full_bw, &mut self.full_bw_cnt, max_bw);
     }
 
     /// `bbr_check_drain`.
@@ -437,7 +419,7 @@ impl Bbr1 {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tp: &mut TcpSock) {
-        if !(self.probe_rtt_done_stamp != 0 && after(tp.jiffies32(), self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.expired(tp) {
             return;
         }
         self.min_rtt_stamp = tp.jiffies32();
@@ -459,24 +441,19 @@ impl Bbr1 {
         if filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+            self.probe_rtt.done_stamp = 0;
         }
-        if self.mode == Mode::ProbeRtt {
-            // Samples taken while the window is cut say nothing about the bottleneck: mark them app-limited.
-            tp.app_limited = tp.delivered.wrapping_add(tp.in_flight()).max(1);
-            if self.probe_rtt_done_stamp == 0 && tp.in_flight() <= CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp =
-                    now.wrapping_add(tp.jiffies.from_ms(PROBE_RTT_MODE_MS as u64) as u32);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
-            }
+        // Samples taken while the window is cut say nothing about the bottleneck: they are app-limited.
+        if self.mode == Mode::ProbeRtt
+            && self.probe_rtt.on_ack(
+                tp,
+                now,
+                CWND_MIN_TARGET,
+                self.round_start,
+                &mut self.next_rtt_delivered,
+            )
+        {
+            self.check_probe_rtt_done(tp);
         }
         if rs.delivered > 0 {
             self.idle_restart = false;
@@ -536,8 +513,7 @@ impl CongestionControl for Bbr1 {
         self.next_rtt_delivered = tp.delivered;
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;
-        self.probe_rtt_done_stamp = 0;
-        self.probe_rtt_round_done = false;
+        self.probe_rtt = ProbeRttDwell::default();
         self.min_rtt_us = tp.min_rtt_us;
         self.min_rtt_stamp = tp.jiffies32();
         self.bw.reset(self.rtt_cnt, 0);

@@ -104,7 +104,7 @@ impl Gro {
         if let Some(h) = &mut self.held {
             if joins(h, &seg) {
                 h.agg.segments += 1;
-                h.bytes += seg.wire_len - HEADER_BYTES;
+                h.bytes += u32::from(seg.wire_len) - HEADER_BYTES;
                 // The aggregate's header takes the PSH of a segment merged into it.
                 h.agg.head.psh |= seg.psh;
                 if seg.wire_len < h.agg.head.wire_len || seg.psh {
@@ -123,7 +123,7 @@ impl Gro {
         }
         self.held = Some(Held {
             agg: lone,
-            bytes: seg.wire_len,
+            bytes: u32::from(seg.wire_len),
             flush_at: if seg.psh { now } else { now + self.window },
         });
         up
@@ -140,7 +140,7 @@ fn joins(h: &Held, seg: &Segment) -> bool {
         && !seg.cwr
         && !head.cwr
         && seg.wire_len <= head.wire_len
-        && h.bytes + (seg.wire_len - HEADER_BYTES) < GRO_MAX_BYTES
+        && h.bytes + (u32::from(seg.wire_len) - HEADER_BYTES) < GRO_MAX_BYTES
 }
 
 #[cfg(test)]
@@ -162,6 +162,7 @@ mod tests {
             retransmit: false,
             packet_value: 0,
             psh: false,
+            syn: false,
         }
     }
 

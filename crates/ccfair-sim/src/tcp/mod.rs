@@ -7,6 +7,7 @@
 //! carries payload bytes `[n·MSS, (n+1)·MSS)`. Every comparison Linux makes on byte sequence numbers keeps its
 //! meaning; where Linux compares a byte distance with the MSS the comparison is translated (noted in place).
 
+pub mod handshake;
 pub mod rack;
 pub mod receiver;
 mod recovery;
@@ -22,8 +23,8 @@ pub use receiver::Receiver;
 pub use rwnd::{RcvWindow, RwndConfig};
 pub use sender::{Sender, SenderConfig, SenderStats, XmitTimer};
 
-/// IPv4 (20) + TCP (20) + timestamp option (12, padded): the header bytes of a Linux data segment.
-pub const HEADER_BYTES: u32 = 52;
+pub use ccfair_scenario::HEADER_BYTES;
+pub use ccfair_scenario::ecn::{EcnEcho, EcnMode, EcnProfile};
 /// Linux `TCP_RTO_MIN` (HZ/5).
 pub const RTO_MIN_MS: u32 = 200;
 /// Linux `TCP_RTO_MAX`.
@@ -50,80 +51,6 @@ pub const MAX_SACK_BLOCKS_SENT: usize = 3;
 /// Linux `TCP_NUM_SACKS`: blocks the receiver remembers.
 pub const NUM_SACKS: usize = 4;
 
-/// A flow group's ECN setting, as the scenario names it.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EcnMode {
-    /// Not ECN-capable (unless the algorithm requires ECN: DCTCP uses classic, Prague L4S).
-    #[default]
-    Off,
-    /// RFC 3168: ECT(0), and the receiver echoes ECE until it sees CWR.
-    Classic,
-    /// RFC 9331: ECT(1), with per-packet feedback (Accurate ECN; DCTCP's own receiver echo for DCTCP).
-    L4s,
-}
-
-/// How the receiver reports CE marks.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum EcnEcho {
-    /// No ECN on this connection.
-    #[default]
-    None,
-    /// RFC 3168: ECE on every ACK from the first CE until a segment with CWR arrives.
-    Rfc3168,
-    /// DCTCP's receiver: ECE mirrors the CE state of the packets an ACK covers, with an immediate ACK on every
-    /// change of that state (`dctcp_ece_ack_update`).
-    Dctcp,
-    /// Accurate ECN (RFC 9768): the ACK carries the count of CE-marked packets received.
-    AccEcn,
-}
-
-/// The ECN behaviour of one connection: the codepoint of its data and the receiver's feedback.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct EcnProfile {
-    pub codepoint: Ecn,
-    pub echo: EcnEcho,
-    /// Retransmissions stay ECN-capable (Linux clears ECT on retransmissions unless the algorithm needs ECN).
-    pub ect_on_retransmit: bool,
-}
-
-impl EcnProfile {
-    /// The profile of a flow with ECN setting `mode` running an algorithm with `flags`.
-    pub fn resolve(mode: EcnMode, flags: &ccfair_cc::CcFlags) -> Result<EcnProfile, &'static str> {
-        if flags.wants_ect1 && mode == EcnMode::Classic {
-            return Err(
-                "this congestion control sends L4S traffic (ECT(1)): use ecn = \"l4s\" or leave ecn off",
-            );
-        }
-        let on = mode != EcnMode::Off || flags.needs_ecn;
-        if !on {
-            return Ok(EcnProfile::default());
-        }
-        let l4s = mode == EcnMode::L4s || flags.wants_ect1;
-        let echo = if flags.needs_accecn || (l4s && !flags.dctcp_echo) {
-            EcnEcho::AccEcn
-        } else if flags.dctcp_echo {
-            EcnEcho::Dctcp
-        } else {
-            EcnEcho::Rfc3168
-        };
-        Ok(EcnProfile {
-            codepoint: if l4s { Ecn::Ect1 } else { Ecn::Ect0 },
-            echo,
-            ect_on_retransmit: flags.needs_ecn,
-        })
-    }
-
-    pub fn enabled(&self) -> bool {
-        self.echo != EcnEcho::None
-    }
-
-    /// The sender sets CWR after a reduction (RFC 3168 and DCTCP feedback; Accurate ECN has no CWR).
-    pub fn uses_cwr(&self) -> bool {
-        matches!(self.echo, EcnEcho::Rfc3168 | EcnEcho::Dctcp)
-    }
-}
-
 /// The TCP timestamp clock (`TCP_TS_HZ` = 1000): ms since the start of the run, offset by one so that a
 /// valid value is never 0 (Linux treats a zero echo as "no timestamp").
 #[inline]
@@ -144,6 +71,7 @@ pub struct Arrival {
     pub ecn: Ecn,
     pub cwr: bool,
     pub psh: bool,
+    pub syn: bool,
 }
 
 impl Arrival {
@@ -152,10 +80,11 @@ impl Arrival {
         Arrival {
             seq: seg.seq,
             tsval_ms: seg.tsval_ms,
-            wire_len: seg.wire_len,
+            wire_len: seg.wire_len as u32,
             ecn: seg.ecn,
             cwr: seg.cwr,
             psh: seg.psh,
+            syn: seg.syn,
         }
     }
 
@@ -165,7 +94,7 @@ impl Arrival {
         Segment {
             flow,
             seq: self.seq,
-            wire_len: self.wire_len,
+            wire_len: self.wire_len as u16,
             tsval_ms: self.tsval_ms,
             enqueue_ts: Time::ZERO,
             ecn: self.ecn,
@@ -173,16 +102,19 @@ impl Arrival {
             retransmit: false,
             packet_value: 0,
             psh: self.psh,
+            syn: self.syn,
         }
     }
 }
 
-/// A data segment on the wire.
+/// A segment on the wire: data, or a connection's SYN (`syn`). 32 bytes: the queue disciplines hold one per
+/// packet waiting at the bottleneck.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub flow: u32,
     pub seq: u32,
-    pub wire_len: u32,
+    /// Bytes on the wire (the IP packet; at most the largest MTU, 9000).
+    pub wire_len: u16,
     /// TCP timestamp option value (ms clock, `TCP_TS_HZ` = 1000).
     pub tsval_ms: u32,
     pub enqueue_ts: Time,
@@ -192,6 +124,8 @@ pub struct Segment {
     pub retransmit: bool,
     /// PSH: the last segment of a multi-segment skb, or of the application's write (see `tcp/xmit.rs`).
     pub psh: bool,
+    /// SYN: the connection's opening segment, which carries no data (see `tcp::handshake`).
+    pub syn: bool,
     /// Packet value stamped by the edge marker of a core-stateless AQM (PPV); 0 when none is configured.
     pub packet_value: u32,
 }
@@ -199,7 +133,7 @@ pub struct Segment {
 impl PacketMeta for Segment {
     #[inline]
     fn wire_len(&self) -> u32 {
-        self.wire_len
+        self.wire_len as u32
     }
     #[inline]
     fn enqueue_ts(&self) -> Time {
@@ -244,6 +178,8 @@ pub struct Ack {
     pub num_sacks: u8,
     /// Echo of the sender's timestamp (`TS.Recent`, RFC 7323).
     pub tsecr_ms: u32,
+    /// A SYN-ACK: the receiving host's answer to a SYN (see `tcp::handshake`).
+    pub syn: bool,
     /// ECN-Echo flag (RFC 3168 and DCTCP feedback).
     pub ece: bool,
     /// CE-marked data packets received so far (Accurate ECN's ACE counter and option, without wrap-around).
@@ -260,6 +196,7 @@ impl Default for Ack {
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS_SENT],
             num_sacks: 0,
             tsecr_ms: 0,
+            syn: false,
             ece: false,
             ce_count: 0,
             wnd_bytes: NO_WINDOW,
@@ -293,6 +230,7 @@ mod arrival_tests {
             retransmit: true,
             packet_value: 3,
             psh: false,
+            syn: false,
         };
         let back = Arrival::of(&seg).segment(seg.flow);
         assert_eq!(

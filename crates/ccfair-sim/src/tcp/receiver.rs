@@ -660,6 +660,7 @@ mod tests {
             retransmit: false,
             packet_value: 0,
             psh: false,
+            syn: false,
         }
     }
 

@@ -83,6 +83,7 @@ use ccfair_core::{Dur, Time};
 const RMEM_TO_WIN_SCALE: u32 = 8;
 /// Linux `TCP_DEFAULT_SCALING_RATIO` (128/256): the ratio until the first data skb is measured.
 pub const DEFAULT_SCALING_RATIO: u32 = 1 << (RMEM_TO_WIN_SCALE - 1);
+const _: () = assert!(DEFAULT_SCALING_RATIO == ccfair_scenario::host::DEFAULT_SCALING_RATIO);
 /// Linux `TCP_INIT_CWND`, which bounds the first `rcvq_space.space`.
 const INIT_CWND: u64 = 10;
 /// Linux `TCP_MAX_WSCALE`.

@@ -31,16 +31,18 @@
 //!   fast, hands them to the bottleneck at once. TSO deferral (`tcp_tso_should_defer`) applies with the
 //!   host's `tso`; TCP Small Queues (`tcp_small_queue_check`) whenever the host holds segments (see
 //!   `xmit.rs`).
-//! - The handshake is not simulated packet by packet: every connection is established at time 0, before any
-//!   flow sends (as the kernel backend connects every flow before its run begins), having measured one RTT
-//!   sample, the path's base RTT (the SYN and SYN-ACK cross an empty network). That sample seeds srtt, the RTO
-//!   and the min-RTT filter as `tcp_ack` does for the SYN-ACK in `tcp_rcv_synsent_state_process`, then
-//!   `tcp_finish_connect` → `tcp_init_transfer` initialises the algorithm ([`Sender::connect`]): BBR takes its
-//!   first min_rtt and its initial pacing rate from it, and its 10 s min-RTT window starts then. The SYN's own
-//!   delivery (`tp->delivered` = 1 after the handshake) is not counted. A flow writes from its start time
-//!   ([`Sender::start`]); as on a new Linux socket the pipe counts as application-limited until the first
-//!   ACK (`tcp_init_sock`), so that first write is an idle restart for BBR, which then does not begin with
-//!   PROBE_RTT when it starts more than 10 s after the connection.
+//! - The handshake: a connection opened at the flow's start (`connect = "at_start"`) sends its SYN through
+//!   the network and completes on the SYN-ACK ([`Sender::open`], [`Sender::on_synack`], `tcp::handshake`,
+//!   with its own deviations there). One established before the run (`"before_run"`) measured one RTT
+//!   sample, the path's base RTT (the SYN and SYN-ACK cross an empty network), at time 0. Either way that
+//!   sample seeds srtt, the RTO and the min-RTT filter as `tcp_ack` does for the SYN-ACK in
+//!   `tcp_rcv_synsent_state_process`, then `tcp_finish_connect` → `tcp_init_transfer` initialises the
+//!   algorithm: BBR takes its first min_rtt and its initial pacing rate from it, and its 10 s min-RTT window
+//!   starts then. The SYN's own delivery (`tp->delivered` = 1 after the handshake) is not counted. A flow
+//!   connected before the run writes from its start time ([`Sender::start`]); as on a new Linux socket the
+//!   pipe counts as application-limited until the first ACK (`tcp_init_sock`), so that first write is an
+//!   idle restart for BBR, which then does not begin with PROBE_RTT when it starts more than 10 s after the
+//!   connection.
 //! - The application is a bulk source that never idles until it stops, or writes a finite flow's bytes at
 //!   once when it starts and closes, so idle restart (`tcp_cwnd_restart`) and application-limited cwnd decay
 //!   (`tcp_cwnd_application_limited`) never apply.
@@ -80,6 +82,8 @@ pub enum XmitTimer {
     Retrans,
     LossProbe,
     ReoTimeout,
+    /// The SYN's retransmission timer, before the connection is established (`tcp::handshake`).
+    Syn,
 }
 
 /// What `tcp_fastretrans_alert` asks to (re)transmit after the cwnd update.
@@ -186,8 +190,14 @@ pub struct Sender {
     /// New data may be sent while `snd_nxt < app_end_seq` (the application's writes so far).
     pub(super) app_end_seq: u32,
     pub(super) started: bool,
-    /// The handshake completed ([`Sender::connect`]).
+    /// The handshake completed ([`Sender::connect`], or a SYN-ACK: [`Sender::on_synack`]).
     connected: bool,
+    /// A connection opened at the flow's start waits for its SYN-ACK (`tcp::handshake`).
+    pub(super) syn_sent: Option<super::handshake::SynSent>,
+    /// Every SYN went unanswered.
+    pub(super) connect_failed: bool,
+    /// The route's initial window, which the handshake's end sets (`tcp_init_transfer`).
+    pub(super) initial_cwnd: u32,
     // Timers.
     pub(super) xmit_timer: Option<(Time, XmitTimer)>,
     /// The ACK being processed owes `tcp_set_xmit_timer` (deferred by `on_ack` to its `write_xmit`, which arms
@@ -252,6 +262,9 @@ impl Sender {
             app_end_seq,
             started: false,
             connected: false,
+            syn_sent: None,
+            connect_failed: false,
+            initial_cwnd: cfg.initial_cwnd,
             xmit_timer: None,
             xmit_timer_owed: false,
             pacing_timer: None,
@@ -263,26 +276,39 @@ impl Sender {
         }
     }
 
-    /// The handshake completed at `now` after measuring `handshake_rtt`: the SYN-ACK's RTT sample
-    /// (`tcp_ack_update_rtt`: the min-RTT filter, srtt and the RTO), then `tcp_init_transfer` initialises the
-    /// algorithm (`tcp_init_congestion_control`), which sees that sample in `srtt_us` and `min_rtt_us`.
     /// The host kernel's jiffies clock this sender's congestion control reads.
     pub fn set_jiffies(&mut self, jiffies: ccfair_core::Jiffies) {
         self.tp.jiffies = jiffies;
     }
 
+    /// The connection was established before the run (`connect = "before_run"`), at `now`, after measuring
+    /// `handshake_rtt` over the empty path: the SYN-ACK's RTT sample (`tcp_ack_update_rtt`: the min-RTT
+    /// filter, srtt and the RTO), then `tcp_init_transfer` initialises the algorithm
+    /// (`tcp_init_congestion_control`), which sees that sample in `srtt_us` and `min_rtt_us`.
     pub fn connect(&mut self, now: Time, handshake_rtt: Dur) {
         debug_assert!(!self.connected, "a connection is established once");
         self.tp.now = now;
         let rtt_us = u32::try_from(handshake_rtt.ns() / 1000)
             .unwrap_or(u32::MAX)
             .max(1);
+        self.establish(now, rtt_us);
+    }
+
+    /// The handshake's RTT sample `rtt_us` taken at `now` (`tcp_ack_update_rtt`), then `tcp_init_transfer`'s
+    /// initialisation of the algorithm.
+    pub(super) fn establish(&mut self, now: Time, rtt_us: u32) {
         self.rtt.update_min(now, rtt_us, false);
         self.rtt.sample(rtt_us, self.tp.snd_una, self.tp.snd_nxt);
+        self.rtt.clear_backoff();
         self.tp.srtt_us = self.rtt.srtt_us();
         self.tp.min_rtt_us = self.rtt.min_rtt_us();
         self.connected = true;
         self.core.init(&mut self.tp, self.rtt.srtt_us8 as u64);
+    }
+
+    /// The connection is established.
+    pub fn is_connected(&self) -> bool {
+        self.connected
     }
 
     /// The receive window of the handshake (the receiver's first window, bytes), before the start.

@@ -373,7 +373,7 @@ impl Sender {
             self.q.push_back(seq, xmit_time, snapshot);
             out.push(Segment {
                 seq,
-                wire_len: self.wire_len_of(seq),
+                wire_len: self.wire_len_of(seq) as u16,
                 cwr: first.cwr && k == 0,
                 psh: seq == self.last_seq && finite,
                 ..first
@@ -446,7 +446,7 @@ impl Sender {
         Segment {
             flow: self.flow,
             seq,
-            wire_len: self.wire_len_of(seq),
+            wire_len: self.wire_len_of(seq) as u16,
             tsval_ms: ts_clock_ms(self.tp.now),
             enqueue_ts: Time::ZERO,
             ecn,
@@ -454,6 +454,7 @@ impl Sender {
             retransmit,
             packet_value: 0,
             psh: false,
+            syn: false,
         }
     }
 
@@ -665,6 +666,7 @@ impl Sender {
                 self.xmit_timer = None;
                 self.retransmit_timer(out);
             }
+            XmitTimer::Syn => self.syn_timer(out),
         }
     }
 

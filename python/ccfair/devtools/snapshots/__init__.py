@@ -1,10 +1,11 @@
-"""Golden snapshots: exact integer outcomes of short canonical runs, stored as text tables in the repository.
+"""Golden snapshots: the exact outcomes of short canonical runs, stored as text tables in the repository.
 
 The cases (``tests/snapshots/cases.toml``) are user-level scenarios with their seeds, so they survive any
-redesign of the code behind them. Each case's snapshot (``tests/snapshots/expected/<case>.txt``) holds its
-per-flow counters over the measurement window and the whole run, a per-flow digest of its interval rows, the
-run's counters, and a SHA-256 per integer column of the two time series. ``tests/test_snapshots.py``
-compares them exactly; ``make snapshots`` regenerates them and says what moved.
+redesign of the code behind them. Each case's snapshot (``tests/snapshots/expected/<case>.txt``) holds, from
+the native output, its per-flow counters and other flow columns, a per-flow digest of its interval rows, the
+run's values, and a SHA-256 per column of the two time series (floats by their bits); then, in sections
+named ``derived_*``, the flow table's computed columns, the classes and the summary.
+``tests/test_snapshots.py`` compares them exactly; ``make snapshots`` regenerates them and says what moved.
 
 - :mod:`.cases`: reading the cases file
 - :mod:`.take`: running a case into a snapshot

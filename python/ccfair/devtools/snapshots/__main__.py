@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ccfair.devtools.snapshots.cases import Case, load_cases
 from ccfair.devtools.snapshots.check import Outcome, check_case, stale_files, store
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 DEFAULT_CASES = Path("tests/snapshots/cases.toml")
 DEFAULT_EXPECTED = Path("tests/snapshots/expected")
@@ -37,7 +37,7 @@ def select(cases: list[Case], names: Sequence[str]) -> list[Case]:
     known = {c.name for c in cases}
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ScenarioError("CASE", f"no case {unknown[0]!r}; cases: {', '.join(sorted(known))}")
+        raise InputError("CASE", f"no case {unknown[0]!r}; cases: {', '.join(sorted(known))}")
     return [c for c in cases if c.name in names] if names else cases
 
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     cases = select(all_cases, args.cases)
     if not args.expected.is_dir():
         if not args.update:
-            raise ScenarioError("--expected", f"{args.expected} is not a directory")
+            raise InputError("--expected", f"{args.expected} is not a directory")
         args.expected.mkdir(parents=True)
     counts = {"unchanged": 0, "changed": 0, "new": 0, "failing": 0}
     for case in cases:
@@ -91,7 +91,7 @@ def _report(outcome: Outcome, kind: str, written: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(build_parser().parse_args(argv))
-    except ScenarioError as e:
+    except InputError as e:
         print(f"error: {e.field}: {e.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -13,7 +13,7 @@
     flows = [{ cc = "reno", rtt = "20ms" }]
 
 A case's name is its snapshot's file name, so it is restricted to lower-case letters, digits, ``-`` and
-``_``. Every problem is a :class:`~ccfair.errors.ScenarioError` naming the case and the key.
+``_``. Every problem is a :class:`~ccfair.errors.InputError` naming the case and the key.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.devtools.snapshots.requires import parse_requirement
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 from ccfair.scenario import Scenario
 from ccfair.toml_text import read_toml
 
@@ -49,36 +49,36 @@ def load_cases(path: str | Path) -> list[Case]:
     p = Path(path)
     data = read_toml(p)
     if not data:
-        raise ScenarioError(str(p), "no cases: expected one table per case")
+        raise InputError(str(p), "no cases: expected one table per case")
     return [_case(name, value) for name, value in data.items()]
 
 
 def _case(name: str, value: object) -> Case:
     if not _NAME.fullmatch(name):
-        raise ScenarioError(name, "a case name has lower-case letters, digits, '-' and '_' only")
+        raise InputError(name, "a case name has lower-case letters, digits, '-' and '_' only")
     if not isinstance(value, Mapping):
-        raise ScenarioError(name, "expected a table with about, scenario and optionally requires")
+        raise InputError(name, "expected a table with about, scenario and optionally requires")
     unknown = [k for k in value if k not in _CASE_KEYS]
     if unknown:
-        raise ScenarioError(f"{name}.{unknown[0]}", f"unknown key; allowed: {', '.join(_CASE_KEYS)}")
+        raise InputError(f"{name}.{unknown[0]}", f"unknown key; allowed: {', '.join(_CASE_KEYS)}")
     about = value.get("about")
     if not isinstance(about, str) or not about.strip():
-        raise ScenarioError(f"{name}.about", "a non-empty string saying what the case exercises is required")
+        raise InputError(f"{name}.about", "a non-empty string saying what the case exercises is required")
     scenario = value.get("scenario")
     if not isinstance(scenario, Mapping):
-        raise ScenarioError(f"{name}.scenario", "a scenario table is required")
+        raise InputError(f"{name}.scenario", "a scenario table is required")
     if "seed" not in scenario:
-        raise ScenarioError(f"{name}.scenario.seed", "every case sets its seed")
+        raise InputError(f"{name}.scenario.seed", "every case sets its seed")
     try:
         Scenario.from_dict(scenario)
-    except ScenarioError as e:
-        raise ScenarioError(f"{name}.scenario.{e.field}", e.message) from None
+    except InputError as e:
+        raise InputError(f"{name}.scenario.{e.field}", e.message) from None
     requires = value.get("requires", [])
     if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
-        raise ScenarioError(f"{name}.requires", "expected a list of strings")
+        raise InputError(f"{name}.requires", "expected a list of strings")
     for i, text in enumerate(requires):
         try:
             parse_requirement(text)
         except ValueError as e:
-            raise ScenarioError(f"{name}.requires[{i}]", str(e)) from None
+            raise InputError(f"{name}.requires[{i}]", str(e)) from None
     return Case(name=name, about=about.strip(), scenario=scenario, requires=tuple(requires))

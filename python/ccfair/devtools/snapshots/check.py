@@ -11,7 +11,7 @@ from ccfair.devtools.snapshots.cases import Case
 from ccfair.devtools.snapshots.requires import failed_requirements
 from ccfair.devtools.snapshots.table import diff, parse, render
 from ccfair.devtools.snapshots.take import take_snapshot
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
 
 HEADER_MARK = "# ccfair snapshot: "
 REGENERATE = "make snapshots"
@@ -84,7 +84,7 @@ def store(outcome: Outcome) -> None:
     """Writes the outcome's snapshot, atomically; refuses to replace a file that is not a snapshot."""
     path = outcome.path
     if outcome.stored is not None and not outcome.stored.startswith(HEADER_MARK):
-        raise ScenarioError(str(path), f"exists and is not a snapshot (it does not start {HEADER_MARK!r})")
+        raise InputError(str(path), f"exists and is not a snapshot (it does not start {HEADER_MARK!r})")
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(outcome.text)

@@ -11,16 +11,19 @@
 
 Every section is a table whose first column is the row's key (a flow id, a counter's name, a series column).
 Cells never contain spaces. Numbers are right-aligned, text is left-aligned, so a changed value changes one
-line and a review diff shows it in place.
+line and a review diff shows it in place. A float is written as ``0x`` and the 16 hex digits of its IEEE-754
+bits (exact, and the same from any language); the diff shows the values they stand for beside them.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 
 _SECTION = re.compile(r"\[(\w+)\](?: (.*))?")
 _NUMBER = re.compile(r"-?\d+")
+_FLOAT_BITS = re.compile(r"0x[0-9a-f]{16}")
 DIGEST_COLUMN = "sha256"
 
 
@@ -159,5 +162,14 @@ def _section_diff(e: Section, g: Section) -> list[str]:
                 if column == DIGEST_COLUMN:
                     out.append(f"[{e.name}] {key}: digest changed ({er[column]} -> {gr[column]})")
                 else:
-                    out.append(f"[{e.name}] {what} {key}, {column}: expected {er[column]}, got {gr[column]}")
+                    was, now = _shown(er[column]), _shown(gr[column])
+                    out.append(f"[{e.name}] {what} {key}, {column}: expected {was}, got {now}")
     return out
+
+
+def _shown(cell: str) -> str:
+    """A cell for a diff line: a float's bits with the value they stand for."""
+    if _FLOAT_BITS.fullmatch(cell):
+        (value,) = struct.unpack("<d", struct.pack("<Q", int(cell, 16)))
+        return f"{cell} ({value!r})"
+    return cell

@@ -1,6 +1,7 @@
-"""Runs a case and turns the simulator's raw output into its snapshot: integers only, nothing derived.
+"""Runs a case and turns its output into its snapshot: every native column exactly, and the derived tables.
 
-Sections:
+Native sections, from the simulator's raw output alone (a runner in another language can compute them
+from the same output):
 
 - ``window``, ``total``: per flow, the native counters over the measurement window and over the whole run
   (delivered bytes, sent and retransmitted segments, queue and path drops, CE marks, RTO events; the window
@@ -12,23 +13,44 @@ Sections:
   percentiles, which the queue's histogram gives as whole nanoseconds) and the number of interval rows.
 - ``timeseries``, ``queue``: a digest of each integer column of the two interval series, so every cwnd,
   ssthresh and backlog sample is pinned without storing the series.
+- ``flows``: per flow, every other column of the native flow table (floats by their bits).
+- ``totals``: every other run-level value but the wall-clock time (floats by their bits).
+- ``timeseries_bits``, ``queue_bits``: a digest of each float column of the two series, by the values'
+  bits, so pacing rates, minimum RTTs, the algorithms' estimates and the sojourn percentiles are pinned to
+  the last bit.
 
-A digest is the first 16 hex digits of the SHA-256 of the column's values in decimal, one per line: it
-depends on the values only, not on the column's storage type.
+Which columns the last four hold is the output schema less what the first ones pin, so a new native column
+is pinned without a change here.
+
+Derived sections (``derived_*``), computed by :mod:`ccfair.analysis` as ``ccfair.run`` computes them:
+
+- ``derived_flows``: per flow, the flow table's computed columns (text aside);
+- ``derived_classes``: per class, in the table's order, its columns;
+- ``derived_summary``: every summary value but ``wall_seconds``.
+
+Cells: integers in decimal, a float as ``0x`` and the 16 hex digits of its IEEE-754 bits (NaN included),
+booleans ``true``/``false``, ``-`` for a missing value. A digest is the first 16 hex digits of the SHA-256
+of the column's cells, each followed by a newline: it depends on the values only, not on the column's
+storage type.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
+import struct
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from ccfair.analysis import schema
 from ccfair.analysis.metrics import columns_frame
+from ccfair.catalog import output_table
 from ccfair.devtools.snapshots.cases import Case
 from ccfair.devtools.snapshots.table import DIGEST_COLUMN, Section, Snapshot
+from ccfair.result import RunResult
 from ccfair.runner import simulate
 from ccfair.toml_text import dumps as toml_dumps
 
@@ -74,6 +96,8 @@ TIMESERIES_COLUMNS = (
     "cc_mode",
 )
 QUEUE_COLUMNS = ("t_ns", "backlog_bytes", "backlog_packets", "drops", "marks", "departures", "tx_bytes")
+# The wall-clock time of a run is the one output that is not deterministic.
+NOT_PINNED = frozenset({"wall_seconds"})
 NEVER = "-1"
 NONE = "-"
 EMPTY = "none"
@@ -94,6 +118,7 @@ def take_snapshot(case: Case, source: str) -> Snapshot:
         "scenario:",
         *(f"  {line}" for line in toml_dumps(case.scenario).splitlines() if line),
     )
+    result = RunResult.from_native(output, scenario, seed)
     sections = (
         _flow_counters("window", f"per flow, measurement window {start_ns} to {end_ns} ns", flows, "window_"),
         _flow_counters("total", "per flow, whole run", flows, "total_"),
@@ -101,6 +126,13 @@ def take_snapshot(case: Case, source: str) -> Snapshot:
         _run(output["totals"], series, queue),
         _digests("timeseries", "the per-flow interval series", series, TIMESERIES_COLUMNS),
         _digests("queue", "the queue's interval series", queue, QUEUE_COLUMNS),
+        _flow_rest(flows),
+        _totals_rest(output["totals"]),
+        _float_digests("timeseries_bits", "the per-flow interval series", series, "timeseries"),
+        _float_digests("queue_bits", "the queue's interval series", queue, "queue"),
+        _derived_flows(result.flows),
+        _derived_classes(result.classes),
+        _derived_summary(result.summary),
     )
     return Snapshot(header, sections)
 
@@ -166,9 +198,79 @@ def _digests(name: str, what: str, frame: pd.DataFrame, columns: tuple[str, ...]
     return Section(name, title, ("column", DIGEST_COLUMN), rows)
 
 
-def _digest(values: Iterable[Any]) -> str:
-    text = "".join(f"{_int(v)}\n" for v in values)
+def _digest(values: Iterable[Any], cell: Callable[[Any], str] | None = None) -> str:
+    cell = cell or _int
+    text = "".join(f"{cell(v)}\n" for v in values)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _pinned_flow_columns() -> set[str]:
+    """The flow table's columns the ``window`` and ``total`` sections hold."""
+    counters = {f"{prefix}{c}" for prefix in ("window_", "total_") for c in COUNTERS}
+    return {"flow_id", "group", "cc", "rtt_samples", *counters}
+
+
+def _flow_rest(flows: pd.DataFrame) -> Section:
+    columns = [c["name"] for c in output_table("flows") if c["name"] not in _pinned_flow_columns()]
+    rows = tuple(
+        (_int(flows["flow_id"][i]), *(_cell(flows[c][i]) for c in columns)) for i in range(len(flows))
+    )
+    title = "per flow, the flow table's other columns (floats: 0x and their IEEE-754 bits)"
+    return Section("flows", title, ("flow", *columns), rows)
+
+
+def _totals_rest(totals: Mapping[str, Any]) -> Section:
+    names = [c["name"] for c in output_table("totals") if c["name"] not in (*RUN_COUNTERS, *NOT_PINNED)]
+    rows = tuple((name, _cell(totals[name])) for name in names)
+    title = "the run's other values, the wall-clock time aside (floats: 0x and their IEEE-754 bits)"
+    return Section("totals", title, ("value", "exact"), rows)
+
+
+def _float_digests(name: str, what: str, frame: pd.DataFrame, table: str) -> Section:
+    columns = [c["name"] for c in output_table(table) if c["dtype"] == "<f8" and "sim" in c["backends"]]
+    rows = tuple((c, _digest(frame[c], _bits)) for c in columns)
+    title = f"SHA-256 (first 16 hex) of each float column of {what}, by the values' IEEE-754 bits"
+    return Section(name, title, ("column", DIGEST_COLUMN), rows)
+
+
+def _derived_flows(flows: pd.DataFrame) -> Section:
+    columns = [c.name for c in schema.flows() if not c.native and c.dtype != "str"]
+    rows = tuple(
+        (_int(flows["flow_id"][i]), *(_cell(flows[c][i]) for c in columns)) for i in range(len(flows))
+    )
+    title = "per flow, the flow table's computed columns (ccfair.analysis)"
+    return Section("derived_flows", title, ("flow", *columns), rows)
+
+
+def _derived_classes(classes: pd.DataFrame) -> Section:
+    columns = list(schema.CLASS_NAMES)
+    rows = tuple((str(i), *(_cell(classes[c].iloc[i]) for c in columns)) for i in range(len(classes)))
+    return Section("derived_classes", "per class, in order (ccfair.analysis)", ("class", *columns), rows)
+
+
+def _derived_summary(summary: Mapping[str, Any]) -> Section:
+    rows = tuple((key, _cell(value)) for key, value in summary.items() if key not in NOT_PINNED)
+    title = "the summary, wall_seconds aside (ccfair.analysis)"
+    return Section("derived_summary", title, ("value", "exact"), rows)
+
+
+def _bits(value: Any) -> str:
+    """A float as ``0x`` and the 16 hex digits of its IEEE-754 bits."""
+    (bits,) = struct.unpack("<Q", struct.pack("<d", float(value)))
+    return f"0x{bits:016x}"
+
+
+def _cell(value: Any) -> str:
+    """A cell of any kind: an integer in decimal, a float by its bits, a boolean, ``-`` for none."""
+    if value is None or value is pd.NA:
+        return NONE
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, float | np.floating):
+        return _bits(value)
+    if isinstance(value, str):
+        return value
+    return _int(value)
 
 
 def _first_t(s: pd.DataFrame, mask: pd.Series) -> str:

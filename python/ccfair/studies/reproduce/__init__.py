@@ -10,9 +10,14 @@ a study's scale fits, on the kernel backend.
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from ccfair.errors import ScenarioError
-from ccfair.studies.reproduce.base import Study
+from ccfair.errors import InputError
+
+if TYPE_CHECKING:
+    # The studies (pandas, NumPy) load with the first study, not with the package: the command line's parser
+    # reads the scales (:mod:`.scales`) through it.
+    from ccfair.studies.reproduce.base import Study
 
 MODULES = {
     "rueth-tma19": "rueth_tma19",
@@ -28,6 +33,6 @@ def study_names() -> list[str]:
 
 def get_study(name: str, option: str = "STUDY") -> Study:
     if name not in MODULES:
-        raise ScenarioError(option, f"unknown study {name!r}; the studies: {', '.join(MODULES)}")
+        raise InputError(option, f"unknown study {name!r}; the studies: {', '.join(MODULES)}")
     study: Study = import_module(f"{__name__}.{MODULES[name]}").STUDY
     return study

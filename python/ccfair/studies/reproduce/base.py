@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ccfair.studies.reproduce.scales import SCALES
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan, plan_from_dict
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PLAN_PREFIX = "repro-"
-SCALES = ("quick", "full")
 RUN_METRICS = ("jain_index", "utilization", "total_goodput_bps", "fness", "queue_sojourn_p50_ns")
 
 
@@ -65,12 +65,15 @@ class Measured:
 @dataclass(frozen=True)
 class Finding:
     key: str
-    statement: str  # the paper's words (or their gist, quoted in the README)
+    statement: str  # the paper's words (or their gist, quoted in the scorecard)
     paper_value: str
     setup: str  # the runs the value is computed from
     expect: Expect | None  # None: the paper states no value to score against (verdict cannot tell)
     measure: Callable[[StudyData], Measured]
     unit: str = ""
+    # What the measured value rests on that is a reconstruction, not the paper's setup (a provider's 2019
+    # stack rebuilt from public sources, a model whose paper was not available): the scorecard says so.
+    reconstruction: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,10 @@ class Study:
     findings: tuple[Finding, ...]
     # (data, plan name by part) -> (file stem, title, figure)
     figures: Callable[[StudyData, dict[str, str]], list[tuple[str, str, Figure]]]
+
+    def __post_init__(self) -> None:
+        if tuple(self.scales) != SCALES:
+            raise ValueError(f"study {self.name}: scales {tuple(self.scales)}, every study defines {SCALES}")
 
     def plan_name(self, scale: str, repetitions: int, part: str, backend: str = SIMULATOR) -> str:
         where = "" if backend == SIMULATOR else f"{backend}-"

@@ -4,31 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from ccfair.resources import NOMINAL_EVENTS_PER_SECOND, format_count, format_wall
+from ccfair.resources import format_count, format_wall
+from ccfair.speed import host_speed, wall_seconds
 from ccfair.studies.reproduce.base import Study
-from ccfair.sweep.driver import plan_runs, unique_runs
 from ccfair.sweep.execute_local import default_jobs
+from ccfair.sweep.expand import layout
 
 
 def scale_estimate(study: Study, scale: str, repetitions: int, jobs: int | None) -> dict[str, Any]:
-    """Runs, estimated events and wall time (one core, and ``jobs`` local workers, default all cores) of
-    one scale, from the native estimate of every run at the nominal events per second."""
+    """Runs, estimated events, CPU time (at this host's measured speed, else the nominal one) and wall time
+    (``jobs`` local workers, default all cores, at the machine's load now) of one scale, from the native
+    estimate of every run."""
     runs: dict[str, int] = {}
     for _, plan in study.plans(scale, repetitions):
-        _, planned = plan_runs(plan, quiet=True, limits=None)
-        for r in unique_runs(planned):
-            runs[r.run_id] = r.estimate.events if r.estimate is not None else 0
+        lay = layout(plan)  # counted by id, without building every run
+        for run_id, cell, k in lay.identities():
+            estimate = lay.variants[cell][k][1].estimate
+            runs.setdefault(run_id, estimate.events if estimate is not None else 0)
     events = sum(runs.values())
-    one_core_s = events / NOMINAL_EVENTS_PER_SECOND
+    speed = host_speed()
+    cpu_s = speed.cpu_seconds(events)
     workers = jobs or default_jobs()
-    parallel = format_wall(one_core_s / workers)
+    wall_s = wall_seconds(cpu_s, workers)
     return {
         "repetitions": repetitions,
         "runs": len(runs),
         "events": events,
         "events_text": format_count(events),
-        "wall_seconds_one_core": one_core_s,
+        "cpu_seconds": cpu_s,
+        "speed_events_per_cpu_second": speed.events_per_cpu_second,
+        "speed_measured": speed.measured,
         "workers": workers,
-        "wall_seconds": one_core_s / workers,
-        "wall_text": f"{format_wall(one_core_s)} on one core, {parallel} on {workers}",
+        "wall_seconds": wall_s,
+        "wall_text": f"{format_wall(cpu_s)} of CPU, about {format_wall(wall_s)} on {workers}",
     }

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ccfair import __version__, fsio
-from ccfair.plots.stats import summarize
+from ccfair.analysis.stats import summarize
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,6 +47,9 @@ class Row:
     unit: str
     verdict: str
     note: str
+    reconstruction: str = (
+        ""  # what the value rests on that is a reconstruction (stored scorecards may lack it)
+    )
 
 
 def verdict(samples: list[float], finding: Finding) -> tuple[str, str]:
@@ -95,6 +98,7 @@ def score(finding: Finding, data: StudyData) -> Row:
         per=measured.per,
         verdict=v,
         note=note,
+        reconstruction=finding.reconstruction,
     )
 
 
@@ -138,6 +142,12 @@ def value_text(row: Row) -> str:
     return text + f", n = {row.n} ({row.per}s)"
 
 
+def row_note(row: Row) -> str:
+    """A row's note, with what its value rests on that is a reconstruction first."""
+    parts = [f"rests on a reconstruction: {row.reconstruction}"] if row.reconstruction else []
+    return "; ".join([*parts, row.note] if row.note else parts)
+
+
 def html_page(document: dict[str, Any], figures: list[tuple[str, str, Figure]]) -> str:
     # jinja2 and matplotlib load only when the HTML page is written.
     from ccfair.plots.html_report import FigureItem, Section, Table, render_page
@@ -158,7 +168,7 @@ def html_page(document: dict[str, Any], figures: list[tuple[str, str, Figure]]) 
             "note",
         ],
         rows=[
-            [r.key, r.statement, r.paper_value, r.setup, value_text(r), r.tolerance, r.verdict, r.note]
+            [r.key, r.statement, r.paper_value, r.setup, value_text(r), r.tolerance, r.verdict, row_note(r)]
             for r in rows
         ],
         numeric=[False] * 8,

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ccfair.resources import NOMINAL_EVENTS_PER_SECOND
-from ccfair.studies.validate.grid import PRESETS, Cell
+from ccfair.speed import host_speed
+from ccfair.studies.validate.grid import SIDES, Cell
 from ccfair.studies.validate.run import KERNEL, check_cell
-from ccfair.sweep.driver import plan_runs
-from ccfair.sweep.expand import KERNEL_SETUP_S
+from ccfair.sweep.expand import KERNEL_SETUP_S, layout
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.units import parse_duration_ns
 
@@ -26,11 +25,15 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
         if isinstance(kernel, str):
             kernel_text += f"; cannot run here: {kernel}"
         events = 0
-        for preset in PRESETS:
+        for preset in SIDES:
             sim = check_cell(cell, SIMULATOR, preset, runs)
             if not isinstance(sim, str):
-                _, planned = plan_runs(sim, quiet=True, limits=None)
-                events += sum(r.estimate.events for r in planned if r.estimate is not None)
+                # Every repetition runs each variant of each cell once: the variants' estimates times the
+                # repetitions, without building every run.
+                lay = layout(sim)
+                estimates = [v.estimate for variants in lay.variants for _, v in variants]
+                per_repetition = sum(e.events for e in estimates if e is not None)
+                events += per_repetition * sim.repetitions
         rows.append(
             {
                 "cell": cell.name,
@@ -42,7 +45,7 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
                 "kernel_seconds": kernel_seconds,
                 "kernel_text": kernel_text,
                 "sim_events": events,
-                "sim_seconds_one_core": events / NOMINAL_EVENTS_PER_SECOND,
+                "sim_cpu_seconds": host_speed().cpu_seconds(events),
             }
         )
     return rows

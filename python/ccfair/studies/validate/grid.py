@@ -15,7 +15,7 @@ a full factorial (which would take days of kernel wall time):
 - staggered starts of 4 flows (convergence);
 - every queue discipline the emulator runs (fifo, codel, fq_codel, pie, red) with BBR against Cubic;
 - link rates from 10 to 200 Mbps, what ``ccfair doctor`` measured clean on the loaded 2-core machine where
-  the truth was taken (500 Mbps and up were not: see README);
+  the truth was taken (500 Mbps and up were not: see docs/explanation/validation.md);
 - random path loss from 1 to 20 % for one Cubic or BBR flow at 100 Mbps, 100 ms, 1 BDP (Cardwell et al.
   2016: BBR keeps its rate up to about 15 % loss, where Cubic's collapses).
 
@@ -39,39 +39,35 @@ deferred by ``tcp_tso_should_defer`` as with TSO; only where they are cut into w
 autosized segments leaving back to back, at the testbed NIC's 10 Gbit/s), with ``gro = false``: with GRO off
 the receiving kernel sees, and ACKs, every segment on its own. The ``"on"`` cells add receive coalescing.
 
-The comparison is like for like: the simulator's testbed hosts get what the kernel side of the cell has.
-Besides the offloads, that is the start. The kernel backend starts a cell's flows at one epoch (no
-``start_jitter`` asked for), from one sender thread that writes to its flows in turn; Linux sends a flow's
-initial window inside its first write, so flows due at the same time reach the bottleneck in flow order,
-each 100 to 200 us after the one before (captured at the emulator's veth at 100 Mbit/s: 100, 156 and
-201 us). That order decides whose slow-start bursts queue behind whose, and so where Cubic's HyStart ends
-a slow start (``tests/test_hystart_exit.py``). The testbed side therefore runs each flow as its own group
-of the same label, started in flow order: the k-th flow due at a time starts k x ``KERNEL_START_GAP_NS``
-after it plus the host's start jitter U[0, ``KERNEL_START_SPREAD_NS``), so consecutive flows start 100 to
-200 us apart, as measured. The third is the kernel's clock: the truth's kernel runs at
-``CONFIG_HZ=250`` (``KERNEL_HZ``, recorded in the truth's provenance), so its Cubic reads time in 4 ms
-jiffies and its delayed-ACK timer fires on 4 ms ticks, at a phase that differs from run to run; the testbed
-side gets ``hz = 250`` (the preset's random tick phase stays). The fourth is the loop: the kernel side's
-flows go round a longer loop than their configured RTT. The emulator hands each frame on late by a
+The simulator has three sides. ``ideal`` hosts. ``kernel-lab``, the default hosts as a user gets them:
+the kernel backend's hosts as this grid measured them (``crates/ccfair-scenario/src/host.rs`` gives each
+value's provenance). ``kernel-lab-loop``, the like-for-like check: the same hosts going round the loop the
+cell's own kernel runs measured. What ``kernel-lab`` carries of the kernel side: its start, as the kernel
+backend starts a cell's flows at one epoch from one sender thread that writes to its flows in turn, and Linux
+sends a flow's initial window inside its first write, so flows due at the same time reach the bottleneck in
+flow order, each 100 to 200 us after the one before (captured at the emulator's veth at 100 Mbit/s: 100, 156
+and 201 us): ``start_spacing`` 150 us and a start jitter of 50 us. That order decides whose slow-start
+bursts queue behind whose, and so where Cubic's HyStart ends a slow start (``tests/test_hystart_exit.py``).
+The kernel's clock: the truth's kernels run ``CONFIG_HZ=250`` (recorded in the truth's provenance), so
+Cubic reads time in 4 ms jiffies and the delayed-ACK timer fires on 4 ms ticks, at a phase that differs from
+run to run. GSO bursts without receive coalescing, as the grid's veths have their offloads off (the
+``"on"`` cells add it). The pacing timer: the kernel backend's senders pace inside TCP, with an hrtimer
+armed without a slack range that fires from the timer softirq (``tcp_pacing_check``,
+``net/ipv4/tcp_output.c``), late by a mean of 17 us (traced with ``ccfair.devtools.pacing_latency``); the
+preset's timer fires within a uniform slack of twice that, the same mean (the kernel's lateness has a floor
+of about 11 us and a tail; half of it comes back as credit to the next gap in both,
+``tcp_update_skb_after_send``, so its mean is what moves a paced flow's rate). And the loop: the kernel
+side's flows go round a longer loop than their configured RTT. The emulator hands each frame on late by a
 measured median (its departure lateness, 11 to 41 us by rate, in every truth run's health), once on the data
 path and once on the ACK path, and the hosts take time to turn a segment into an ACK and an ACK into new
 data (the veths, softirq, TCP and the transmit path: tens of microseconds, timed at the emulator,
 ``crates/ccfair-emu/src/turnaround.rs``). With every flow on one bottleneck, which flow finds the room a
 departure makes is decided by where the ACK clock falls between departures, and a cell can swing by a
-quarter of the link within one packet time of loop delay (README, "Validation against the kernel"); the
-kernel loop's spread (tens of microseconds per packet) smears that phase where a packet time is short. So
-the testbed side goes round the loop its cell's kernel runs measured (``kernel_loop``): its hosts'
-per-packet noise spreads like the loop's, its flows are lengthened by what the loop's medians exceed that
-noise's by, and they keep the kernel side's buffer (``base_rtt`` is the configured one). What remains of the
-preset is what a real host adds on its own and the kernel side has too: timer granularity, the receive
-window. The pacing timer is the kernel side's own, not the preset's: the preset's 10 us slack is sch_fq's
-watchdog range, but the kernel backend's senders pace inside TCP (their veth's qdisc is not sch_fq), with an
-hrtimer armed without a slack range that fires from the timer softirq (``tcp_pacing_check``,
-``net/ipv4/tcp_output.c``), so its lateness is the interrupt's and the softirq's wake-up. Traced on the
-kernel backend (``ccfair.devtools.pacing_latency``), it has a mean of ``KERNEL_PACING_LATENESS_MEAN_NS``;
-the testbed side's timer fires within a uniform slack of twice that, the same mean (the kernel's lateness
-has a floor of about 11 us and a tail, not a uniform's shape; half of it comes back as credit to the next
-gap in both, ``tcp_update_skb_after_send``, so its mean is what moves a paced flow's rate).
+quarter of the link within one packet time of loop delay (docs/explanation/validation.md); the loop's
+spread smears that phase where a packet time is short. The preset carries the medians over the cells of
+what each cell's loop measured (``kernel_loop``): a per-packet noise that spreads like the loop's, and a
+fixed ``turnaround`` at each end for what the loop's medians exceed that noise's by; the loop side carries
+its own cell's, over the same buffer (``base_rtt`` stays the configured one).
 """
 
 from __future__ import annotations
@@ -81,13 +77,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccfair.errors import ScenarioError
+from ccfair.catalog import catalog
+from ccfair.errors import InputError
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan, plan_from_dict
-from ccfair.units import parse_duration_ns
 
 PLAN_PREFIX = "validate-"
-PRESETS = ("ideal", "testbed")  # the simulator's host presets compared with the kernel
+# The simulator's sides of the comparison: the ideal hosts, the default preset's hosts as a user gets them,
+# and the same hosts going round the loop each cell's kernel runs measured (module docs).
+SIDES = ("ideal", "kernel-lab", "kernel-lab-loop")
+SIDE_PRESETS = {"ideal": "ideal", "kernel-lab": "kernel-lab", "kernel-lab-loop": "kernel-lab"}
+LOOP_SIDES = frozenset({"kernel-lab-loop"})
 OFFLOADS = ("off", "on")
 # Ten, not three: the spread target compares standard deviations, and one from three runs is uncertain by a
 # factor of two, so with three runs a side even a model whose runs spread as the kernel's misses the 2x band
@@ -96,48 +96,30 @@ DEFAULT_REPETITIONS = 10
 # The repetition factor of the cells whose kernel Jain's index spreads more than its target (module docs).
 WIDE = 3
 PLAN_SEED = 20261124
-# The host table of the "on" variant, on both backends (the keys the offload models add).
+# The host table of the "on" variant, on both backends (the keys the offload models add), and the receive
+# coalescing window the simulated hosts then use (the testbed preset's, mlx5's default rx-usecs).
 OFFLOAD_HOST = {"tso": True, "gro": True}
-# What every simulated non-ideal host of the grid gets so it matches the kernel side of an "off" cell: its
-# flows start at one epoch, its TCP still sends GSO bursts, its receiver does not coalesce ("on" cells then
-# set OFFLOAD_HOST). The kernel backend's flows due at the same time start in flow order, 100 to 200 us
-# apart (module docs).
-KERNEL_START_GAP_NS = 150_000
-KERNEL_START_SPREAD_NS = 50_000
-# The truth's kernel's CONFIG_HZ (its provenance's ``kernel_hz``; a test checks the two agree).
-KERNEL_HZ = 250
-# The kernel backend's receiver route carries ``initrwnd`` = the largest initial window of the groups, at
-# least 10 (``netns.receiver_initrwnd``): 10 segments in every cell (a test checks), so the receiver's first
-# window is 10 segments (``ss``: rcv_ssthresh 14480 before any data) where Linux's default is the whole
-# buffer.
-KERNEL_INITRWND = 10
-# The testbed side's per-packet host noise, written out so the loop arithmetic below owns its median: the
-# preset's own values (an exponential of mean 5 us at each end, README "End hosts").
-KERNEL_SIDE_NOISE_MEAN_NS = 5_000
-# The kernel backend's TCP pacing timer's mean lateness (module docs; README "Validation against the kernel").
-KERNEL_PACING_LATENESS_MEAN_NS = 17_000
-KERNEL_SIDE_HOST = {
-    "tso": True,
-    "gro": False,
-    "start_jitter": f"{KERNEL_START_SPREAD_NS}ns",
-    "hz": KERNEL_HZ,
-    "rcv_initial_window": KERNEL_INITRWND,
-    "noise": "exponential",
-    "pacing_slack": f"{2 * KERNEL_PACING_LATENESS_MEAN_NS}ns",
-}
+SIM_GRO_FLUSH = {"gro_flush": "16us"}
+
+
+def preset_values(name: str) -> dict[str, Any]:
+    """A host preset's resolved values (``crates/ccfair-scenario/src/host.rs``), from the catalog."""
+    values: dict[str, Any] = next(p["values"] for p in catalog()["host_presets"] if p["name"] == name)
+    return values
 
 
 @dataclass(frozen=True)
 class KernelLoop:
-    """What the kernel side's loop adds to its configured RTT, as the testbed side models it (module docs):
-    every path lengthened by ``excess_ns``, and each host's per-packet noise an exponential of mean
-    ``noise_mean_ns``. The default is the preset's hosts on the configured paths."""
+    """What the kernel side's loop adds to its configured RTT, as the loop side models it (module docs):
+    the hosts' fixed turnaround lengthens every flow's loop by ``excess_ns`` in all, and each host's
+    per-packet noise is an exponential of mean ``noise_mean_ns``. ``NO_LOOP`` (zeros): not measured, the
+    preset's own values."""
 
     excess_ns: int = 0
-    noise_mean_ns: int = KERNEL_SIDE_NOISE_MEAN_NS
+    noise_mean_ns: int = 0
 
 
-NO_LOOP = KernelLoop()  # the preset's hosts on the configured paths (no loop measured)
+NO_LOOP = KernelLoop()
 
 
 def _exponential_mean(low_ns: float, high_ns: float, q_low: float, q_high: float) -> float:
@@ -169,7 +151,7 @@ def kernel_loop(
     if hosts_measured:
         host_sq = sum(_exponential_mean(e[0], e[2], 0.1, 0.9) ** 2 for e in (receiver_ns, sender_ns)) / 2
     else:
-        host_sq = float(KERNEL_SIDE_NOISE_MEAN_NS) ** 2
+        host_sq = float(preset_values(SIDE_PRESETS["kernel-lab-loop"])["noise_scale_ns"]) ** 2
     noise_mean = math.sqrt(host_sq + emulator**2)
     loop = 2 * lateness_p50_ns + (receiver_ns[1] + sender_ns[1] if hosts_measured else 0.0)
     return KernelLoop(max(0, round(loop - 2 * math.log(2) * noise_mean)), round(noise_mean))
@@ -192,62 +174,48 @@ class Cell:
     base_rtt: str | None = None
     headline: str = field(default="share")  # the metric whose repetition spread is compared
     repetition_factor: int = 1  # runs per side: this many times the grid's repetitions (module docs)
+    # When the cell's connections open (every group's ``connect``): the cells measured before the kernel
+    # backend opened connections at their flows' starts keep "before_run", as their truth was taken.
+    connect: str = "before_run"
+    # At most this many runs a side (the long cells: five-minute kernel runs), None: no cap.
+    max_runs: int | None = None
 
     def runs(self, repetitions: int) -> int:
         """How many runs the cell takes on each side when the grid runs ``repetitions``."""
-        return repetitions * self.repetition_factor
+        runs = repetitions * self.repetition_factor
+        return runs if self.max_runs is None else min(runs, self.max_runs)
 
     def classes(self) -> list[str]:
         return list(dict.fromkeys(g["label"] for g in self.flows))
 
     def scenario(self, preset: str | None, loop: KernelLoop = NO_LOOP) -> dict[str, Any]:
-        """The cell's scenario document; ``preset`` is the simulator's host preset (None: the kernel's). A
-        kernel-like preset's hosts and paths go round the kernel side's ``loop``: its flows are
-        ``loop.excess_ns`` longer than configured, over the same buffer, and its hosts' noise is the
-        loop's."""
+        """The cell's scenario document; ``preset`` is the simulator's host preset (None: the kernel's, whose
+        default preset is the machine as it comes). A kernel-like preset's hosts go round the kernel side's
+        ``loop`` when it was measured: their per-packet noise is the loop's, and their fixed turnaround
+        lengthens the flows' loops by what it measured (the buffer and the base RTT stay the configured
+        ones)."""
         link: dict[str, Any] = {"rate": self.rate, "buffer": self.buffer, "aqm": self.aqm}
         if self.base_rtt is not None:
             link["base_rtt"] = self.base_rtt
-        kernel_like = preset is not None and preset != "ideal"
-        flows = _in_kernel_start_order(self.flows) if kernel_like else [dict(g) for g in self.flows]
-        if kernel_like and loop.excess_ns > 0:
-            rtts = [parse_duration_ns(g["rtt"], "rtt") for g in flows]
-            link.setdefault("base_rtt", f"{min(rtts)}ns")
-            for g, rtt in zip(flows, rtts, strict=True):
-                g["rtt"] = f"{rtt + loop.excess_ns}ns"
         doc: dict[str, Any] = {
             "duration": self.duration,
             "measure": {"start": self.measure_start},
             "link": link,
-            "flows": flows,
+            "flows": [{**g, "connect": self.connect} for g in self.flows],
         }
         host: dict[str, Any] = {}
-        if kernel_like:
+        if preset is not None:
             host["preset"] = preset
-            host.update(KERNEL_SIDE_HOST)
+        if preset is not None and preset != "ideal" and loop != NO_LOOP:
             host["noise_scale"] = f"{loop.noise_mean_ns}ns"
+            host["turnaround"] = f"{loop.excess_ns // 2}ns"
         if self.offloads == "on":
             host.update(OFFLOAD_HOST)
+            if preset is not None and preset != "ideal":
+                host.update(SIM_GRO_FLUSH)
         if host:
             doc["host"] = host
         return doc
-
-
-def _in_kernel_start_order(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each flow of ``groups`` as its own group (same label, so the same class), the k-th flow due at a time
-    starting k x ``KERNEL_START_GAP_NS`` after it, as the kernel backend's flows do (the host's start jitter
-    adds the spread)."""
-    out: list[dict[str, Any]] = []
-    earlier: dict[int, int] = {}  # start time (ns) -> flows already started at it
-    for group in groups:
-        start_ns = parse_duration_ns(group.get("start", "0s"), "start", allow_zero=True)
-        for _ in range(int(group.get("count", 1))):
-            k = earlier.get(start_ns, 0)
-            earlier[start_ns] = k + 1
-            one = {key: v for key, v in group.items() if key != "count"}
-            one["start"] = f"{start_ns + k * KERNEL_START_GAP_NS}ns"
-            out.append(one)
-    return out
 
 
 def flow(cc: str, label: str | None = None, *, rtt: str = "50ms", **more: Any) -> dict[str, Any]:
@@ -460,6 +428,72 @@ CELLS: tuple[Cell, ...] = (
     # Random loss, one flow, 100 Mbps, 100 ms, 1 BDP.
     *(_loss("cubic", p) for p in (1, 5)),
     *(_loss("bbr", p) for p in (1, 5, 10, 15, 20)),
+    # What the studies rest on, with connections opened at their flows' starts as the papers' testbeds did:
+    # a later flow's handshake crosses the queue the earlier one keeps standing.
+    Cell(
+        "bbr-after-cubic-8bdp",
+        "Cubic, then BBR 5 s later through its 8-BDP queue (connections at start)",
+        rate="10Mbps",
+        buffer="333pkt",
+        flows=(flow("cubic", start="50ms"), flow("bbr", start="5050ms")),
+        duration="45s",
+        measure_start="10s",
+        connect="at_start",
+    ),
+    *(
+        _pair(
+            f"{cc}-{cc}-late-{buffer}-at-start",
+            f"{'BBR' if cc == 'bbr' else 'Cubic'} vs {'BBR' if cc == 'bbr' else 'Cubic'}, second 5 s later, "
+            f"{buffer.removesuffix('bdp')} BDP (connections at start)",
+            cc,
+            cc,
+            buffer=buffer,
+            start_b="5s",
+            duration="30s",
+            measure_start="10s",
+            connect="at_start",
+        )
+        for cc in ("cubic", "bbr")
+        for buffer in ("0.5bdp", "2bdp")
+    ),
+    _pair(
+        "rueth-cubic-then-bbr-50M-100ms",
+        "Cubic, then BBR 5 s later, 50 Mbps 100 ms 2 BDP (Rueth et al.; connections at start)",
+        "cubic",
+        "bbr",
+        buffer="2bdp",
+        rate="50Mbps",
+        rtt="100ms",
+        start_b="5s",
+        duration="30s",
+        measure_start="10s",
+        connect="at_start",
+    ),
+    # Long runs, for what only they show: one BBR flow against 16 Cubic in a deep buffer, and many BBR flows
+    # on one short path (reported unfair in the literature), five minutes each.
+    Cell(
+        "bbr-vs-16cubic-32bdp-long",
+        "1 BBR vs 16 Cubic, 32 BDP, 50 Mbps 20 ms, 300 s (connections at start)",
+        rate="50Mbps",
+        buffer="32bdp",
+        flows=(flow("bbr", rtt="20ms"), {**flow("cubic", rtt="20ms"), "count": 16}),
+        duration="300s",
+        measure_start="60s",
+        connect="at_start",
+        max_runs=5,
+    ),
+    Cell(
+        "25bbr-20ms-long",
+        "25 BBR, 50 Mbps 20 ms, 1 BDP, 300 s (connections at start)",
+        rate="50Mbps",
+        buffer="1bdp",
+        flows=({**flow("bbr", rtt="20ms"), "count": 25},),
+        duration="300s",
+        measure_start="60s",
+        headline="jain",
+        connect="at_start",
+        max_runs=5,
+    ),
     # Offloads on (TSO at the senders, GRO at the receiver): pending until both backends take the keys.
     _pair("reno-cubic-offloads", "Reno vs Cubic, offloads on", "reno", "cubic", offloads="on"),
     _pair(
@@ -496,16 +530,16 @@ def select(names: Sequence[str] | None) -> list[Cell]:
     known = {c.name: c for c in CELLS}
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ScenarioError(
+        raise InputError(
             "--cells", f"unknown cell {unknown[0]!r}; the cells: {', '.join(known)} (ccfair validate --list)"
         )
     wanted = set(names)
     return [c for c in CELLS if c.name in wanted]
 
 
-def side_name(backend: str, preset: str | None) -> str:
-    """How a side of the comparison is named: ``kernel``, ``ideal``, ``testbed``."""
-    return preset if backend == SIMULATOR and preset is not None else backend
+def side_name(backend: str, side: str | None) -> str:
+    """How a side of the comparison is named: ``kernel``, or one of ``SIDES``."""
+    return side if backend == SIMULATOR and side is not None else backend
 
 
 def plan_name(cell: Cell, side: str) -> str:
@@ -515,7 +549,7 @@ def plan_name(cell: Cell, side: str) -> str:
 def cell_plan(
     cell: Cell,
     backend: str,
-    preset: str | None,
+    side: str | None,
     repetitions: int,
     round_: int = 0,
     loop: KernelLoop = NO_LOOP,
@@ -524,15 +558,17 @@ def cell_plan(
     plan seed and the repetition only, so a larger count reuses the runs a store already has. A later
     ``round_`` of a kernel cell (a top-up of a stored truth) has its own plan seed, so its runs and seeds
     differ from those of the rounds before it; the simulator runs a kernel round's seeds as a plan of its
-    own, named after the round. ``loop``: the kernel side's loop as measured, which a kernel-like side's
-    hosts and paths go round (:meth:`Cell.scenario`)."""
-    side = side_name(backend, preset)
-    name = plan_name(cell, side) + (f"-round-{round_}" if round_ and backend == SIMULATOR else "")
+    own, named after the round. ``side``: one of ``SIDES`` (None on the kernel). ``loop``: the kernel side's
+    loop as measured, which the loop side's hosts go round (:meth:`Cell.scenario`)."""
+    name = plan_name(cell, side_name(backend, side)) + (
+        f"-round-{round_}" if round_ and backend == SIMULATOR else ""
+    )
+    preset = None if side is None else SIDE_PRESETS[side]
     document = {
         "name": name,
         "backend": backend,
         "seed": PLAN_SEED + round_,
         "repetitions": repetitions,
-        "scenario": cell.scenario(preset, loop),
+        "scenario": cell.scenario(preset, loop if side in LOOP_SIDES else NO_LOOP),
     }
     return plan_from_dict(document, default_name=name)

@@ -44,8 +44,9 @@ def _number(value: Any) -> float:
 
 def run_metrics(cell: Cell, run: dict[str, Any], flows: Sequence[dict[str, Any]]) -> dict[str, float]:
     """The metrics of one run: ``run`` its ``runs`` row (the run-summary columns), ``flows`` its flow rows
-    (``label``, ``active``, ``goodput_bps``, ``window_sent_segments``, ``window_retransmitted_segments``)."""
-    active = [f for f in flows if f["active"]]
+    (``label``, ``in_window``, ``goodput_bps``, ``window_sent_segments``, ``window_retransmitted_segments``;
+    ``active`` stands in for ``in_window`` in a store written before it)."""
+    active = [f for f in flows if _took_part(f)]
     total = sum(float(f["goodput_bps"]) for f in active)
     out: dict[str, float] = {}
     keys = metric_keys(cell)
@@ -66,8 +67,15 @@ def run_metrics(cell: Cell, run: dict[str, Any], flows: Sequence[dict[str, Any]]
     return out
 
 
+def _took_part(flow: dict[str, Any]) -> bool:
+    took = flow.get("in_window")
+    if took is None or (isinstance(took, float) and math.isnan(took)):
+        return bool(flow["active"])  # a store written before in_window
+    return bool(took)
+
+
 RUN_COLUMNS = ("jain_index", "utilization", "queue_sojourn_p50_ns", "fness")
-FLOW_COLUMNS = ("label", "active", "goodput_bps", "window_sent_segments", "window_retransmitted_segments")
+FLOW_COLUMNS = ("label", "goodput_bps", "window_sent_segments", "window_retransmitted_segments")
 
 
 def store_metrics(root: Path, cell: Cell, run_ids: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -83,7 +91,9 @@ def store_metrics(root: Path, cell: Cell, run_ids: Sequence[str]) -> dict[str, d
     )
     if runs.empty:
         return {}  # none done (all failed or cut short): the store may not have a flows table yet
-    columns = ", ".join(f'"{c}"' for c in FLOW_COLUMNS)  # "group" is an SQL keyword
+    stored = set(query(root, "SELECT * FROM flows LIMIT 0").columns)
+    wanted = (*FLOW_COLUMNS, *(c for c in ("in_window", "active") if c in stored))
+    columns = ", ".join(f'"{c}"' for c in wanted)  # "group" is an SQL keyword
     flows = query(root, f"SELECT run_id, {columns} FROM flows WHERE run_id IN ({ids})")
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in flows.to_dict("records"):

@@ -1,5 +1,5 @@
 """The comparison as text: the per-cell tables for the terminal, the grid summary against the targets, and
-the markdown page (``validate.md``) whose gap table is the one the README shows."""
+the markdown page (``validate.md``) whose gap table is the one the documentation shows."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from ccfair.studies.validate.compare import (
     SPREAD_FACTOR,
     UTILIZATION_MAX,
 )
-from ccfair.studies.validate.grid import PRESETS
+from ccfair.studies.validate.grid import SIDES
 from ccfair.studies.validate.truth import listed
 from ccfair.tables import Column, render, text
 
 MISSING = "-"
-# The README's table is this block of validate.md, between these lines.
+# The documentation's gap table (docs/explanation/validation.md) is this block of validate.md, between these
+# lines.
 TABLE_START = "<!-- validate gaps: start -->"
 TABLE_END = "<!-- validate gaps: end -->"
 
@@ -67,22 +68,22 @@ def cell_table(cell: Mapping[str, Any]) -> str:
     rows = []
     for m in cell["metrics"]:
         row = {"metric": m["metric"], "kernel": _pm(m["kernel"])}
-        for p in PRESETS:
+        for p in SIDES:
             row[p] = _pm(m.get(p))
             row[f"gap_{p}"] = _signed(m.get(f"gap_{p}"))
         rows.append(row)
     columns = [Column("metric", "metric", text, "left"), Column("kernel (mean ± sd)", "kernel", text)]
-    for p in PRESETS:
+    for p in SIDES:
         columns.append(Column(f"sim {p} (mean ± sd)", p, text))
-    for p in PRESETS:
+    for p in SIDES:
         columns.append(Column(f"gap {p}", f"gap_{p}", text))
     return render(rows, columns, indent="  ")
 
 
 def gap_cells(cell: Mapping[str, Any], target: str, fmt: Any) -> str:
-    """The target's gap for each preset, ``ideal / testbed``; a missed target is starred."""
+    """The target's gap on each side (``SIDES``), joined by slashes; a missed target is starred."""
     parts = []
-    for p in PRESETS:
+    for p in SIDES:
         side = cell["presets"].get(p)
         if side is None or target not in side["gaps"]:
             parts.append(MISSING)
@@ -118,8 +119,9 @@ def gap_table_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
 
 
 def markdown_table(document: Mapping[str, Any]) -> str:
-    """The gap table in markdown: one row per compared cell, each gap as ``ideal / testbed``."""
-    head = ["cell", "kernel (mean ± sd)", *[f"{title}, ideal / testbed" for _, title, _ in GAP_COLUMNS]]
+    """The gap table in markdown: one row per compared cell, each gap as one value per side (``SIDES``)."""
+    sides = " / ".join(SIDES)
+    head = ["cell", "kernel (mean ± sd)", *[f"{title}, {sides}" for _, title, _ in GAP_COLUMNS]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in gap_table_rows(document):
         values = [row["cell"], row["kernel"], *[row[t] for t, _, _ in GAP_COLUMNS]]
@@ -128,10 +130,10 @@ def markdown_table(document: Mapping[str, Any]) -> str:
 
 
 def summary_rows(document: Mapping[str, Any]) -> list[dict[str, str]]:
-    s = {p: document["summary"][p] for p in PRESETS}
+    s = {p: document["summary"][p] for p in SIDES}
 
     def both(fmt: Any) -> str:
-        return " / ".join(fmt(s[p]) for p in PRESETS)
+        return " / ".join(fmt(s[p]) for p in SIDES)
 
     def met(target: str) -> Any:
         return lambda x: f"{x[f'{target}_met']} of {x[f'{target}_judged']}"
@@ -195,7 +197,7 @@ def summary_text(document: Mapping[str, Any]) -> str:
     columns = [
         Column("grid summary", "what", text, "left"),
         Column("target", "target", text, "left"),
-        Column(" / ".join(PRESETS), "value", text, "left"),
+        Column(" / ".join(SIDES), "value", text, "left"),
     ]
     return render(summary_rows(document), columns, indent="")
 
@@ -206,7 +208,7 @@ def pending_lines(document: Mapping[str, Any]) -> list[str]:
 
 def full_text(document: Mapping[str, Any]) -> str:
     out = [
-        f"ccfair validate: {len(document['cells'])} cells, the simulator ({', '.join(PRESETS)} hosts, "
+        f"ccfair validate: {len(document['cells'])} cells, the simulator ({', '.join(SIDES)} hosts, "
         f"{document['repetitions']} seeds) against the kernel's stored truth "
         f"(Linux {', '.join(document['truth']['kernel_release'])}, {cpu_models(document['truth'])}, "
         f"emulator arrival {arrivals(document['truth'])})",
@@ -219,7 +221,7 @@ def full_text(document: Mapping[str, Any]) -> str:
         out.append(cell_table(cell))
         out.append("")
     columns = [Column("cell", "cell", text, "left"), Column("kernel (mean ± sd)", "kernel", text, "left")]
-    columns += [Column(f"{title}, {' / '.join(PRESETS)}", t, text) for t, title, _ in GAP_COLUMNS]
+    columns += [Column(f"{title}, {' / '.join(SIDES)}", t, text) for t, title, _ in GAP_COLUMNS]
     out.append(render(gap_table_rows(document), columns, indent=""))
     out.append("(* misses its target)")
     out.append("")
@@ -243,7 +245,7 @@ def short_cells(document: Mapping[str, Any]) -> dict[str, str]:
 
 def summary_markdown(document: Mapping[str, Any]) -> str:
     """The grid summary as a markdown table (a ``|`` inside a cell escaped)."""
-    lines = ["| grid summary | target | " + " / ".join(PRESETS) + " |", "|---|---|---|"]
+    lines = ["| grid summary | target | " + " / ".join(SIDES) + " |", "|---|---|---|"]
     for r in summary_rows(document):
         cells = [r[k].replace("|", "\\|") for k in ("what", "target", "value")]
         lines.append("| " + " | ".join(cells) + " |")
@@ -258,7 +260,7 @@ def markdown_page(document: Mapping[str, Any]) -> str:
         f"Kernel {', '.join(truth['kernel_release'])} on {cpu_models(truth)} ({truth['cpus']} CPUs), "
         f"clean rate {truth['doctor'].get('clean_rate_bps')} bit/s, emulator arrival {arrivals(truth)}; "
         "simulator hosts "
-        f"{' and '.join(PRESETS)}, {document['repetitions']} seeds.",
+        f"{' and '.join(SIDES)}, {document['repetitions']} seeds.",
         "",
         TABLE_START,
         markdown_table(document),

@@ -11,17 +11,18 @@ skipped with the reason, which the comparison reports.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccfair.cli_support import note
-from ccfair.errors import ScenarioError
+from ccfair.errors import InputError
+from ccfair.json_text import parse_json
 from ccfair.studies.run import run_plans
 from ccfair.studies.validate.grid import NO_LOOP, Cell, KernelLoop, cell_plan
 from ccfair.sweep.driver import plan_runs, run_sweep
+from ccfair.sweep.expand import layout
 from ccfair.sweep.identity import SIMULATOR
 from ccfair.sweep.plan import Plan
 from ccfair.units import parse_duration_ns
@@ -45,13 +46,13 @@ def planned_ids(plan: Plan) -> list[str]:
 
 
 def check_cell(
-    cell: Cell, backend: str, preset: str | None, repetitions: int, loop: KernelLoop = NO_LOOP
+    cell: Cell, backend: str, side: str | None, repetitions: int, loop: KernelLoop = NO_LOOP
 ) -> Plan | str:
     """The cell's plan, or why this backend cannot run it (its scenario refused by the backend's rules)."""
-    plan = cell_plan(cell, backend, preset, repetitions, loop=loop)
+    plan = cell_plan(cell, backend, side, repetitions, loop=loop)
     try:
-        plan_runs(plan, quiet=True, limits=None)
-    except ScenarioError as e:
+        layout(plan)  # the cell's variants checked, without building every repetition's run
+    except InputError as e:
         # The grid's plans have one cell, which the sweep layer's message names as the base scenario.
         return f"{e.field}: {e.message.removesuffix(' (in cell 0: the base scenario)')}"
     return plan
@@ -59,41 +60,41 @@ def check_cell(
 
 def run_sim_side(
     cells: Sequence[Cell],
-    preset: str,
+    side: str,
     repetitions: int,
     out: Path,
     args: argparse.Namespace,
     loops: Mapping[str, KernelLoop] | None = None,
     draws: Mapping[str, Sequence[tuple[int, int]] | None] | None = None,
 ) -> SideRuns:
-    """Runs every cell the simulator accepts with host preset ``preset``; a kernel-like preset goes round
-    the cell's kernel loop (``loops``, by cell name; the preset's hosts on the configured paths without).
+    """Runs every cell the simulator accepts on ``side`` (one of ``grid.SIDES``); the loop side goes round
+    the cell's kernel loop (``loops``, by cell name; the preset's own values where none was measured).
     A cell with ``draws`` (by cell name: the (round, repetition in the round) of each kernel run it is
     compared with) runs those runs' seeds, in their order; one without runs as many as the cell takes
     (:meth:`Cell.runs`)."""
-    side = SideRuns()
+    done = SideRuns()
     plans = []
     for cell in cells:
         loop = (loops or {}).get(cell.name, NO_LOOP)
-        checked = check_cell(cell, SIMULATOR, preset, cell.runs(repetitions), loop)
+        checked = check_cell(cell, SIMULATOR, side, cell.runs(repetitions), loop)
         if isinstance(checked, str):
-            side.skipped[cell.name] = checked
+            done.skipped[cell.name] = checked
             continue
         wanted = (draws or {}).get(cell.name)
         if not wanted:
             plans.append(checked)
-            side.runs[cell.name] = planned_ids(checked)
+            done.runs[cell.name] = planned_ids(checked)
             continue
         ids: dict[tuple[int, int], str] = {}
         for round_ in sorted({r for r, _ in wanted}):
             count = 1 + max(k for r, k in wanted if r == round_)
-            plan = cell_plan(cell, SIMULATOR, preset, count, round_=round_, loop=loop)
+            plan = cell_plan(cell, SIMULATOR, side, count, round_=round_, loop=loop)
             plans.append(plan)
             ids.update(((round_, k), run_id) for k, run_id in enumerate(planned_ids(plan)))
-        side.runs[cell.name] = [ids[d] for d in wanted]
+        done.runs[cell.name] = [ids[d] for d in wanted]
     if plans:
         run_plans(plans, out, args)
-    return side
+    return done
 
 
 def run_health(out: Path, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -106,7 +107,10 @@ def run_health(out: Path, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {}
     ids = ", ".join(f"'{r}'" for r in run_ids)
     frame = query(out, f"SELECT run_id, summary_json FROM runs WHERE status = 'done' AND run_id IN ({ids})")
-    return {r: json.loads(s) for r, s in zip(frame["run_id"], frame["summary_json"], strict=True)}
+    return {
+        r: parse_json(s, f"runs.summary_json of {r}")
+        for r, s in zip(frame["run_id"], frame["summary_json"], strict=True)
+    }
 
 
 def healthy(summary: dict[str, Any]) -> bool:

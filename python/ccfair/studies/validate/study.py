@@ -15,7 +15,7 @@ from ccfair import fsio
 from ccfair.cli_support import note
 from ccfair.emu.arrival import arrival_mode
 from ccfair.studies.validate.compare import compare_cell, grid_summary, headline_key, json_number
-from ccfair.studies.validate.grid import PLAN_SEED, PRESETS, Cell
+from ccfair.studies.validate.grid import PLAN_SEED, SIDES, Cell
 from ccfair.studies.validate.metrics import store_metrics
 from ccfair.studies.validate.report import markdown_page
 from ccfair.studies.validate.run import SideRuns, run_kernel_side, run_sim_side
@@ -130,17 +130,15 @@ def compare(
             compared.append(cell)
     loops = {name: t.loop for name, t in truths.items()}
     draws = {name: t.draws for name, t in truths.items()}
-    sides = {p: run_sim_side(compared, p, repetitions, out, args, loops, draws) for p in PRESETS}
+    sides = {p: run_sim_side(compared, p, repetitions, out, args, loops, draws) for p in SIDES}
     rows = []
     for cell in compared:
-        refused = [
-            f"sim {p}: {sides[p].skipped[cell.name]}" for p in PRESETS if cell.name in sides[p].skipped
-        ]
+        refused = [f"sim {p}: {sides[p].skipped[cell.name]}" for p in SIDES if cell.name in sides[p].skipped]
         if refused:
             pending[cell.name] = "; ".join(refused)
             continue
-        sim = {p: sim_metrics(out, cell, sides[p]) for p in PRESETS}
-        short = {p: (len(sim[p]), len(sides[p].runs[cell.name])) for p in PRESETS}
+        sim = {p: sim_metrics(out, cell, sides[p]) for p in SIDES}
+        short = {p: (len(sim[p]), len(sides[p].runs[cell.name])) for p in SIDES}
         short = {p: counts for p, counts in short.items() if counts[0] < counts[1]}
         if short:
             incomplete[cell.name] = "; ".join(f"sim {p}: {d} of {n} runs done" for p, (d, n) in short.items())
@@ -166,7 +164,7 @@ def compare(
         "cells": rows,
         "pending": pending,
         "incomplete": incomplete,
-        "summary": {p: grid_summary(rows, p) for p in PRESETS},
+        "summary": {p: grid_summary(rows, p) for p in SIDES},
     }
 
 

@@ -47,6 +47,7 @@ from typing import Any
 
 from ccfair import __version__, fsio
 from ccfair.emu.arrival import BEFORE_THE_CHOICE
+from ccfair.json_text import parse_json
 from ccfair.studies.validate.compare import json_number
 from ccfair.studies.validate.grid import NO_LOOP, Cell, KernelLoop, kernel_loop
 from ccfair.studies.validate.metrics import store_metrics
@@ -77,24 +78,36 @@ class CellTruth:
     draws: tuple[tuple[int, int], ...] | None = None
 
 
+# A truth file's size at most: the one shipped holds 346 runs in about 1 MB.
+MAX_TRUTH_BYTES = 256 << 20
+
+
 def is_truth_file(path: Path) -> bool:
     """Whether ``path`` is a truth file this command wrote (its ``generator`` field)."""
     return fsio.json_generated_by(path, GENERATOR)
 
 
 def load_truth(path: Path, option: str = "--truth") -> dict[str, Any]:
-    """Reads a truth file; a file that is not one is an error naming ``option``."""
+    """Reads a truth file; a file that is not one is an error naming ``option``. The file may be anyone's: at
+    most :data:`MAX_TRUTH_BYTES`, nested at most :data:`ccfair.json_text.MAX_DEPTH` levels."""
     # Local import: the error type lives with the CLI's errors.
-    from ccfair.errors import ScenarioError
+    from ccfair.errors import InputError
 
     try:
-        data = json.loads(path.read_text())
+        with path.open("rb") as f:
+            raw = f.read(MAX_TRUTH_BYTES + 1)
     except OSError as e:
-        raise ScenarioError(option, f"cannot read {path}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise ScenarioError(option, f"{path} is not JSON: {e}") from None
+        raise InputError(option, f"cannot read {path}: {e.strerror or e}") from None
+    if len(raw) > MAX_TRUTH_BYTES:
+        raise InputError(option, f"{path} is larger than a truth file can be ({MAX_TRUTH_BYTES >> 20} MiB)")
+    try:
+        data = parse_json(raw.decode(), option)
+    except UnicodeDecodeError as e:
+        raise InputError(option, f"{path} is not JSON: not UTF-8 text ({e.reason})") from None
+    except InputError as e:
+        raise InputError(option, f"{path} is not a truth file: {e.message}") from None
     if not isinstance(data, dict) or data.get("generator") != GENERATOR or data.get("format") != FORMAT:
-        raise ScenarioError(option, f"{path} is not a ccfair validate truth file (format {FORMAT})")
+        raise InputError(option, f"{path} is not a ccfair validate truth file (format {FORMAT})")
     return data
 
 
@@ -127,7 +140,7 @@ def run_draws(cell: str, runs: Sequence[Mapping[str, Any]]) -> tuple[tuple[int, 
     truth file is input (``--truth`` may name anyone's): a round that is not a whole number from 0 to the
     run's repetition is an error naming the cell and the run."""
     # Local import: the error type lives with the CLI's errors.
-    from ccfair.errors import ScenarioError
+    from ccfair.errors import InputError
 
     if any("round" not in r for r in runs):
         return None
@@ -135,7 +148,7 @@ def run_draws(cell: str, runs: Sequence[Mapping[str, Any]]) -> tuple[tuple[int, 
     for r in runs:
         round_, repetition = r.get("round"), r.get("repetition")
         if type(round_) is not int or type(repetition) is not int or not 0 <= round_ <= repetition:
-            raise ScenarioError(
+            raise InputError(
                 "--truth",
                 f"cells.{cell}: run with repetition {repetition!r} has round {round_!r}; a round is a whole "
                 "number from 0 to the run's repetition",
@@ -213,15 +226,13 @@ def next_repetition(runs: Sequence[Mapping[str, Any]], option: str = "--write-tr
     so a new round never reuses a held run's (round, repetition) and with it its seed. A repetition that is
     not a whole number from 0 is an error naming ``option``."""
     # Local import: the error type lives with the CLI's errors.
-    from ccfair.errors import ScenarioError
+    from ccfair.errors import InputError
 
     held: list[int] = []
     for run in runs:
         repetition = run.get("repetition")
         if type(repetition) is not int or repetition < 0:
-            raise ScenarioError(
-                option, f"a run's repetition is {repetition!r}; expected a whole number from 0"
-            )
+            raise InputError(option, f"a run's repetition is {repetition!r}; expected a whole number from 0")
         held.append(repetition)
     return 1 + max(held, default=-1)
 
@@ -297,7 +308,7 @@ def build_truth(
             if run_id not in by_id:
                 continue
             row = by_id[run_id]
-            summary = json.loads(row["summary_json"])
+            summary = parse_json(row["summary_json"], f"runs.summary_json of {run_id}")
             hzs.add(summary.get("kernel_hz"))
             hosts.add(row["host"])
             limited = bool(summary.get("emulator_limited"))

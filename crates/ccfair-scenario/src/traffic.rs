@@ -28,7 +28,7 @@
 //!
 //! The host's start jitter, if any, is added on top. A flow whose start falls at or after the run's end or
 //! its group's `stop` never starts: its row in the flow table shows the start it would have had, and it is
-//! never active. Validation (`ScenarioSpec::validate`) refuses a Poisson group whose *mean* last arrival,
+//! never active. Validation (`UncheckedSpec::check_rules`) refuses a Poisson group whose *mean* last arrival,
 //! `start + count × mean_interval`, is after the end (most of its flows would never start: the scenario is
 //! mis-sized), and a uniform window that reaches past the end; a few late draws of a Poisson process are
 //! allowed and counted (`flows_not_started` in the summary of dynamic traffic).
@@ -42,7 +42,7 @@ use ccfair_core::rng::StreamId;
 use ccfair_core::{FieldError, Rng};
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{GroupSpec, ScenarioSpec, format_duration_ns};
+use crate::spec::{Algorithm, GroupSpec, UncheckedSpec, format_duration_ns};
 
 use FieldError as E;
 
@@ -60,7 +60,7 @@ pub const DISTRIBUTIONS: [&str; 4] = ["fixed", "exponential", "pareto", "lognorm
 pub const PROCESSES: [&str; 2] = ["poisson", "uniform"];
 
 /// A group's `size`, as written: a number of bytes (`distribution` None) or a table.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SizeInput {
     #[serde(default)]
@@ -71,7 +71,7 @@ pub struct SizeInput {
 }
 
 /// A group's `arrivals`, as written (durations in ns).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArrivalsInput {
     pub process: String,
@@ -300,8 +300,8 @@ fn to_ns(t: f64) -> u64 {
 }
 
 /// The rules of a group's dynamic traffic against the run (see the module docs); `f` names a field.
-pub(crate) fn validate_group(
-    g: &GroupSpec,
+pub(crate) fn validate_group<C: Algorithm>(
+    g: &GroupSpec<C>,
     duration_ns: u64,
     f: impl Fn(&str) -> String,
 ) -> Result<(), FieldError> {
@@ -375,16 +375,22 @@ pub struct FlowPlan {
 /// How long after its group's start (and arrival) flow `flow` starts: U[0, start_jitter) from its own
 /// stream, no draw for a host without jitter (the ideal host draws nothing, so its runs are those of a
 /// simulator without hosts).
-fn start_jitter_ns(g: &GroupSpec, seed: u64, flow: u32) -> u64 {
+fn start_jitter_ns<C: Algorithm>(g: &GroupSpec<C>, seed: u64, flow: u32) -> u64 {
     match g.host.start_jitter_ns {
         0 => 0,
         window => Rng::stream(seed, StreamId::HostStart(flow)).below_u64(window),
     }
 }
 
-/// Every flow's start and size under `seed`, in flow order.
-pub fn flow_plans(spec: &ScenarioSpec, seed: u64) -> Vec<FlowPlan> {
+/// Every flow's start and size under `seed`, in flow order. A flow's start is its group's `start`, plus its
+/// arrival offset, plus `k × start_spacing` when it is the k-th flow (counted from 0 in flow order, over all
+/// groups) due at that instant, plus its start jitter: one thread starting flows due together one after
+/// the other (the host's `start_spacing`, see [`crate::host`]).
+pub fn flow_plans<C: Algorithm>(spec: &UncheckedSpec<C>, seed: u64) -> Vec<FlowPlan> {
     let mut plans = Vec::with_capacity(spec.flow_count() as usize);
+    // Flows already due at an instant, for the spacing (a scenario has few distinct instants without
+    // arrivals; with them each flow has its own).
+    let mut due: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
     for (gi, g) in spec.groups.iter().enumerate() {
         let offsets = g
             .arrivals
@@ -395,10 +401,18 @@ pub fn flow_plans(spec: &ScenarioSpec, seed: u64) -> Vec<FlowPlan> {
             let size_bytes = g
                 .size
                 .map_or(0, |s| s.draw(&mut Rng::stream(seed, StreamId::FlowSize(id))));
+            let due_ns = g.start_ns.saturating_add(arrival);
+            let spacing_ns = if g.host.start_spacing_ns > 0 {
+                let earlier = due.entry(due_ns).or_insert(0);
+                let offset = earlier.saturating_mul(g.host.start_spacing_ns);
+                *earlier += 1;
+                offset
+            } else {
+                0
+            };
             plans.push(FlowPlan {
-                start_ns: g
-                    .start_ns
-                    .saturating_add(arrival)
+                start_ns: due_ns
+                    .saturating_add(spacing_ns)
                     .saturating_add(start_jitter_ns(g, seed, id)),
                 size_bytes,
             });

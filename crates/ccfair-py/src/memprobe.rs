@@ -16,12 +16,13 @@
 //!
 //! The random indices come from a [`Rng`] stream (two in step for `prefetched`), whose instructions are in
 //! every figure; in a working set that fits in the first-level caches that is most of the cost. This module
-//! makes the accesses; the caller times them (the crate has no wall clock: `ccfair-py`'s `memory_probe`).
+//! makes the accesses; the binding's `memory_probe` times them (with the simulator's prefetch hint, so `prefetched`
+//! asks for lines as the simulation does).
 
 use ccfair_core::Rng;
 use ccfair_core::rng::StreamId;
 
-use crate::prefetch;
+use ccfair_sim::prefetch;
 
 /// How far ahead `prefetched` asks for its lines: enough accesses to keep a core's miss buffers full
 /// (a DRAM miss takes 100 to 400 ns, an access a few ns once its line is there).
