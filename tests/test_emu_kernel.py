@@ -460,7 +460,7 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
 def test_compare_with_repetitions_prints_each_backends_spread(tmp_path: Path) -> None:
     path = tmp_path / "pair.toml"
     path.write_text(
-        'duration = "3s"\n[link]\nrate = "10Mbps"\nbuffer = "1bdp"\n'
+        'duration = "3s"\n[host]\npreset = "ideal"\n[link]\nrate = "10Mbps"\nbuffer = "1bdp"\n'
         '[[flows]]\ncc = "reno"\nrtt = "20ms"\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n'
     )
     done = cli("compare", str(path), "--repetitions", "2", "--quiet")

@@ -51,6 +51,9 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        # argparse words an option's rejected value "argument --x: ..."; every other input error of this tool
+        # reads "error: <field>: <message>", so the option is named the same way.
+        message = message.removeprefix("argument ")
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
 
