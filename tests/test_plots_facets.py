@@ -173,3 +173,11 @@ def test_a_box_of_many_runs_draws_only_its_outliers(tmp_path: Path):
     np.testing.assert_allclose(sorted(dots["runs:link.aqm = codel"][:, 1]), sorted(few))
     assert sorted(outliers(many)) == [0.2, 0.3]
     assert "only the outliers" in fig._suptitle.get_text()
+
+
+def test_a_zipped_axis_on_x_shows_its_partners_values_under_each_tick(zipped):
+    fig = relgoodput(zipped, x="flows[0].rtt")
+    for ax in _panels(fig):
+        ticks = [t.get_text() for t in ax.get_xticklabels()]
+        assert ticks == [f"{r.removesuffix('ms')}\n{PARTNER[r]}" for r in ("10ms", "40ms")]
+        assert ax.get_xlabel().endswith("\nunder each: flows[1].rtt")

@@ -9,7 +9,7 @@ A results directory's ``runs`` table holds each varied scenario path as a column
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,9 +122,24 @@ class Sweep:
         return []
 
     def axis(self, path: str, frame: pd.DataFrame | None = None) -> Axis:
-        """The display axis of ``path`` over the values in ``frame`` (default: the done runs)."""
+        """The display axis of ``path`` over the values in ``frame`` (default: the done runs), with the
+        values its zipped partners take at each of its values (from the done runs where ``frame`` lacks
+        them)."""
         frame = self.done if frame is None else frame
-        return make_axis(path, frame[column_name(path)].tolist(), self.plan_order(path))
+        col = column_name(path)
+        axis = make_axis(path, frame[col].tolist(), self.plan_order(path))
+        named = []
+        for partner in self.zipped(path)[1:]:
+            other = column_name(partner)
+            source = frame if other in frame.columns else self.done
+            if other not in source.columns:
+                continue
+            texts = tuple(
+                " / ".join(value_text(v) for v in source.loc[source[col] == value, other].dropna().unique())
+                for value in axis.values
+            )
+            named.append((partner, texts))
+        return replace(axis, partners=tuple(named)) if named else axis
 
     def varied(self) -> list[str]:
         """The axes that vary among the done runs, one path per dimension (the first of a zip group)."""
