@@ -92,6 +92,38 @@ def test_metric_verdict_needs_two_samples_to_decide():
     assert metric_verdict([0.0, 0.01, 0.0, 0.01], 0.05)[2] == PASS
 
 
+def test_the_harm_figure_numbers_each_scenario_and_its_key_names_them():
+    """Two hand-made scenarios: each point carries its scenario's number, and the key under the panels says
+    which scenario (as the table names it) and verdict each number is."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ccfair.studies.figures import harm_figure
+    from ccfair.studies.harm import scenario_label
+
+    first = _frame(10e6, [5.0e6, 5.1e6, 4.9e6], [4.0e6, 4.1e6, 3.9e6])
+    second = _frame(10e6, [5e6, 6e6, 4e6], [5e6, 6e6, 4e6]).assign(cell=lambda f: f["cell"] + 3)
+    coordinates = [
+        {"aqm": "fifo", "buffer": "1bdp", "rtt": "20ms", "flows": 1},
+        {"aqm": "fq_codel", "buffer": "4bdp", "rtt": "40ms", "flows": 4},
+    ]
+    result = harm_from_frame(pd.concat([first, second]), coordinates, repetitions=3)
+    fig = harm_figure(result, "harm of x to y")
+    throughput = fig.axes[0]
+    numbers = {t.get_gid(): t for t in throughput.texts}
+    for s in result.scenarios:
+        m = s.metrics["throughput"]
+        label = numbers[f"scenario:throughput:{s.scenario + 1}"]
+        assert label.get_text() == str(s.scenario + 1)
+        assert label.xy == (m.self_harm, m.new_harm)  # beside its own point
+    key = "\n".join(t.get_text() for t in fig.texts if str(t.get_gid()).startswith("scenario-key"))
+    assert key.splitlines() == [
+        f"1: {scenario_label(coordinates[0])} ({FAIL})",
+        f"2: {scenario_label(coordinates[1])} ({PASS})",
+    ]
+    assert "fq_codel 4bdp 40ms x4" in key
+
+
 def test_reno_passes_against_reno_and_aggressive_cubic_fails(tmp_path):
     out = tmp_path / "results"
     done = ccfair_cli(
@@ -119,6 +151,8 @@ def test_reno_passes_against_reno_and_aggressive_cubic_fails(tmp_path):
     # The same incumbent, an aggressive newcomer: only the newcomer's 12 runs are new.
     scenario = tmp_path / "aggressive.toml"
     scenario.write_text(AGGRESSIVE)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     done = ccfair_cli(
         "harm",
         str(scenario),
@@ -131,10 +165,14 @@ def test_reno_passes_against_reno_and_aggressive_cubic_fails(tmp_path):
         "--out",
         str(out),
         "--json",
-        "--figure",
-        str(tmp_path / "aggr.png"),
+        cwd=elsewhere,
     )
     assert done.returncode == 0, done.stderr
+    # Without --figure the figure goes into the results directory, named after the study's vs plan, and
+    # nothing into the current directory.
+    assert not list(elsewhere.iterdir())
+    (figure,) = out.glob("harm-quick-reno-*-vs-cubic-*.png")
+    assert figure.stat().st_size > 10_000 and f"figure: {figure}" in done.stderr
     aggressive = json.loads(done.stdout)
     assert aggressive["verdict"] == FAIL and aggressive["counts"][FAIL] == 2
     for s in aggressive["scenarios"]:

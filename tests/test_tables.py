@@ -1,6 +1,7 @@
 import math
 
 import ccfair
+from ccfair.catalog import L4S_QUEUE_DISCIPLINES, has_l4s_queue, queue_discipline_names
 from ccfair.columns import summary_pairs
 from ccfair.plots.html_report import run_section
 from ccfair.report import MAX_FLOW_ROWS, run_report
@@ -83,6 +84,36 @@ def test_a_run_with_ecn_shows_its_marks_and_both_queues_sojourn():
 def test_a_run_without_ecn_shows_no_ecn_lines():
     text = run_report(ccfair.run(small(duration="1s")))
     assert "CE marks" not in text and "sojourn p99" in text and "L4S" not in text and "classic" not in text
+
+
+def _summary_lines(text: str) -> dict[str, str]:
+    return dict(
+        (line[:21].strip(), line[21:].strip()) for line in text.split("Summary\n")[1].splitlines() if line
+    )
+
+
+def test_a_dual_queue_run_without_l4s_traffic_shows_its_l4s_queue_empty():
+    """Classic Cubic alone through DualPI2: no ECN anywhere, yet the L4S lines are shown, since the queue
+    discipline has an L4S queue and its staying empty is what the reader looks for; the same traffic
+    through FIFO shows none."""
+    dual = small(duration="1s", link={"rate": "10Mbps", "buffer": "1bdp", "aqm": "dualpi2"})
+    dual["flows"] = [{"cc": "cubic", "rtt": "20ms"}]
+    result = ccfair.run(dual)
+    summary = result.summary
+    assert summary["queue_sojourn_l4s_p99_ns"] is None and summary["queue_sojourn_classic_p99_ns"] > 0
+    shown = _summary_lines(run_report(result))
+    assert shown["L4S sojourn p99"] == "- (no L4S packet)"
+    assert shown["classic sojourn p99"] == f"{summary['queue_sojourn_classic_p99_ns'] / 1e6:.2f} ms"
+    assert shown["CE marks"] == f"{summary['marks']:,}"
+    assert "L4S sojourn p99" in result._repr_html_()  # the notebook view decides the same way
+    fifo = {**dual, "link": {**dual["link"], "aqm": "fifo"}}
+    assert "L4S" not in run_report(ccfair.run(fifo))
+
+
+def test_the_l4s_queue_flag_names_queue_disciplines_of_the_catalog():
+    assert L4S_QUEUE_DISCIPLINES <= set(queue_discipline_names())
+    assert has_l4s_queue("dualpi2") and has_l4s_queue("vdq_csaqm")
+    assert not has_l4s_queue("step") and not has_l4s_queue("fifo")
 
 
 def test_the_event_rate_says_what_the_run_did():

@@ -34,6 +34,17 @@ def queue_discipline_names() -> list[str]:
     return [q["name"] for q in catalog()["queue_disciplines"]]
 
 
+L4S_QUEUE_DISCIPLINES = frozenset({"dualpi2", "vdq_csaqm"})
+"""The queue disciplines with a queue of their own for L4S packets (ECT(1)) beside the classic one: DualPI2's
+L-queue, VDQ-CSAQM's L4S queue. Step marking is L4S-style marking of a single queue and is not one."""
+
+
+def has_l4s_queue(name: str) -> bool:
+    """Whether the queue discipline ``name`` keeps L4S packets in a queue of their own, so that a run
+    through it has two queues' sojourns to report, an empty L-queue included."""
+    return name in L4S_QUEUE_DISCIPLINES
+
+
 def output_table(name: str) -> list[dict[str, Any]]:
     """The columns of output table ``name`` (``flows``, ``timeseries``, ``queue``, ``totals``), in output
     order; kernel-only columns last."""

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ccfair.analysis import schema
+from ccfair.catalog import has_l4s_queue
 from ccfair.tables import MISSING, Column, fixed, integer, is_missing, text, yes_no
 
 
@@ -30,8 +31,11 @@ def text_column(column: schema.Column) -> Column:
 
 def shows_ecn(scenario: Any, summary: Mapping[str, Any]) -> bool:
     """Whether text tables show a run's ECN values (the columns declared ``ecn``: CE marks, marking ratios,
-    the L4S and classic sojourn): some flow group negotiates ECN, or the run saw a CE mark or an L4S
-    packet."""
+    the L4S and classic sojourn): the queue discipline has an L4S queue (:func:`ccfair.catalog.has_l4s_queue`:
+    its L-queue is reported even when nothing entered it, which is a result), some flow group negotiates
+    ECN, or the run saw a CE mark or an L4S packet."""
+    if has_l4s_queue(scenario.link.aqm.name):
+        return True
     if any(getattr(g, "ecn", "off") != "off" for g in scenario.flows):
         return True
     marks = summary.get("marks")
@@ -67,7 +71,7 @@ def summary_pairs(summary: Mapping[str, Any], ecn: bool = False) -> list[tuple[s
         if c.shown.digits is None:
             shown = integer(value)
         elif is_missing(value):
-            shown = MISSING
+            shown = c.shown.missing or MISSING
         else:
             unit = f" {c.shown.unit}" if c.shown.unit else ""
             shown = fixed(c.shown.digits, c.shown_scale())(value) + unit

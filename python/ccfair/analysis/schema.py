@@ -54,12 +54,14 @@ def shown_scale(unit: str, shown_unit: str) -> float:
 @dataclass(frozen=True)
 class Shown:
     """How text tables (the command line, the notebook, the HTML report) show a value: its label (a table
-    header is the label and the unit), the unit it is shown in ("": as stored, the unit not named), and its
-    decimals (None: a whole number with thousands separators, or text for a text column)."""
+    header is the label and the unit), the unit it is shown in ("": as stored, the unit not named), its
+    decimals (None: a whole number with thousands separators, or text for a text column), and what a missing
+    summary value reads as when it says something (None: ``-``)."""
 
     label: str
     unit: str = ""
     digits: int | None = None
+    missing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,7 @@ SUMMARY = (
         "ns",
         "99th percentile sojourn of L4S flows' packets (ECN mode l4s, ECT(1)); null without any: with "
         "the next, the two queues' delays under a DualQ AQM such as DualPI2",
-        Shown("L4S sojourn p99", "ms", 2),
+        Shown("L4S sojourn p99", "ms", 2, missing="- (no L4S packet)"),
         Plotted("p99 L4S queue sojourn", "ms", NON_NEGATIVE),
         ecn=True,
     ),
@@ -371,7 +373,7 @@ SUMMARY = (
         "<f8",
         "ns",
         "99th percentile sojourn of the other flows' packets; null without any",
-        Shown("classic sojourn p99", "ms", 2),
+        Shown("classic sojourn p99", "ms", 2, missing="- (no classic packet)"),
         Plotted("p99 classic queue sojourn", "ms", NON_NEGATIVE),
         ecn=True,
     ),

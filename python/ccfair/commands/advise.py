@@ -70,7 +70,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--aqms", help=f"queue disciplines to search (default: {','.join(DEFAULT_AQMS)})")
     p.add_argument("--buffers", help=f"buffer sizes to search (default: {','.join(DEFAULT_BUFFERS)})")
     p.add_argument("--duration", default="30s", help="each run's length (default 30s)")
-    add_figure_option(p, "advise.png", "the figure of the front")
+    add_figure_option(p, "the figure of the front")
     add_sweep_options(p)
     p.set_defaults(handler=cmd_advise)
 
@@ -126,7 +126,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     constraints = {"min_jain": min_jain, "max_delay_ms": max_delay_ms, "min_utilization": min_util}
     plan = advise_plan(args.rate, rtts, mix, duration, aqms, buffers, constraints)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
-    figure = check_figure(args.figure)
+    figure = check_figure(args.figure, out, plan.name)
     if args.dry_run:
         return dry_run([plan], out, args)
     run_plans([plan], out, args)

@@ -68,21 +68,30 @@ def add_sweep_options(p: argparse.ArgumentParser, out_default: str | None = "res
     add_limit_options(p)
 
 
-def add_figure_option(p: argparse.ArgumentParser, default: str, what: str) -> None:
+def add_figure_option(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--figure",
         metavar="FILE",
-        default=default,
-        help=f"{what}, .png, .svg or .pdf (default {default}; - for none)",
+        default=None,
+        help=f"{what}, .png, .svg or .pdf (default: PLAN.png in the --out directory, PLAN the study's plan; "
+        "- for none)",
     )
 
 
-def check_figure(path: str) -> Path | None:
-    """The ``--figure`` path, checked before any run (None for ``-``)."""
+def check_figure(path: str | None, out: Path, plan: str) -> Path | None:
+    """The ``--figure`` path, checked before any run (None for ``-``). By default the figure goes into the
+    results directory ``out`` beside the runs it shows, named after the study's plan (``plan``), so that
+    studies sharing a directory keep their own figures."""
     if path == "-":
         return None
     from ccfair.plots.output import check_figure_path  # pandas, DuckDB: not when the parser loads
 
+    if path is None:
+        target = out / f"{plan}.png"
+        if not out.is_dir():  # made by the runs; save_figure checks the file again
+            return target
+        check_figure_path(target, "--figure")
+        return target
     check_figure_path(path, "--figure")
     return Path(path)
 
@@ -130,7 +139,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default=None,
         help="harm the newcomer may do beyond the incumbent's own before it fails the bar (default 0.05)",
     )
-    add_figure_option(p, "harm.png", "the summary figure")
+    add_figure_option(p, "the summary figure: each scenario's harm, numbered, with a key")
     add_sweep_options(p)
     p.set_defaults(handler=cmd_harm)
 
@@ -201,7 +210,7 @@ def cmd_harm(args: argparse.Namespace) -> int:
     tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
     plans = harm_plans(suite, incumbent, newcomer, args.backend)
     out = check_out_dir(args.out, RESULTS_KIND, replace=False)
-    figure = check_figure(args.figure)
+    figure = check_figure(args.figure, out, plans.vs.name)
     ordered = [plans.solo, plans.self_, plans.vs]
     note_kernel_jobs(plans.vs, args.jobs, args.quiet)
     options = {"incumbent": "--against", "newcomer": "--new" if _from_file(args) else "NEWCOMER"}

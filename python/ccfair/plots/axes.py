@@ -45,19 +45,29 @@ class Axis:
     unit: str
     numeric: bool
     log: bool
+    # The paths zipped with this one ([[zip]]), each with its value at each of ``values`` (as text).
+    partners: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def label(self) -> str:
-        return path_label(self.path, self.unit)
+        label = path_label(self.path, self.unit)
+        if self.partners:
+            label += f"\nunder each: {', '.join(p for p, _ in self.partners)}"
+        return label
 
     def position(self, value: Any) -> float:
         return self.positions[self.values.index(value)]
 
     def tick_labels(self) -> list[str]:
-        """Numbers in the axis unit for numeric axes (the unit is in the label), else the stored values."""
+        """Numbers in the axis unit for numeric axes (the unit is in the label), else the stored values;
+        under each, the values its zipped partners take with it."""
         if self.numeric:
-            return [f"{p:g}" for p in self.positions]
-        return [value_text(v) for v in self.values]
+            ticks = [f"{p:g}" for p in self.positions]
+        else:
+            ticks = [value_text(v) for v in self.values]
+        for _, texts in self.partners:
+            ticks = [f"{t}\n{partner}" for t, partner in zip(ticks, texts, strict=True)]
+        return ticks
 
 
 def value_text(value: Any) -> str:

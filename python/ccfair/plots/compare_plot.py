@@ -75,6 +75,8 @@ def compare_table(
         for values in _product([list(ax.values) for ax in axes]):
             if values not in order:
                 order.append(values)
+    # The paths zipped with an aligned axis name its cells too (their values follow from it).
+    partners = [q for p in common for q in sa.zipped(p)[1:] if column_name(q) in sa.runs.columns]
     rows = []
     for key in order:
         row: dict[str, object] = dict(zip(common, (value_text(v) for v in key), strict=True))
@@ -84,6 +86,9 @@ def compare_table(
             for col, value in zip(cols, key, strict=True):
                 mask &= (done[col] == value).to_numpy()
             part = done[mask]
+            for q in partners:
+                if q not in row and column_name(q) in part.columns and not part.empty:
+                    row[q] = value_text(part[column_name(q)].iloc[0])
             summary = summarize(part[name].to_numpy(dtype=float), metric_bounds(name, part))
             row.update(
                 {
@@ -98,8 +103,9 @@ def compare_table(
             rows.append(row)
     table = pd.DataFrame(rows)
     table["difference"] = table["mean_b"] - table["mean_a"]
+    shown = [q for p in common for q in (p, *sa.zipped(p)[1:]) if q in table.columns]
     table.attrs.update(
-        {"metric": name, "axes": common, "pooled": only, "a": _label(sa, None), "b": _label(sb, None)}
+        {"metric": name, "axes": shown, "pooled": only, "a": _label(sa, None), "b": _label(sb, None)}
     )
     return table
 

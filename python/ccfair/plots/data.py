@@ -9,7 +9,7 @@ A results directory's ``runs`` table holds each varied scenario path as a column
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +48,21 @@ class Sweep:
 
     def dimension(self, path: str) -> set[str]:
         """The columns of ``path`` and of the paths zipped with it."""
+        return {column_name(p) for p in self.zipped(path)}
+
+    def zipped(self, path: str) -> tuple[str, ...]:
+        """``path`` and, after it in plan order, the paths of its ``[[zip]]`` group: what one value of the
+        dimension is named by (``("flows[0].rtt", "flows[1].rtt")``); ``(path,)`` outside a zip."""
         col = column_name(path)
         for group in self.linked:
-            columns = {column_name(p) for p in group}
-            if col in columns:
-                return columns
-        return {col}
+            if col in {column_name(p) for p in group}:
+                return (path, *(p for p in group if column_name(p) != col))
+        return (path,)
+
+    def dimension_name(self, path: str) -> str:
+        """``"flows[0].rtt with flows[1].rtt"`` for a zipped dimension, else ``path``."""
+        first, *others = self.zipped(path)
+        return f"{first} with {', '.join(others)}" if others else first
 
     @property
     def done(self) -> pd.DataFrame:
@@ -113,9 +122,24 @@ class Sweep:
         return []
 
     def axis(self, path: str, frame: pd.DataFrame | None = None) -> Axis:
-        """The display axis of ``path`` over the values in ``frame`` (default: the done runs)."""
+        """The display axis of ``path`` over the values in ``frame`` (default: the done runs), with the
+        values its zipped partners take at each of its values (from the done runs where ``frame`` lacks
+        them)."""
         frame = self.done if frame is None else frame
-        return make_axis(path, frame[column_name(path)].tolist(), self.plan_order(path))
+        col = column_name(path)
+        axis = make_axis(path, frame[col].tolist(), self.plan_order(path))
+        named = []
+        for partner in self.zipped(path)[1:]:
+            other = column_name(partner)
+            source = frame if other in frame.columns else self.done
+            if other not in source.columns:
+                continue
+            texts = tuple(
+                " / ".join(value_text(v) for v in source.loc[source[col] == value, other].dropna().unique())
+                for value in axis.values
+            )
+            named.append((partner, texts))
+        return replace(axis, partners=tuple(named)) if named else axis
 
     def varied(self) -> list[str]:
         """The axes that vary among the done runs, one path per dimension (the first of a zip group)."""
@@ -336,12 +360,22 @@ def facet_axes(
     return out
 
 
+Values = tuple[tuple[str, Any], ...]
+"""(path, value) pairs."""
+
+
 @dataclass(frozen=True)
 class Panel:
-    """One panel of a faceted figure: its facet values (path -> value) and its rows."""
+    """One panel of a faceted figure: its facet values per dimension (a facet axis and the paths zipped
+    with it, each ``(path, value)``) and its rows."""
 
-    values: tuple[tuple[str, Any], ...]
+    groups: tuple[Values, ...]
     frame: pd.DataFrame
+
+    @property
+    def values(self) -> Values:
+        """Every (path, value) of the panel, zipped partners included."""
+        return tuple(pair for group in self.groups for pair in group)
 
     @property
     def title(self) -> str:
@@ -361,17 +395,33 @@ def line_axes(
     return x, sweep.varied_column(x, "--x"), facet_axes(sweep, [x], facet, average)
 
 
+def dimension_points(sweep: Sweep, frame: pd.DataFrame, path: str) -> list[Values]:
+    """The values of ``path``'s dimension among ``frame``'s rows, each as the (path, value) pairs of
+    :meth:`Sweep.zipped` (one pair outside a zip), in display order: by ``path``'s axis, then by its
+    partners'."""
+    paths = sweep.zipped(path)
+    columns = [column_name(p) for p in paths]
+    axes = [sweep.axis(p, frame) for p in paths]
+    present = frame[columns].dropna().drop_duplicates()
+    points = [tuple(row) for row in present.itertuples(index=False, name=None)]
+    points.sort(key=lambda point: tuple(a.position(v) for a, v in zip(axes, point, strict=True)))
+    return [tuple(zip(paths, point, strict=True)) for point in points]
+
+
 def split_panels(sweep: Sweep, frame: pd.DataFrame, facets: Sequence[str]) -> list[Panel]:
-    """``frame`` split by the facet axes, in the axes' display order; combinations without rows are left
-    out (excluded cells)."""
-    combos: list[tuple[tuple[str, Any], ...]] = [()]
+    """``frame`` split by the facet axes, in the axes' display order; a zipped axis splits by the values of
+    its whole group, which the panel names. Combinations without rows are left out (excluded cells)."""
+    needed = [column_name(p) for path in facets for p in sweep.zipped(path)]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing and "run_id" in frame.columns:
+        frame = with_runs(frame, sweep.done, missing)  # the zipped partners' values, to name them
+    combos: list[tuple[Values, ...]] = [()]
     for path in facets:
-        axis = sweep.axis(path, frame)
-        combos = [(*c, (path, v)) for c in combos for v in axis.values]
+        combos = [(*c, point) for c in combos for point in dimension_points(sweep, frame, path)]
     out = []
     for combo in combos:
         mask = pd.Series(True, index=frame.index)
-        for path, value in combo:
+        for path, value in (pair for group in combo for pair in group):
             mask &= frame[column_name(path)] == value
         if mask.any():
             out.append(Panel(combo, frame[mask]))

@@ -73,9 +73,12 @@ def groups(
             )
     elif by == "cell":
         for i, ((plan, cell), part) in enumerate(runs.groupby(["_plan", "cell"], sort=True)):
+            own = next(s for s in sweeps if s.plan == plan)
             where = ", ".join(
-                f"{p} = {value_text(part[column_name(p)].iloc[0])}"
-                for p in next(s for s in sweeps if s.plan == plan).varied()
+                f"{q} = {value_text(part[column_name(q)].iloc[0])}"
+                for p in own.varied()
+                for q in own.zipped(p)
+                if column_name(q) in part.columns
             )
             label = (f"{plan}: " if len(sweeps) > 1 else "") + (where or f"cell {cell}")
             out.append(
@@ -128,6 +131,20 @@ def cdf(
     return fig
 
 
+MAX_BOX_DOTS = 50
+"""A box of more runs than this draws only its outliers as dots: hundreds of jittered dots hide the box."""
+WHISKER_IQR = 1.5
+
+
+def outliers(values: np.ndarray) -> np.ndarray:
+    """The values beyond the whiskers, more than :data:`WHISKER_IQR` interquartile ranges outside the
+    quartiles (as matplotlib's boxplot draws them)."""
+    q1, q3 = np.percentile(values, [25, 75])
+    reach = WHISKER_IQR * (q3 - q1)
+    beyond: np.ndarray = values[(values < q1 - reach) | (values > q3 + reach)]
+    return beyond
+
+
 def box(
     data: Sweep | Results | pd.DataFrame | str | Path,
     metric: str = "jain_index",
@@ -135,23 +152,37 @@ def box(
     plans: list[str] | None = None,
 ) -> Figure:
     """Box plots of ``metric`` over the runs of each group (quartiles, whiskers to 1.5 IQR), the runs as
-    dots over them (see :func:`groups`)."""
+    dots over them; a box of more than :data:`MAX_BOX_DOTS` runs shows only its outliers as dots (see
+    :func:`groups`)."""
     found, by = groups(data, metric, by, plans)
     info = metric_label(metric)
     rng = np.random.default_rng(0)
     with paper_style():
         fig, (ax,) = panel_grid(1, (max(3.0, 0.6 * len(found) + 1.5), 3.0))
-        parts = ax.boxplot([g.values for g in found], widths=0.5, showfliers=False, patch_artist=True)
+        parts = ax.boxplot(
+            [g.values for g in found], widths=0.5, whis=WHISKER_IQR, showfliers=False, patch_artist=True
+        )
         for patch, g in zip(parts["boxes"], found, strict=True):
             patch.set_facecolor(g.color)
             patch.set_alpha(0.3)
             patch.set_gid(f"box:{g.label}")
+        crowded = False
         for i, g in enumerate(found, start=1):
-            jitter = rng.uniform(-0.12, 0.12, size=g.values.size)
+            many = g.values.size > MAX_BOX_DOTS
+            crowded |= many
+            shown = outliers(g.values) if many else g.values
+            jitter = rng.uniform(-0.12, 0.12, size=shown.size)
             ax.scatter(
-                i + jitter, g.values, s=8, color=g.color, alpha=0.7, linewidths=0, gid=f"runs:{g.label}"
+                i + jitter,
+                shown,
+                s=8,
+                color=g.color,
+                alpha=0.7,
+                linewidths=0,
+                gid=f"{'outliers' if many else 'runs'}:{g.label}",
             )
         ax.set_xticks(range(1, len(found) + 1), [plain(g.label) for g in found], rotation=30, ha="right")
         ax.set_ylabel(plain(info.label))
-        fig.suptitle(plain(f"{info.label} across runs, by {by} (box: quartiles; dots: runs)"))
+        dots = f"dots: runs, only the outliers of boxes of over {MAX_BOX_DOTS}" if crowded else "dots: runs"
+        fig.suptitle(plain(f"{info.label} across runs, by {by} (box: quartiles; {dots})"))
     return fig

@@ -33,7 +33,8 @@ GRID = np.linspace(-1.0, 1.0, 401)
 
 def fness_runs(sweep: Sweep) -> pd.DataFrame:
     """The done two-flow runs with their fness: ``run_id``, ``fness``, ``pair`` (``"reno vs cubic"``: flow 0
-    vs flow 1), ``order`` (which flow started first), ``cc0``, ``cc1``."""
+    vs flow 1), ``order`` (which flow started first), ``cc0``, ``cc1``, and ``label0``, ``label1`` (the
+    flows' labels, None where the scenario gives none)."""
     done = sweep.done
     runs = (
         done[np.isfinite(done["fness"].to_numpy(dtype=float))] if "fness" in done.columns else done.iloc[:0]
@@ -65,9 +66,29 @@ def fness_runs(sweep: Sweep) -> pd.DataFrame:
                 "order": order,
                 "cc0": a["cc"],
                 "cc1": b["cc"],
+                "label0": _label(a),
+                "label1": _label(b),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _label(flow: pd.Series) -> str | None:
+    label = flow.get("label")
+    return label if isinstance(label, str) and label else None
+
+
+def side_names(part: pd.DataFrame) -> tuple[str, str]:
+    """What the ends of a panel's fness axis name: the two congestion controls; for a pair of the same one,
+    the flows' labels when the scenario gives them two different ones, else ``flow 0`` and ``flow 1``
+    (``-1: cubic takes all, +1: cubic takes all`` would say nothing)."""
+    cc0, cc1 = str(part["cc0"].iloc[0]), str(part["cc1"].iloc[0])
+    if cc0 != cc1:
+        return cc0, cc1
+    labels = [part[f"label{i}"].dropna().unique() for i in (0, 1)]
+    if all(len(values) == 1 for values in labels) and labels[0][0] != labels[1][0]:
+        return f"flow 0 ({labels[0][0]})", f"flow 1 ({labels[1][0]})"
+    return "flow 0", "flow 1"
 
 
 def fness(
@@ -118,10 +139,11 @@ def fness(
             )
             ax.set_ylim(-0.4, len(orders) - 0.2)
             ax.set_xlim(-1.05, 1.05)
-            set_panel_title(ax, panel.values)
+            set_panel_title(ax, panel.groups)
             title = ax.get_title()
             ax.set_title(plain(f"flow 0: {cc0}, flow 1: {cc1}") + (f"\n{title}" if title else ""))
-            ax.set_xlabel(plain(f"fness (-1: {cc0} takes all, +1: {cc1} takes all)"))
+            first, second = side_names(part)
+            ax.set_xlabel(plain(f"fness (-1: {first} takes all, +1: {second} takes all)"))
         note = pooled_note(sweep, facets, "runs pooled over")
         fig.suptitle(
             plain(

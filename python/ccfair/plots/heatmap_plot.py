@@ -160,7 +160,7 @@ def heatmap(
             color_ticks(ax.get_yticklabels(), y_axis)
             ax.set_xlabel(plain(x_axis.label))
             ax.grid(False)
-            set_panel_title(ax, panel.values)
+            set_panel_title(ax, panel.groups)
         axes[0].set_ylabel(plain(y_axis.label))
         for ax in axes[1:]:
             ax.tick_params(labelleft=True)

@@ -24,7 +24,7 @@ from ccfair.plots.data import (
 )
 from ccfair.plots.labels import metric, plain
 from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
+from ccfair.plots.panels import figure_legend, outer_labels, panel_grid, set_panel_title
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.scenario import HEADER_BYTES
 from ccfair.sweep.paths import column_name
@@ -69,7 +69,7 @@ def relgoodput(
     rtt_rank = {r: i for i, r in enumerate(sorted({r for _, r in keys}))}
     kinds: list[str] = []
     with paper_style():
-        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharey=True)
+        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharex=True, sharey=True)
         for ax, panel in zip(axes, panels, strict=True):
             part = panel.frame
             for k, (cc, rtt_ns) in enumerate(keys):
@@ -106,8 +106,9 @@ def relgoodput(
                     label=f"fair share ({mtu - HEADER_BYTES}/{mtu} = {fair:.3f}: goodput excludes headers)",
                 )
             apply_x(ax, x_axis)
-            set_panel_title(ax, panel.values)
+            set_panel_title(ax, panel.groups)
         axes[0].set_ylabel(metric("relative_goodput").label)
+        outer_labels(axes)
         figure_legend(fig, axes, "class")
         note = pooled_note(sweep, [x, *facets])
         fig.suptitle(

@@ -24,7 +24,7 @@ from ccfair.plots.data import (
 )
 from ccfair.plots.labels import plain
 from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
+from ccfair.plots.panels import figure_legend, outer_labels, panel_grid, set_panel_title
 from ccfair.plots.style import cc_style, paper_style
 from ccfair.sweep.paths import column_name
 
@@ -67,7 +67,7 @@ def share(
     panels = split_panels(sweep, frame, facets)
     kinds: list[str] = []
     with paper_style():
-        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharey=True)
+        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharex=True, sharey=True)
         for ax, panel in zip(axes, panels, strict=True):
             part = panel.frame
             for k, name in enumerate(ccs):
@@ -107,9 +107,10 @@ def share(
                 )
             apply_x(ax, x_axis)
             ax.set_ylim(0, 1.05)
-            set_panel_title(ax, panel.values)
+            set_panel_title(ax, panel.groups)
         axes[0].set_ylabel("share of total goodput")
         mark = "dashed" if x_axis.numeric else "bar"
+        outer_labels(axes)
         figure_legend(fig, axes, f"CCA ({mark}: equal sharing)")
         note = pooled_note(sweep, [x, *facets])
         who = f"{cc}'s" if cc else "each CCA's"

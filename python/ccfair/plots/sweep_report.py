@@ -12,7 +12,7 @@ import pandas as pd
 from ccfair.analysis.stats import SMALL_N, summarize
 from ccfair.plots.axes import value_text
 from ccfair.plots.data import Sweep, default_axes
-from ccfair.plots.distribution_plot import box
+from ccfair.plots.distribution_plot import MAX_BOX_DOTS, box
 from ccfair.plots.fness_plot import fness
 from ccfair.plots.heatmap_plot import heatmap, metric_bounds
 from ccfair.plots.html_report import FigureJob, Section, Table, draw
@@ -218,7 +218,7 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
         return [a for a in axes if a not in shown]
 
     def per(rest: Sequence[str]) -> str:
-        return f", one panel per {' x '.join(rest)}" if rest else ""
+        return f", one panel per {' x '.join(map(sweep.dimension_name, rest))}" if rest else ""
 
     if len(axes) >= 2:
         hx, hy = default_axes(sweep, ("--x", "--y"), (None, None), "heatmap")
@@ -226,7 +226,8 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
             jobs.append(
                 FigureJob(
                     f"heatmap-{name}-{key}",
-                    f"Heatmap of {name} over {hx} x {hy}{per(others(hx, hy))}",
+                    f"Heatmap of {name} over {sweep.dimension_name(hx)} x {sweep.dimension_name(hy)}"
+                    f"{per(others(hx, hy))}",
                     "Each cell: the mean over its done runs, with the 95 % confidence half width (or the "
                     f"min-max range for up to {SMALL_N} runs). The colour scale spans the data's range.",
                     partial(heatmap, sweep, name, hx, hy),
@@ -236,7 +237,7 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
         jobs.append(
             FigureJob(
                 f"relgoodput-{i}-{key}",
-                f"Relative goodput per class against {x}{per(others(x))}",
+                f"Relative goodput per class against {sweep.dimension_name(x)}{per(others(x))}",
                 "Class mean goodput over the fair share (link rate / active flows); mean over runs with "
                 "the 95 % CI, or the runs (dots) and their range when there are few. Dotted: perfect "
                 "sharing, the payload fraction of a packet (goodput excludes headers).",
@@ -246,7 +247,7 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
         jobs.append(
             FigureJob(
                 f"share-{i}-{key}",
-                f"Share of goodput per CCA against {x}{per(others(x))}",
+                f"Share of goodput per CCA against {sweep.dimension_name(x)}{per(others(x))}",
                 "Solid: each congestion control's share of the total goodput (mean; 95 % CI, or the runs "
                 "and their range when there are few); dashed: its share with equal sharing.",
                 partial(share, sweep, x),
@@ -266,7 +267,8 @@ def figure_jobs(sweep: Sweep) -> list[FigureJob]:
         FigureJob(
             f"box-jain_index-{key}",
             "Jain's index across runs, per cell",
-            "Box: quartiles over the runs of each cell, whiskers to 1.5 IQR; dots: the runs.",
+            "Box: quartiles over the runs of each cell, whiskers to 1.5 IQR; dots: the runs (for a box of "
+            f"over {MAX_BOX_DOTS} runs, its outliers only).",
             lambda: box(sweep, "jain_index"),
         )
     )

@@ -22,7 +22,7 @@ from ccfair.errors import InputError
 from ccfair.plots.data import Sweep, as_sweep, facet_axes, pooled_note, split_panels, with_runs
 from ccfair.plots.labels import plain
 from ccfair.plots.lines import ring_identical
-from ccfair.plots.panels import figure_legend, panel_grid, set_panel_title
+from ccfair.plots.panels import figure_legend, outer_labels, panel_grid, set_panel_title
 from ccfair.plots.style import cc_style, paper_style, shades
 from ccfair.result import RunResult
 from ccfair.sweep.paths import column_name
@@ -159,11 +159,12 @@ def tput_delay(
     panels = split_panels(sweep, frame, facets)
     kinds: list[str] = []
     with paper_style():
-        fig, axes = panel_grid(len(panels), (3.2, 2.6))
+        fig, axes = panel_grid(len(panels), (3.2, 2.6), sharex=True, sharey=True)
         for ax, panel in zip(axes, panels, strict=True):
             kinds += _draw_points(ax, panel.frame, by)
             _finish(ax, delay)
-            set_panel_title(ax, panel.values)
+            set_panel_title(ax, panel.groups)
+        outer_labels(axes)
         figure_legend(fig, axes)
         note = pooled_note(sweep, facets, "runs pooled over")
         fig.suptitle(

@@ -1,7 +1,8 @@
 """The figures of ``ccfair harm`` and ``ccfair advise``.
 
 - harm: per metric, the newcomer's harm to the incumbent (y) against the incumbent's harm to itself (x), one
-  point per scenario with its 95 % intervals; the diagonal is the bar (below it: passes)
+  point per scenario with its 95 % intervals, numbered as the key under the panels names the scenarios; the
+  diagonal is the bar (below it: passes)
 - advise: the Pareto front of fairness (Jain's index) against queueing delay (p99), every configuration
   searched in grey, the front coloured by utilization, the recommendation circled
 """
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ccfair.plots.labels import plain
+from ccfair.plots.panels import new_figure
 from ccfair.plots.style import paper_style
+from ccfair.studies.harm import scenario_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -35,11 +38,24 @@ def _finite(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
-def harm_figure(result: HarmResult, title: str) -> Figure:
-    from matplotlib.figure import Figure  # only when a figure is drawn
+KEY_COLUMNS = 4
+KEY_LINE_IN = 0.15  # height of a line of the scenario key, inches
 
+
+def scenario_key(result: HarmResult) -> list[str]:
+    """``1: fifo 1bdp 20ms x1 (passes)``: what each number beside a point of the harm figure stands for."""
+    return [f"{s.scenario + 1}: {scenario_label(s.coordinates)} ({s.verdict})" for s in result.scenarios]
+
+
+def harm_figure(result: HarmResult, title: str) -> Figure:
+    """Per metric, newcomer harm against self harm, one point per scenario numbered as the key below the
+    panels names it (:func:`scenario_key`)."""
+    key = scenario_key(result)
+    key_rows = -(-len(key) // KEY_COLUMNS) if key else 0
+    key_in = KEY_LINE_IN * (key_rows + 1)
+    height_in = 8.0 + key_in
     with paper_style():
-        fig = Figure(figsize=(9.0, 8.0))
+        fig = new_figure(9.0, height_in, layout=None)
         axes = fig.subplots(2, 2).ravel()
         for ax, (metric, label) in zip(axes, METRIC_TITLES.items(), strict=True):
             lo, hi = 0.0, 1.0
@@ -56,6 +72,15 @@ def harm_figure(result: HarmResult, title: str) -> Figure:
                     color=VERDICT_COLORS.get(m.verdict, "#888888"),
                     markersize=5,
                     capsize=2,
+                    gid=f"harm:{metric}:{s.scenario + 1}",
+                )
+                ax.annotate(
+                    str(s.scenario + 1),
+                    (m.self_harm, m.new_harm),
+                    xytext=(4, 3),
+                    textcoords="offset points",
+                    fontsize=7,
+                    gid=f"scenario:{metric}:{s.scenario + 1}",
                 )
                 lo = min(lo, m.self_harm, m.new_harm)
                 hi = max(hi, m.self_harm, m.new_harm)
@@ -66,9 +91,21 @@ def harm_figure(result: HarmResult, title: str) -> Figure:
             ax.set_xlabel("harm of the incumbent to itself")
             ax.set_ylabel("harm of the newcomer to the incumbent")
         handles = [axes[0].plot([], [], "o", color=c, label=plain(v))[0] for v, c in VERDICT_COLORS.items()]
-        fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False)
+        bottom = key_in / height_in
+        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, bottom), ncol=3, frameon=False)
+        columns = [key[i * key_rows : (i + 1) * key_rows] for i in range(KEY_COLUMNS)] if key else []
+        for i, lines in enumerate(columns):
+            if lines:
+                fig.text(
+                    0.02 + i * 0.96 / KEY_COLUMNS,
+                    bottom - 0.5 * KEY_LINE_IN / height_in,
+                    plain("\n".join(lines)),
+                    va="top",
+                    fontsize=7,
+                    gid=f"scenario-key:{i}",
+                )
         fig.suptitle(plain(title))
-        fig.tight_layout(rect=(0, 0.04, 1, 0.97))
+        fig.tight_layout(rect=(0, bottom + 0.04 * 8.0 / height_in, 1, 1 - 0.03 * 8.0 / height_in))
     return fig
 
 
@@ -78,10 +115,8 @@ in the fifth decimal, which a scale over the data's own range would stretch into
 
 
 def front_figure(result: AdviceResult, title: str) -> Figure:
-    from matplotlib.figure import Figure  # only when a figure is drawn
-
     with paper_style():
-        fig = Figure(figsize=(7.5, 5.0))
+        fig = new_figure(7.5, 5.0, layout=None)
         ax = fig.subplots()
         rows = result.configs
         ax.scatter(

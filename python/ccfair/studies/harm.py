@@ -248,16 +248,21 @@ def _pm(mean: float, half: float) -> str:
     return f"{mean:.3f}" + (f" ± {half:.3f}" if math.isfinite(half) else "")
 
 
+SCENARIO_HEADER = "scenario (aqm buffer rtt flows/side)"
+
+
+def scenario_label(coordinates: dict[str, Any]) -> str:
+    """``fifo 1bdp 20ms x1``: a scenario as the table and the figure name it (:data:`SCENARIO_HEADER`)."""
+    c = coordinates
+    return f"{c['aqm']} {c['buffer']} {c['rtt']} x{c['flows']}"
+
+
 def harm_text(result: HarmResult, title: str, repetitions: int) -> str:
     """The verdict table and the overall verdict, with notes on identical repetitions and missing runs."""
     rows = []
     identical = 0
     for s in result.scenarios:
-        c = s.coordinates
-        row: dict[str, Any] = {
-            "scenario": f"{c['aqm']} {c['buffer']} {c['rtt']} x{c['flows']}",
-            "verdict": s.verdict,
-        }
+        row: dict[str, Any] = {"scenario": scenario_label(s.coordinates), "verdict": s.verdict}
         for metric, _ in METRICS:
             m = s.metrics[metric]
             row[metric] = (
@@ -268,7 +273,7 @@ def harm_text(result: HarmResult, title: str, repetitions: int) -> str:
         identical += any(m.identical for m in s.metrics.values())
         rows.append(row)
     columns = [
-        Column("scenario (aqm buffer rtt flows/side)", "scenario", text, "left"),
+        Column(SCENARIO_HEADER, "scenario", text, "left"),
         *(Column(f"{metric} harm: new vs self", metric, text, "left") for metric, _ in METRICS),
         Column("verdict", "verdict", text, "left"),
     ]

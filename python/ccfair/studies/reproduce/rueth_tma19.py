@@ -669,15 +669,13 @@ def figures(data: StudyData, plan_names: dict[str, str]) -> list[tuple[str, str,
 def _provider_figure(runs: pd.DataFrame, order: list[str], label: Any) -> Figure:
     """fness per provider (or pair) on the x axis, one panel per buffer (rows) and queue discipline
     (columns), the two start orders side by side; a point per run, a bar at each mean."""
-    from matplotlib.figure import Figure
+    from ccfair.plots.panels import new_figure  # pandas and matplotlib: only when a figure is drawn
 
     runs = runs.assign(x=label(runs))
     order = [o for o in order if (runs["x"] == o).any()]
     buffers = [b for b in ("0.5bdp", "2bdp") if (runs["link.buffer"] == b).any()]
     aqms = [a for a in ("fifo", "codel", "fq_codel") if (runs["link.aqm"] == a).any()]
-    fig = Figure(
-        figsize=(max(6.0, 0.55 * len(order) * len(aqms)), 2.6 * len(buffers) + 0.8), layout="constrained"
-    )
+    fig = new_figure(max(6.0, 0.55 * len(order) * len(aqms)), 2.6 * len(buffers) + 0.8)
     axes = fig.subplots(len(buffers), len(aqms), squeeze=False, sharey=True)
     styles = {False: ("tab:blue", "o", "flow 0 first"), True: ("tab:orange", "s", "flow 1 first")}
     for i, buffer in enumerate(buffers):
