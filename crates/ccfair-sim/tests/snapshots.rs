@@ -21,6 +21,8 @@ use sha2::{Digest, Sha256};
 struct Pinned {
     /// The per-flow counters of the `window` and `total` sections.
     counters: Vec<String>,
+    /// The `series` section's columns.
+    series: Vec<String>,
     /// The `run` section's counters, in order.
     run_counters: Vec<String>,
     /// The integer columns of the two interval series whose digests are pinned.
@@ -46,6 +48,7 @@ fn pinned() -> &'static Pinned {
         };
         Pinned {
             counters: list("counters"),
+            series: list("series"),
             run_counters: list("run_counters"),
             timeseries: list("timeseries"),
             queue: list("queue"),
@@ -240,16 +243,6 @@ fn first_seen(values: impl Iterator<Item = i128>) -> String {
 }
 
 fn flow_series(flows: &Table, series: &Table) -> Section {
-    let columns = [
-        "flow",
-        "rows",
-        "cwnd_max",
-        "cwnd_last",
-        "ssthresh_first_t_ns",
-        "drop_first_t_ns",
-        "ca_states",
-        "cc_modes",
-    ];
     let ids = series.ints("flow_id");
     let rows = flows
         .ints("flow_id")
@@ -287,7 +280,7 @@ fn flow_series(flows: &Table, series: &Table) -> Section {
     Section {
         name: "series",
         title: "per flow, from its interval rows (t: interval end; -1: never)".into(),
-        columns: columns.iter().map(|s| s.to_string()).collect(),
+        columns: pinned().series.clone(),
         rows,
     }
 }

@@ -61,6 +61,7 @@ COLUMNS_FILE = Path(__file__).resolve().parents[4] / "tests" / "snapshots" / "co
 with COLUMNS_FILE.open("rb") as _f:
     _PINNED = tomllib.load(_f)
 COUNTERS: tuple[str, ...] = tuple(_PINNED["counters"])
+SERIES_COLUMNS: tuple[str, ...] = tuple(_PINNED["series"])
 RUN_COUNTERS: tuple[str, ...] = tuple(_PINNED["run_counters"])
 TIMESERIES_COLUMNS: tuple[str, ...] = tuple(_PINNED["timeseries"])
 QUEUE_COLUMNS: tuple[str, ...] = tuple(_PINNED["queue"])
@@ -117,16 +118,6 @@ def _flow_counters(name: str, title: str, flows: pd.DataFrame, prefix: str) -> S
 
 
 def _flow_series(flows: pd.DataFrame, series: pd.DataFrame) -> Section:
-    columns = (
-        "flow",
-        "rows",
-        "cwnd_max",
-        "cwnd_last",
-        "ssthresh_first_t_ns",
-        "drop_first_t_ns",
-        "ca_states",
-        "cc_modes",
-    )
     rows = []
     for flow_id in flows["flow_id"]:
         s = series[series["flow_id"] == flow_id]
@@ -147,7 +138,7 @@ def _flow_series(flows: pd.DataFrame, series: pd.DataFrame) -> Section:
             )
         )
     return Section(
-        "series", "per flow, from its interval rows (t: interval end; -1: never)", columns, tuple(rows)
+        "series", "per flow, from its interval rows (t: interval end; -1: never)", SERIES_COLUMNS, tuple(rows)
     )
 
 
