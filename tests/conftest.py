@@ -5,15 +5,19 @@ from __future__ import annotations
 import atexit
 import copy
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from ccfair.toml_text import dumps as toml_dumps
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -50,6 +54,28 @@ SMALL: dict[str, Any] = {
 }
 
 
+RENO_20MS = {"cc": "reno", "rtt": "20ms"}
+CUBIC_20MS = {"cc": "cubic", "rtt": "20ms"}
+
+
+def plan_toml(
+    grid: dict[str, list[Any]], flows: list[dict[str, Any]], *, duration: str = "2s", **top: Any
+) -> str:
+    """A sweep plan file's text: ``flows`` for ``duration`` through a 10 Mbit/s link of one BDP (the
+    scenario's other keys, such as ``link`` or ``host``, and the plan's own keys in ``top``), and ``grid``."""
+    scenario = {"duration": duration, "link": {"rate": "10Mbps", "buffer": "1bdp"}, "flows": flows}
+    plan = {k: v for k, v in top.items() if k not in ("link", "host")}
+    scenario.update({k: v for k, v in top.items() if k in ("link", "host")})
+    return toml_dumps({**plan, "scenario": scenario, "grid": grid})
+
+
+def suite_toml(**fields: Any) -> str:
+    """A harm suite file's text: one cell (one flow, 20 ms, a 1-BDP FIFO at 10 Mbit/s), one repetition, with
+    ``fields`` added or replaced."""
+    cell = {"rate": "10Mbps", "buffers": ["1bdp"], "rtts": ["20ms"], "flow_counts": [1], "aqms": ["fifo"]}
+    return toml_dumps({**cell, "repetitions": 1, **fields})
+
+
 def small(**top: Any) -> dict[str, Any]:
     """A deep copy of the small two-flow scenario with top-level keys replaced."""
     d = copy.deepcopy(SMALL)
@@ -65,17 +91,58 @@ def default_sigint() -> None:
 
 
 def run_cli(
-    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m ccfair ARGS`` with captured text output; ``env`` adds to the environment."""
+    """``python -m ccfair ARGS`` (in ``cwd``) with captured text output; ``env`` adds to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "ccfair", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        cwd=cwd,
         env=None if env is None else {**os.environ, **env},
     )
+
+
+def assert_refused(done: subprocess.CompletedProcess[str], option: str, out: Path) -> None:
+    """Bad input to the command line: exit code 2, an error naming ``option``, and nothing at ``out``."""
+    assert done.returncode == 2 and f"error: {option}" in done.stderr, done.stderr
+    assert not out.exists()
+
+
+def read_pty_until(master: int, marker: bytes, timeout_s: float = 60) -> bytes:
+    """What the ``master`` end of a pseudo-terminal shows until ``marker`` (which must come within
+    ``timeout_s``: a progress bar's ``ETA``, say)."""
+    seen = b""
+    deadline = time.monotonic() + timeout_s
+    while marker not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 1.0)[0]:
+            seen += os.read(master, 4096)
+    assert marker in seen, seen
+    return seen
+
+
+def interrupt(proc: subprocess.Popen[Any]) -> float:
+    """Sends SIGINT to ``proc`` and waits for it: the seconds from the signal to its exit."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    return time.monotonic() - sent
+
+
+def read_pty(master: int, quiet_s: float) -> bytes:
+    """What the ``master`` end of a pseudo-terminal has to read, until silent for ``quiet_s`` or closed."""
+    text = b""
+    while select.select([master], [], [], quiet_s)[0]:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed: Linux reports EIO
+            break
+        if not chunk:
+            break
+        text += chunk
+    return text
 
 
 @pytest.fixture

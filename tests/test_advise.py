@@ -12,6 +12,7 @@ import pytest
 
 import ccfair
 from ccfair.studies.advise import Config, advise, pareto_front
+from conftest import assert_refused, run_cli
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
@@ -23,26 +24,13 @@ SEARCH = [
 SEARCH_RUNS = 10  # fifo 1 + codel 2 + fq_codel 2 variants, x 2 buffers, x 1 RTT
 
 
-def advise_cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccfair", "advise", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=cwd,
-        check=False,
-    )
+def advise_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli("advise", *args, timeout=600, cwd=cwd)
 
 
 def report_html(results: Path, path: Path) -> str:
     """The text of ``ccfair report RESULTS -o PATH``."""
-    done = subprocess.run(
-        [sys.executable, "-m", "ccfair", "report", str(results), "-o", str(path), "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_cli("report", str(results), "-o", str(path), "--quiet", timeout=600)
     assert done.returncode == 0, done.stderr
     return path.read_text()
 
@@ -133,9 +121,7 @@ def test_a_plain_plan_named_like_a_study_gets_the_plain_report(tmp_path, name):
     ],
 )
 def test_bad_input_names_the_option(tmp_path, args, field):
-    done = advise_cli(*args, "--out", str(tmp_path / "r"), cwd=tmp_path)
-    assert done.returncode == 2 and f"error: {field}" in done.stderr, done.stderr
-    assert not (tmp_path / "r").exists()
+    assert_refused(advise_cli(*args, "--out", str(tmp_path / "r"), cwd=tmp_path), field, tmp_path / "r")
 
 
 def test_dry_run_counts_the_search(tmp_path):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL_TOML, run_cli
+from conftest import SMALL_TOML, run_cli, suite_toml
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
@@ -160,16 +160,7 @@ def test_usage_errors_exit_2():
 # ------------------------------------------------------------------------ commands: every input answered
 
 
-SUITE_TOML = """\
-duration = "12s"
-measure_start = "3s"
-rate = "10Mbps"
-buffers = ["1bdp"]
-rtts = ["20ms"]
-flow_counts = [1]
-aqms = ["fifo"]
-repetitions = 1
-"""
+SUITE = {"duration": "12s", "measure_start": "3s"}
 
 TWO_GROUPS_TOML = """\
 duration = "5s"
@@ -191,9 +182,9 @@ def command_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     deep = tmp / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     huge_flows = tmp / "flows.toml"
-    huge_flows.write_text(SUITE_TOML.replace("flow_counts = [1]", "flow_counts = [100000000]"))
+    huge_flows.write_text(suite_toml(**SUITE, flow_counts=[100000000]))
     bad_aqm = tmp / "aqm.toml"
-    bad_aqm.write_text(SUITE_TOML.replace('aqms = ["fifo"]', 'aqms = ["nope"]'))
+    bad_aqm.write_text(suite_toml(**SUITE, aqms=["nope"]))
     two = tmp / "two.toml"
     two.write_text(TWO_GROUPS_TOML)
     out = ["--out", str(tmp / "out")]

@@ -23,7 +23,7 @@ from ccfair.cli import main
 from ccfair.result import RUN_FILES
 from ccfair.store.layout import RESULTS_KIND
 from ccfair.store.writer import StoreWriter
-from conftest import SMALL_TOML, small
+from conftest import SMALL_TOML, run_cli, small
 from test_sweep_support import write_plan
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
@@ -48,9 +48,7 @@ def tree(root: Path) -> dict[str, str]:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccfair", *args], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def refused(result: subprocess.CompletedProcess[str], option: str, *words: str) -> str:

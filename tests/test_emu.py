@@ -356,11 +356,17 @@ def fake_outputs(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], 
     return emu, sender, receiver
 
 
-def test_kernel_results_have_the_simulators_columns_and_dtypes() -> None:
-    sc = kernel_scenario(BBR_VS_CUBIC)
+def fake_kernel_output(document: dict[str, Any]) -> tuple[Any, Any]:
+    """The kernel scenario of ``document`` and the native output its fake endpoints' outputs collect to (a
+    run of 2.5 s of wall time)."""
+    sc = kernel_scenario(document)
     spec = sc.resolve()
     emu, sender, receiver = fake_outputs(spec)
-    native = collect.to_native(spec, collect.flow_infos(spec), emu, sender, receiver, 2.5)
+    return sc, collect.to_native(spec, collect.flow_infos(spec), emu, sender, receiver, 2.5)
+
+
+def test_kernel_results_have_the_simulators_columns_and_dtypes() -> None:
+    sc, native = fake_kernel_output(BBR_VS_CUBIC)
     kernel = RunResult.from_native(native, sc, 1)
     sim = ccfair.run({**BBR_VS_CUBIC, "flows": [{"cc": "cubic", "rtt": "50ms"}]})
     float_when_missing = {
@@ -381,10 +387,7 @@ def test_kernel_results_have_the_simulators_columns_and_dtypes() -> None:
 
 
 def test_kernel_results_compute_goodput_activity_and_counters() -> None:
-    sc = kernel_scenario(BBR_VS_CUBIC)
-    spec = sc.resolve()
-    emu, sender, receiver = fake_outputs(spec)
-    native = collect.to_native(spec, collect.flow_infos(spec), emu, sender, receiver, 2.5)
+    sc, native = fake_kernel_output(BBR_VS_CUBIC)
     r = RunResult.from_native(native, sc, 1)
     # Window 1 s .. 2 s: flow 0 got 250 kB (2 Mbps), flow 1 125 kB, flow 2 62.5 kB.
     assert r.flows["goodput_bps"].tolist() == pytest.approx([2e6, 1e6, 0.5e6])

@@ -33,7 +33,7 @@ from ccfair.emu.host import kernel_ccs
 from ccfair.scenario import kernel_scenario
 from ccfair.studies.validate.grid import PLAN_SEED
 from ccfair.sweep.identity import run_seed
-from conftest import default_sigint
+from conftest import default_sigint, run_cli, suite_toml
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -47,19 +47,6 @@ pytestmark = [
 ]
 
 
-def cli(
-    *args: str, timeout: float = 120, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccfair", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
-
-
 @pytest.fixture(scope="module", autouse=True)
 def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """`ccfair doctor` measures this host once (into a private file) so the kernel runs may start."""
@@ -69,7 +56,7 @@ def measured_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         # A burst of other work on a 2-core host can spoil one 3 s probe: try three times before giving up.
         for _attempt in range(3):
-            done = cli("doctor", "--rates", "20Mbps", "--seconds", "3")
+            done = run_cli("doctor", "--rates", "20Mbps", "--seconds", "3")
             assert "ok  network namespaces" in done.stdout and "ok  veth pairs" in done.stdout, done.stdout
             m = json.loads(path.read_text())
             probe = m["probes"][0]
@@ -385,7 +372,7 @@ def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> No
         'duration = "10s"\n[link]\nrate = "10Mbps"\nbuffer = "0.5bdp"\n'
         + "".join(f'[[flows]]\ncc = "{cc}"\nrtt = "50ms"\n' for cc in pair)
     )
-    done = cli("compare", str(path), "--repetitions", "1", "--json", "--quiet")
+    done = run_cli("compare", str(path), "--repetitions", "1", "--json", "--quiet")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     rows = {r["metric"]: r for r in doc["rows"]}
@@ -395,7 +382,7 @@ def test_compare_prints_both_backends_and_their_difference(tmp_path: Path) -> No
         assert row["difference"] == pytest.approx(row["kernel_mean"] - row["sim_mean"])
     shares = rows[f"share {pair[0]} 50ms"]["kernel_mean"] + rows[f"share {pair[1]} 50ms"]["kernel_mean"]
     assert shares == pytest.approx(1.0)
-    text = cli("compare", str(path), "--repetitions", "0")
+    text = run_cli("compare", str(path), "--repetitions", "0")
     assert text.returncode == 2 and "error: --repetitions:" in text.stderr
 
 
@@ -409,7 +396,7 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
     truth = tmp_path / "truth.json"
     truth.write_text(json.dumps(stored))
     out = tmp_path / "validate"
-    done = cli(
+    done = run_cli(
         "validate", "--kernel", "--cells", "reno-reno", "--repetitions", "1", "--write-truth", str(truth),
         "--out", str(out), "--jobs", "1", "--quiet", timeout=300,
     )  # fmt: skip
@@ -433,7 +420,7 @@ def test_validate_kernel_writes_its_runs_with_their_machine_into_the_truth(tmp_p
     assert run["health"]["stall_max_ns"] > 0
     # A top-up to 2 repetitions keeps the stored run and adds only the healthy runs the cell lacks, as a new
     # round (its own run ids), numbered after it; like any kernel side, at most twice what it lacks.
-    done = cli(
+    done = run_cli(
         "validate", "--kernel", "--cells", "reno-reno", "--repetitions", "2", "--write-truth", str(truth),
         "--top-up", "--out", str(out), "--jobs", "1", "--quiet", timeout=600,
     )  # fmt: skip
@@ -463,7 +450,7 @@ def test_compare_with_repetitions_prints_each_backends_spread(tmp_path: Path) ->
         'duration = "3s"\n[host]\npreset = "ideal"\n[link]\nrate = "10Mbps"\nbuffer = "1bdp"\n'
         '[[flows]]\ncc = "reno"\nrtt = "20ms"\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n'
     )
-    done = cli("compare", str(path), "--repetitions", "2", "--quiet")
+    done = run_cli("compare", str(path), "--repetitions", "2", "--quiet")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].endswith("2 runs per backend (simulator seeds from 1)")
@@ -491,7 +478,7 @@ def test_bad_input_fails_before_anything_is_built(
         f'duration = "10s"\n[link]\nrate = "{link_rate}"\nbuffer = "1bdp"\n[[flows]]\n{flow}\nrtt = "50ms"\n'
     )
     before = netns.list_namespaces()
-    done = cli("run", str(path), "--backend", "kernel", "--out", str(tmp_path / "out"))
+    done = run_cli("run", str(path), "--backend", "kernel", "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     assert expected in done.stderr
     assert netns.list_namespaces() == before
@@ -539,18 +526,9 @@ def test_not_root_is_a_clear_error(tmp_path: Path) -> None:
     assert "error: backend: the kernel backend needs root" in done.stderr
 
 
-TINY_SUITE = """name = "tiny"
-duration = "3s"
-measure_start = "1s"
-rate = "10Mbps"
-buffers = ["1bdp"]
-rtts = ["20ms"]
-flow_counts = [1]
-aqms = ["fifo"]
-repetitions = 2
-stagger = "500ms"
-start_jitter = "10ms"
-"""
+TINY_SUITE = suite_toml(
+    name="tiny", duration="3s", measure_start="1s", repetitions=2, stagger="500ms", start_jitter="10ms"
+)
 
 
 def test_a_kernel_harm_study_runs_one_run_at_a_time_resumes_after_sigkill_and_writes_a_verdict(
@@ -583,7 +561,7 @@ def test_a_kernel_harm_study_runs_one_run_at_a_time_resumes_after_sigkill_and_wr
             os.killpg(victim.pid, signal.SIGKILL)
     done_before = {r for r in ccfair.load(out).runs.query("status == 'done'")["run_id"]}
     assert 3 <= len(done_before) < 10
-    done = cli(*kernel, "--json", timeout=300)
+    done = run_cli(*kernel, "--json", timeout=300)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["backend"] == "kernel" and doc["verdict"] in ("passes", "fails", "cannot tell")
@@ -601,7 +579,7 @@ def test_a_kernel_harm_study_runs_one_run_at_a_time_resumes_after_sigkill_and_wr
     dead = [n for n in netns.list_namespaces() if n.startswith("ccfair-") and not running(n.split("-")[1])]
     assert not dead, f"left behind: {dead}"
     # The simulator's study of the same pair in the same directory shares no plan and no run.
-    sim = cli(*study, "--json", timeout=300)
+    sim = run_cli(*study, "--json", timeout=300)
     assert sim.returncode == 0, sim.stderr
     assert json.loads(sim.stdout)["backend"] == "sim"
     status = store_status(out)["plans"]

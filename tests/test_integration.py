@@ -3,11 +3,9 @@
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 
 import pandas as pd
@@ -19,7 +17,7 @@ from ccfair.analysis import schema
 from ccfair.catalog import catalog
 from ccfair.errors import OutputError
 from ccfair.result import TABLE_FILES
-from conftest import SCENARIOS, SMALL_TOML, default_sigint, run_cli, small
+from conftest import SCENARIOS, SMALL_TOML, default_sigint, read_pty, read_pty_until, run_cli, small
 from test_metrics import schema_problems
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
@@ -256,24 +254,11 @@ def test_ctrl_c_exits_130_with_progress_on_a_terminal(tmp_path):
         preexec_fn=default_sigint,
     )
     os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + 60
     try:
-        while b"ETA" not in seen and time.monotonic() < deadline:  # the progress bar is running
-            ready, _, _ = select.select([master], [], [], 1.0)
-            if ready:
-                seen += os.read(master, 4096)
-        assert b"ETA" in seen, seen
+        seen = read_pty_until(master, b"ETA")  # the progress bar is running
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=30)
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
+        seen += read_pty(master, 0.2)
     finally:
         if proc.poll() is None:
             proc.kill()

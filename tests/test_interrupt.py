@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import default_sigint
+from conftest import default_sigint, interrupt, read_pty_until
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
@@ -60,18 +59,10 @@ def interrupt_after_progress(path: Path, settle_s: float) -> tuple[int, float]:
         preexec_fn=default_sigint,
     )
     os.close(slave)
-    seen = b""
     try:
-        deadline = time.monotonic() + 60
-        while b"ETA" not in seen and time.monotonic() < deadline:  # the progress bar: the run is going
-            if select.select([master], [], [], 1.0)[0]:
-                seen += os.read(master, 4096)
-        assert b"ETA" in seen, seen
+        read_pty_until(master, b"ETA")  # the progress bar: the run is going
         time.sleep(settle_s)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        took = time.monotonic() - sent
+        took = interrupt(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -114,10 +105,7 @@ def interrupt_at(path: Path, after_s: float) -> tuple[int, float]:
         assert proc.stdout.readline().strip() == b"ready"
         time.sleep(after_s)
         assert proc.poll() is None, "the run ended before the signal"
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        took = time.monotonic() - sent
+        took = interrupt(proc)
     finally:
         if proc.poll() is None:
             proc.kill()

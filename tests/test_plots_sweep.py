@@ -14,53 +14,27 @@ import pytest
 import ccfair
 from ccfair.plots import fness, heatmap, relgoodput, share
 from ccfair.sweep.paths import column_name
-from conftest import run_cli
+from conftest import CUBIC_20MS, RENO_20MS, plan_toml, run_cli
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
 
 matplotlib.use("Agg")
 
-PLAN = """\
-name = "figs"
-repetitions = 2
-flip_start_order = true
-
-[scenario]
-duration = "3s"
-[scenario.link]
-rate = "10Mbps"
-buffer = "1bdp"
-[[scenario.flows]]
-cc = "reno"
-rtt = "20ms"
-[[scenario.flows]]
-cc = "cubic"
-rtt = "20ms"
-start = "0.5s"
-
-[grid]
-"link.buffer" = ["0.5bdp", "1bdp", "2bdp"]
-"flows[1].cc" = ["cubic", "reno"]
-"link.rate" = ["10Mbps", "20Mbps"]
-"""
+PLAN = plan_toml(
+    {
+        "link.buffer": ["0.5bdp", "1bdp", "2bdp"],
+        "flows[1].cc": ["cubic", "reno"],
+        "link.rate": ["10Mbps", "20Mbps"],
+    },
+    [RENO_20MS, {**CUBIC_20MS, "start": "0.5s"}],
+    duration="3s",
+    name="figs",
+    repetitions=2,
+    flip_start_order=True,
+)
 # A second plan whose second cell is invalid (a zero RTT): recorded as failed runs with --skip-invalid.
-BROKEN = """\
-name = "broken"
-[scenario]
-duration = "2s"
-[scenario.link]
-rate = "10Mbps"
-buffer = "1bdp"
-[[scenario.flows]]
-cc = "reno"
-rtt = "20ms"
-[[scenario.flows]]
-cc = "cubic"
-rtt = "20ms"
-[grid]
-"flows[0].rtt" = ["20ms", "0ms"]
-"""
+BROKEN = plan_toml({"flows[0].rtt": ["20ms", "0ms"]}, [RENO_20MS, CUBIC_20MS], name="broken")
 AXES = ("link.buffer", "flows[1].cc", "link.rate")
 
 

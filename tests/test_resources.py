@@ -17,7 +17,7 @@ from ccfair.errors import InputError
 from ccfair.resources import Limits, available_memory_bytes, limits, parse_events_limit
 from ccfair.scenario import Scenario
 from ccfair.sweep.task import RunTask, run_task
-from conftest import run_cli, small
+from conftest import CUBIC_20MS, plan_toml, run_cli, small
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
@@ -212,21 +212,7 @@ def test_estimated_memory_is_within_the_measured_peak_and_three_times_it(name):
 
 # ------------------------------------------------------------------------------------------------- sweeps
 
-PLAN = """\
-repetitions = 2
-[scenario]
-duration = "2s"
-[scenario.link]
-rate = "10Mbps"
-buffer = "1bdp"
-[[scenario.flows]]
-cc = "cubic"
-rtt = "20ms"
-[scenario.host]
-preset = "ideal"
-[grid]
-"link.rate" = ["10Mbps", "10Tbps"]
-"""
+PLAN = plan_toml({"link.rate": ["10Mbps", "10Tbps"]}, [CUBIC_20MS], host={"preset": "ideal"}, repetitions=2)
 
 
 def test_sweep_dry_run_shows_estimates_and_refuses_cells_that_cannot_fit(tmp_path):

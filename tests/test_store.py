@@ -185,14 +185,15 @@ def test_exports_equal_a_direct_run(swept, tmp_path, fmt):
 # ------------------------------------------------------------------------------------- atomic commits
 
 
-def outcomes_for(plan, n):
+def one_repetition(n):
+    """The plan of one repetition, its runs and the outcomes of its first ``n`` runs."""
+    plan = plan_from_dict(plan_dict(repetitions=1))
     _, runs = plan_runs(plan)
-    return runs, [run_task(RunTask(r.run_id, r.scenario, r.seed)) for r in runs[:n]]
+    return plan, runs, [run_task(RunTask(r.run_id, r.scenario, r.seed)) for r in runs[:n]]
 
 
 def test_a_commit_failing_inside_the_transaction_leaves_nothing_visible(tmp_path):
-    plan = plan_from_dict(plan_dict(repetitions=1))
-    runs, outcomes = outcomes_for(plan, 3)
+    plan, runs, outcomes = one_repetition(3)
     root = tmp_path / "results"
     with StoreWriter(root) as writer:
         writer.register_plan(plan, runs)
@@ -219,8 +220,7 @@ def test_a_commit_failing_inside_the_transaction_leaves_nothing_visible(tmp_path
 
 
 def test_a_failed_parquet_write_leaves_nothing_visible(tmp_path, monkeypatch):
-    plan = plan_from_dict(plan_dict(repetitions=1))
-    runs, outcomes = outcomes_for(plan, 2)
+    plan, runs, outcomes = one_repetition(2)
     root = tmp_path / "results"
     with StoreWriter(root) as writer:
         writer.register_plan(plan, runs)
@@ -297,8 +297,7 @@ def test_sigkill_inside_a_commit_loses_only_that_run(tmp_path):
 
 
 def test_runs_finishing_together_share_a_commit_and_retries_replace_failures(tmp_path):
-    plan = plan_from_dict(plan_dict(repetitions=1))
-    runs, outcomes = outcomes_for(plan, 3)
+    plan, runs, outcomes = one_repetition(3)
     root = tmp_path / "results"
     with StoreWriter(root) as writer:
         writer.register_plan(plan, runs)

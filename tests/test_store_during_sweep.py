@@ -16,32 +16,20 @@ import pytest
 
 import ccfair
 from ccfair.store import layout
-from conftest import default_sigint, run_cli
+from conftest import CUBIC_20MS, default_sigint, plan_toml, run_cli
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
 
 # 400 runs of 0.1 to 0.6 s on one worker: the sweep would run for a minute or more.
-PLAN = """\
-name = "slow"
-repetitions = 50
-[scenario]
-duration = "40s"
-[scenario.link]
-rate = "100Mbps"
-buffer = "1bdp"
-[[scenario.flows]]
-cc = "cubic"
-rtt = "20ms"
-loss = 0.0001
-[[scenario.flows]]
-cc = "reno"
-rtt = "40ms"
-loss = 0.0001
-[grid]
-"link.buffer" = ["0.5bdp", "1bdp", "2bdp", "4bdp"]
-"flows[0].count" = [1, 2]
-"""
+PLAN = plan_toml(
+    {"link.buffer": ["0.5bdp", "1bdp", "2bdp", "4bdp"], "flows[0].count": [1, 2]},
+    [{**CUBIC_20MS, "loss": 0.0001}, {"cc": "reno", "rtt": "40ms", "loss": 0.0001}],
+    duration="40s",
+    link={"rate": "100Mbps", "buffer": "1bdp"},
+    name="slow",
+    repetitions=50,
+)
 RUNS = 400
 POLL_S = 0.2
 

@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import pty
-import select
 import shutil
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from ccfair.store.status import _running, store_status
 from ccfair.store.writer import StoreWriter
 from ccfair.sweep.driver import run_sweep
 from ccfair.sweep.plan import plan_from_dict
-from conftest import run_cli
+from conftest import read_pty, run_cli
 from test_sweep_support import BASE, plan_dict
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
@@ -664,15 +663,7 @@ def test_query_csv_to_a_terminal_is_escaped(store):
         )
         os.close(slave)
         slave = -1
-        text = b""
-        while select.select([master], [], [], 0.5)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            text += chunk
+        text = read_pty(master, 0.5)
     finally:
         if slave >= 0:
             os.close(slave)

@@ -18,31 +18,26 @@ from ccfair.store.status import store_status
 from ccfair.store.writer import StoreWriter
 from ccfair.sweep.driver import plan_runs
 from ccfair.sweep.plan import load_plan
-from conftest import run_cli
+from conftest import CUBIC_20MS, RENO_20MS, plan_toml, run_cli
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
 
-PLAN = """
-name = "{name}"
-repetitions = 3
-[scenario]
-duration = "3s"
-[scenario.link]
-rate = "10Mbps"
-buffer = "1bdp"
-aqm = "fifo"
-[[scenario.flows]]
-cc = "cubic"
-rtt = "20ms"
-[[scenario.flows]]
-cc = "reno"
-rtt = "20ms"
-{host}
-[grid]
-"link.buffer" = ["0.5bdp", "1bdp"]
-"""
-IDEAL = '[scenario.host]\npreset = "ideal"'
+
+def variance_plan(name: str, host: dict[str, str] | None) -> str:
+    """Cubic and Reno over two buffers, three repetitions, on ``host`` (None: the default hosts)."""
+    return plan_toml(
+        {"link.buffer": ["0.5bdp", "1bdp"]},
+        [CUBIC_20MS, RENO_20MS],
+        duration="3s",
+        name=name,
+        repetitions=3,
+        link={"rate": "10Mbps", "buffer": "1bdp", "aqm": "fifo"},
+        host=host,
+    )
+
+
+IDEAL = {"preset": "ideal"}
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +46,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     root = tmp_path_factory.mktemp("variance")
     out = root / "results"
     notes = {}
-    for name, host in (("ideal", IDEAL), ("testbed", "")):
+    for name, host in (("ideal", IDEAL), ("testbed", None)):
         plan = root / f"{name}.toml"
-        plan.write_text(PLAN.format(name=name, host=host))
+        plan.write_text(variance_plan(name, host))
         done = run_cli("sweep", str(plan), "--out", str(out), "--jobs", "2")
         assert done.returncode == 0, done.stderr
         notes[name] = done.stderr
@@ -178,7 +173,7 @@ def test_status_of_a_plan_with_no_finished_run_yet(tmp_path: Path) -> None:
     """A sweep's plan is stored before its first run finishes; until then the catalog has no flows table,
     and ``status`` (which a user runs while a sweep starts, or after it was killed early) must still work."""
     path = tmp_path / "early.toml"
-    path.write_text(PLAN.format(name="early", host=""))
+    path.write_text(variance_plan("early", None))
     plan, runs = plan_runs(load_plan(path))
     out = tmp_path / "results"
     with StoreWriter(out) as writer:

@@ -93,13 +93,18 @@ class Limits:
 # ---------------------------------------------------------------------------------------------- the machine
 
 
-def _meminfo_available_bytes(path: Path = Path("/proc/meminfo")) -> int | None:
+def _kb_field(path: Path, field: str) -> int | None:
+    """The ``field: N kB`` line of a /proc file, in bytes (None if the file or the line is missing)."""
     try:
         text = path.read_text()
     except OSError:
         return None
-    match = re.search(r"^MemAvailable:\s+(\d+) kB", text, re.MULTILINE)
+    match = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
     return int(match.group(1)) * 1024 if match else None
+
+
+def _meminfo_available_bytes(path: Path = Path("/proc/meminfo")) -> int | None:
+    return _kb_field(path, "MemAvailable")
 
 
 def _cgroup_room_bytes(root: Path = Path("/sys/fs/cgroup")) -> int | None:
@@ -126,12 +131,7 @@ def _cgroup_room_bytes(root: Path = Path("/sys/fs/cgroup")) -> int | None:
 
 def _status_bytes(field: str, path: Path = Path("/proc/self/status")) -> int | None:
     """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    match = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
-    return int(match.group(1)) * 1024 if match else None
+    return _kb_field(path, field)
 
 
 # The process limits on memory, with what uses them now.

@@ -524,33 +524,26 @@ impl<P: PacketMeta + Send> Qdisc<P> for Red<P> {
         self.idle_start = None;
         let congestion_drop = match self.action(self.qavg) {
             RedAction::DontMark => false,
-            RedAction::ProbMark => {
-                if !self.ecn {
-                    self.red_stats.prob_drop += 1;
-                    true
-                } else if mark_ce(&mut self.stats, sink, now, &mut pkt) {
-                    self.red_stats.prob_mark += 1;
-                    false
-                } else if !self.nodrop {
-                    self.red_stats.prob_drop += 1;
-                    true
+            action => {
+                // `red_enqueue`: both marking states CE-mark an ECN-capable packet when ECN is on, a hard
+                // mark not with harddrop; what is not marked is dropped, but for a not-ECT packet in
+                // nodrop mode, which is queued. Each state counts its own drops and marks.
+                let prob = action == RedAction::ProbMark;
+                let may_mark = self.ecn && (prob || !self.harddrop);
+                let marked = may_mark && mark_ce(&mut self.stats, sink, now, &mut pkt);
+                let dropped = !marked && (!may_mark || !self.nodrop);
+                let s = &mut self.red_stats;
+                let (drops, marks) = if prob {
+                    (&mut s.prob_drop, &mut s.prob_mark)
                 } else {
-                    false // not-ECT packet in nodrop mode: queue it
+                    (&mut s.forced_drop, &mut s.forced_mark)
+                };
+                if marked {
+                    *marks += 1;
+                } else if dropped {
+                    *drops += 1;
                 }
-            }
-            RedAction::HardMark => {
-                if self.harddrop || !self.ecn {
-                    self.red_stats.forced_drop += 1;
-                    true
-                } else if mark_ce(&mut self.stats, sink, now, &mut pkt) {
-                    self.red_stats.forced_mark += 1;
-                    false
-                } else if !self.nodrop {
-                    self.red_stats.forced_drop += 1;
-                    true
-                } else {
-                    false
-                }
+                dropped
             }
         };
         if congestion_drop {
@@ -876,34 +869,40 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_the_field() {
-        let e = RedParams {
-            min_bytes: Some(50_000),
-            max_bytes: Some(40_000),
-            ..explicit()
+        let cases = [
+            (
+                RedParams {
+                    min_bytes: Some(50_000),
+                    max_bytes: Some(40_000),
+                    ..explicit()
+                },
+                "max_bytes",
+            ),
+            (
+                RedParams {
+                    burst_packets: Some(5),
+                    ..explicit()
+                },
+                "burst_packets",
+            ),
+            (
+                RedParams {
+                    nodrop: true,
+                    ..explicit()
+                },
+                "nodrop",
+            ),
+            (
+                RedParams {
+                    probability: 0.0,
+                    ..explicit()
+                },
+                "probability",
+            ),
+        ];
+        for (params, field) in cases {
+            let e = params.validate(LIMIT, 1500).unwrap_err();
+            assert_eq!(e.field, field, "{params:?}: {e:?}");
         }
-        .validate(LIMIT, 1500)
-        .unwrap_err();
-        assert_eq!(e.field, "max_bytes");
-        let e = RedParams {
-            burst_packets: Some(5),
-            ..explicit()
-        }
-        .validate(LIMIT, 1500)
-        .unwrap_err();
-        assert_eq!(e.field, "burst_packets");
-        let e = RedParams {
-            nodrop: true,
-            ..explicit()
-        }
-        .validate(LIMIT, 1500)
-        .unwrap_err();
-        assert_eq!(e.field, "nodrop");
-        let e = RedParams {
-            probability: 0.0,
-            ..explicit()
-        }
-        .validate(LIMIT, 1500)
-        .unwrap_err();
-        assert_eq!(e.field, "probability");
     }
 }

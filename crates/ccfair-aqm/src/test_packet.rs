@@ -1,7 +1,7 @@
 //! A minimal packet and drop sink for queue-discipline tests: the qdiscs' unit tests (`crate::test_packet`)
 //! and the contract tests across every qdisc (`tests/contract.rs`, which includes this file) share them.
 
-use ccfair_core::{DropReason, Ecn, PacketMeta, Time};
+use ccfair_core::{DropReason, Ecn, Time};
 
 /// A minimal packet for qdisc unit tests.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,29 +48,13 @@ impl TestPacket {
     }
 }
 
-impl PacketMeta for TestPacket {
-    fn wire_len(&self) -> u32 {
-        self.len
-    }
-    fn enqueue_ts(&self) -> Time {
-        self.ts
-    }
-    fn set_enqueue_ts(&mut self, t: Time) {
-        self.ts = t;
-    }
-    fn ecn(&self) -> Ecn {
-        self.ecn
-    }
-    fn set_ecn(&mut self, ecn: Ecn) {
-        self.ecn = ecn;
-    }
-    fn flow_hash(&self) -> u32 {
-        self.hash
-    }
-    fn packet_value(&self) -> u32 {
-        self.value
-    }
-}
+ccfair_core::impl_packet_meta!(TestPacket {
+    wire_len: |p| p.len,
+    enqueue_ts: ts,
+    ecn: ecn,
+    flow_hash: |p| p.hash,
+    packet_value: |p| p.value,
+});
 
 /// Collects drops and marks.
 #[derive(Default)]

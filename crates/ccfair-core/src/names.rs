@@ -45,6 +45,15 @@ pub fn unknown_parameter(key: &str, allowed: &[&str], meant: Option<&str>, none:
     format!("unknown parameter {key:?}; allowed: {}{hint}", allowed.join(", "))
 }
 
+/// The allowed names as an error lists them, each in single quotes: `'fixed', 'uniform'`.
+pub fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn normalized(name: &str) -> String {
     name.trim()
         .chars()

@@ -47,3 +47,52 @@ pub trait PacketMeta {
     /// The packet value stamped at the edge for core-stateless AQMs (higher is more valuable); 0 if unset.
     fn packet_value(&self) -> u32;
 }
+
+/// Implements [`PacketMeta`] for a packet type from where it keeps each value: the fields holding its enqueue
+/// time and its ECN codepoint (read and written by the qdisc), and expressions of the packet (`|p| ...`) for
+/// its wire length, flow hash and packet value (read only). The simulator's segments, the emulator's frames
+/// and the qdisc tests' packets differ only there.
+#[macro_export]
+macro_rules! impl_packet_meta {
+    ($packet:ty {
+        wire_len: |$len_p:ident| $wire_len:expr,
+        enqueue_ts: $ts:ident,
+        ecn: $ecn:ident,
+        flow_hash: |$hash_p:ident| $hash:expr,
+        packet_value: |$value_p:ident| $value:expr $(,)?
+    }) => {
+        impl $crate::PacketMeta for $packet {
+            #[inline]
+            fn wire_len(&self) -> u32 {
+                let $len_p = self;
+                $wire_len
+            }
+            #[inline]
+            fn enqueue_ts(&self) -> $crate::Time {
+                self.$ts
+            }
+            #[inline]
+            fn set_enqueue_ts(&mut self, t: $crate::Time) {
+                self.$ts = t;
+            }
+            #[inline]
+            fn ecn(&self) -> $crate::Ecn {
+                self.$ecn
+            }
+            #[inline]
+            fn set_ecn(&mut self, ecn: $crate::Ecn) {
+                self.$ecn = ecn;
+            }
+            #[inline]
+            fn flow_hash(&self) -> u32 {
+                let $hash_p = self;
+                $hash
+            }
+            #[inline]
+            fn packet_value(&self) -> u32 {
+                let $value_p = self;
+                $value
+            }
+        }
+    };
+}

@@ -10,7 +10,7 @@
 //! measures a flow's RTT). Setting CE rewrites the IPv4 TOS byte and patches the header checksum
 //! incrementally (RFC 1624). IPv4 only; VLAN tags and IP options are not expected on the emulated veths.
 
-use ccfair_core::{Ecn, PacketMeta, Time};
+use ccfair_core::{Ecn, Time};
 
 pub const ETH_HEADER: usize = 14;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -184,29 +184,13 @@ pub struct EmuPacket {
     pub packet_value: u32,
 }
 
-impl PacketMeta for EmuPacket {
-    fn wire_len(&self) -> u32 {
-        self.ip_len
-    }
-    fn enqueue_ts(&self) -> Time {
-        self.enqueue_ts
-    }
-    fn set_enqueue_ts(&mut self, t: Time) {
-        self.enqueue_ts = t;
-    }
-    fn ecn(&self) -> Ecn {
-        self.ecn
-    }
-    fn set_ecn(&mut self, ecn: Ecn) {
-        self.ecn = ecn;
-    }
-    fn flow_hash(&self) -> u32 {
-        self.hash
-    }
-    fn packet_value(&self) -> u32 {
-        self.packet_value
-    }
-}
+ccfair_core::impl_packet_meta!(EmuPacket {
+    wire_len: |p| p.ip_len,
+    enqueue_ts: enqueue_ts,
+    ecn: ecn,
+    flow_hash: |p| p.hash,
+    packet_value: |p| p.packet_value,
+});
 
 #[cfg(test)]
 pub(crate) mod tests {

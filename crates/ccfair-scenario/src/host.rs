@@ -148,6 +148,7 @@
 //! each application write are not modelled, nor LRO apart from GRO (see `ccfair_sim::host::gro`).
 
 use ccfair_core::jiffies::HZ_VALUES;
+use ccfair_core::names::quoted;
 use ccfair_core::rng::StreamId;
 use ccfair_core::{FieldError, Jiffies, Rng};
 use serde::{Deserialize, Serialize};
@@ -196,14 +197,6 @@ fn named<T: serde::de::DeserializeOwned>(field: &str, name: &str, names: &[&str]
         field,
         format!("expected one of {}, got '{name}'{meant}", quoted(names)),
     )
-}
-
-fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A `[host]` table as written, quantities in base units (`start_jitter` in ns).

@@ -38,6 +38,7 @@
 //! sequence numbers in segments, so a flow of `size` bytes sends `ceil(size / MSS)` segments, the last one
 //! carrying the remainder (its wire length is the remainder plus the headers).
 
+use ccfair_core::names::quoted;
 use ccfair_core::rng::StreamId;
 use ccfair_core::{FieldError, Rng};
 use serde::{Deserialize, Serialize};
@@ -207,14 +208,6 @@ impl ArrivalsInput {
             ),
         }
     }
-}
-
-fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl SizeSpec {

@@ -1,31 +1,20 @@
 //! The end-host model in runs: start jitter keeps each flow's start within its window, is drawn from the
 //! run's seed (other seeds, other starts; the same seed, the same run), and the ideal host draws nothing.
 
-use ccfair_aqm::{AqmConfig, QueueLimit};
+use ccfair_aqm::QueueLimit;
 use ccfair_cc::CcConfig;
 use ccfair_core::{Observer, Time};
 use ccfair_sim::host::{HostInput, HostSpec, Noise};
-use ccfair_sim::{ConnectMode, GroupSpec, LinkSpec, RunOutput, Simulation, UncheckedSpec};
+use ccfair_sim::{ConnectMode, GroupSpec, RunOutput, Simulation, UncheckedSpec};
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+mod common;
+use common::{MS, S, fifo_spec};
 
 fn group(cc: &str, count: u32, rtt_ms: u64, start_ms: u64, host: HostSpec) -> GroupSpec {
     GroupSpec {
-        delay: None,
-        cc: CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap(),
-        count,
-        rtt_ns: rtt_ms * MS,
         start_ns: start_ms * MS,
-        stop_ns: None,
-        initial_window: 10,
-        pacing: false,
-        loss: 0.0,
-        ecn: ccfair_sim::tcp::EcnMode::Off,
-        connect: Default::default(),
         host,
-        size: None,
-        arrivals: None,
+        ..common::group(cc, count, rtt_ms)
     }
 }
 
@@ -40,23 +29,16 @@ fn preset(name: &str, rtt_ms: u64) -> HostSpec {
 
 /// Cubic against Reno through a 20 Mbit/s FIFO of one BDP (40 ms), 8 flows per group.
 fn cubic_vs_reno(host: &str) -> UncheckedSpec {
-    UncheckedSpec {
-        offloads: None,
-        receive_buffer: None,
-        duration_ns: 4 * S,
-        interval_ns: 100 * MS,
-        measure_start_ns: S,
-        measure_end_ns: 4 * S,
-        link: LinkSpec {
-            rate_bps: 20_000_000,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(QueueLimit::Packets(67)),
-        },
-        groups: vec![
+    fifo_spec(
+        20_000_000,
+        QueueLimit::Packets(67),
+        4 * S,
+        S,
+        vec![
             group("cubic", 8, 40, 0, preset(host, 40)),
             group("reno", 8, 40, 100, preset(host, 40)),
         ],
-    }
+    )
 }
 
 /// When each flow sent its first segment.
@@ -256,25 +238,18 @@ impl Observer for BottleneckArrivals {
 /// each group on its own host, connected before the run: only full-sized data segments cross the NIC, so
 /// every gap its serialization leaves is one full packet's.
 fn offload_spec(groups: u32, per_group: u32, host: &HostSpec) -> UncheckedSpec {
-    UncheckedSpec {
-        offloads: None,
-        receive_buffer: None,
-        duration_ns: S,
-        interval_ns: 100 * MS,
-        measure_start_ns: 0,
-        measure_end_ns: S,
-        link: LinkSpec {
-            rate_bps: 100_000_000,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(QueueLimit::Packets(100_000)),
-        },
-        groups: (0..groups)
+    fifo_spec(
+        100_000_000,
+        QueueLimit::Packets(100_000),
+        S,
+        0,
+        (0..groups)
             .map(|_| GroupSpec {
                 connect: ConnectMode::BeforeRun,
                 ..group("cubic", per_group, 20, 0, host.clone())
             })
             .collect(),
-    }
+    )
 }
 
 /// The gaps between consecutive arrivals at the bottleneck, with whether the two were of one group.
@@ -330,20 +305,13 @@ fn a_nic_spaces_its_hosts_segments_by_their_serialization_time() {
 
 /// One unpaced Cubic flow at 1 Gbit/s (10 ms, a BDP of buffer) for 2 s.
 fn gigabit_flow(host: &HostSpec) -> UncheckedSpec {
-    UncheckedSpec {
-        offloads: None,
-        receive_buffer: None,
-        duration_ns: 2 * S,
-        interval_ns: 100 * MS,
-        measure_start_ns: 0,
-        measure_end_ns: 2 * S,
-        link: LinkSpec {
-            rate_bps: 1_000_000_000,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(QueueLimit::Packets(833)),
-        },
-        groups: vec![group("cubic", 1, 10, 0, host.clone())],
-    }
+    fifo_spec(
+        1_000_000_000,
+        QueueLimit::Packets(833),
+        2 * S,
+        0,
+        vec![group("cubic", 1, 10, 0, host.clone())],
+    )
 }
 
 /// ACKs the receiver sent per segment it delivered, over [`gigabit_flow`].
@@ -497,24 +465,17 @@ fn flows_due_together_start_in_flow_order_start_spacing_apart() {
         start_spacing_ns: 150_000,
         ..HostSpec::default()
     };
-    let spec = UncheckedSpec {
-        offloads: None,
-        receive_buffer: None,
-        duration_ns: S,
-        interval_ns: 100 * MS,
-        measure_start_ns: 0,
-        measure_end_ns: S,
-        link: LinkSpec {
-            rate_bps: 10_000_000,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(QueueLimit::Packets(100)),
-        },
-        groups: vec![
+    let spec = fifo_spec(
+        10_000_000,
+        QueueLimit::Packets(100),
+        S,
+        0,
+        vec![
             group("cubic", 3, 20, 0, spaced.clone()),
             group("reno", 2, 20, 0, spaced.clone()),
             group("reno", 2, 20, 100, spaced.clone()),
         ],
-    };
+    );
     let starts: Vec<u64> = ccfair_sim::traffic::flow_plans(&spec, 1)
         .iter()
         .map(|p| p.start_ns)
@@ -559,20 +520,13 @@ fn the_hosts_turnaround_lengthens_the_loop_the_handshake_measures() {
         turnaround_ns: 26_000,
         ..HostSpec::default()
     };
-    let spec = UncheckedSpec {
-        offloads: None,
-        receive_buffer: None,
-        duration_ns: S,
-        interval_ns: 100 * MS,
-        measure_start_ns: 0,
-        measure_end_ns: S,
-        link: LinkSpec {
-            rate_bps: 10_000_000,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(QueueLimit::Packets(100)),
-        },
-        groups: vec![group("cubic", 1, 20, 0, host)],
-    };
+    let spec = fifo_spec(
+        10_000_000,
+        QueueLimit::Packets(100),
+        S,
+        0,
+        vec![group("cubic", 1, 20, 0, host)],
+    );
     let mut sim = Simulation::new(spec.check().unwrap(), 1).unwrap();
     sim.run_until(Time::from_ns(21 * MS));
     assert_eq!(sim.sender(0).rtt.min_rtt_us(), 20_000 + 52 + 48);

@@ -6,46 +6,14 @@ use ccfair_aqm::{AqmConfig, QueueLimit};
 use ccfair_cc::CcConfig;
 use ccfair_cc::rate::RateScratch;
 use ccfair_core::{DropReason, Dur, Observer, Time};
-use ccfair_sim::{ConnectMode, GroupSpec, LinkSpec, Simulation, UncheckedSpec};
+use ccfair_sim::{ConnectMode, GroupSpec, Simulation, UncheckedSpec};
 use proptest::prelude::*;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
-fn group(cc: &str, count: u32, rtt_ms: u64) -> GroupSpec {
-    GroupSpec {
-        delay: None,
-        cc: CcConfig::from_name_and_params(cc, &serde_json::Value::Null).unwrap(),
-        count,
-        rtt_ns: rtt_ms * MS,
-        start_ns: 0,
-        stop_ns: None,
-        initial_window: 10,
-        pacing: false,
-        loss: 0.0,
-        ecn: ccfair_sim::tcp::EcnMode::Off,
-        connect: Default::default(),
-        host: Default::default(),
-        size: None,
-        arrivals: None,
-    }
-}
+mod common;
+use common::{MS, S, fifo_spec, group};
 
 fn spec(rate_bps: u64, limit: QueueLimit, duration_s: u64, groups: Vec<GroupSpec>) -> UncheckedSpec {
-    UncheckedSpec {
-        offloads: None,
-        receive_buffer: None,
-        duration_ns: duration_s * S,
-        interval_ns: 100 * MS,
-        measure_start_ns: duration_s * S / 5,
-        measure_end_ns: duration_s * S,
-        link: LinkSpec {
-            rate_bps,
-            mtu_bytes: 1500,
-            aqm: AqmConfig::fifo(limit),
-        },
-        groups,
-    }
+    fifo_spec(rate_bps, limit, duration_s * S, duration_s * S / 5, groups)
 }
 
 /// Packets of one BDP (rate × rtt), in 1500-byte packets.

@@ -9,6 +9,7 @@
 //! what is checked here is every native section.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use ccfair_core::output::{ColumnData, FlowRecord, FlowSeries, QueueSeries, Scalar, Totals};
 use ccfair_scenario::value::Value;
@@ -16,60 +17,48 @@ use ccfair_scenario::{Backend, Source};
 use ccfair_sim::Simulation;
 use sha2::{Digest, Sha256};
 
-const COUNTERS: [&str; 7] = [
-    "delivered_bytes",
-    "sent_segments",
-    "retransmitted_segments",
-    "queue_drops",
-    "path_drops",
-    "ce_marks",
-    "rto_events",
-];
-const RUN_COUNTERS: [&str; 17] = [
-    "events",
-    "sim_end_ns",
-    "window_ns",
-    "window_link_tx_bytes",
-    "window_departures",
-    "window_queue_drops",
-    "window_path_drops",
-    "window_marks",
-    "window_sojourn_p50_ns",
-    "window_sojourn_p99_ns",
-    "window_sojourn_l4s_p99_ns",
-    "window_sojourn_classic_p99_ns",
-    "sent_segments",
-    "arrived_segments",
-    "queue_drops",
-    "path_drops",
-    "in_flight_at_end",
-];
-const TIMESERIES_COLUMNS: [&str; 11] = [
-    "t_ns",
-    "flow_id",
-    "delivered_bytes",
-    "cwnd",
-    "ssthresh",
-    "srtt_ns",
-    "inflight",
-    "retransmits",
-    "drops",
-    "ca_state",
-    "cc_mode",
-];
-/// The one output that is not deterministic.
-const NOT_PINNED: [&str; 1] = ["wall_seconds"];
+/// The columns a snapshot pins by name (`tests/snapshots/columns.toml`, which the Python tool reads too).
+struct Pinned {
+    /// The per-flow counters of the `window` and `total` sections.
+    counters: Vec<String>,
+    /// The `series` section's columns.
+    series: Vec<String>,
+    /// The `run` section's counters, in order.
+    run_counters: Vec<String>,
+    /// The integer columns of the two interval series whose digests are pinned.
+    timeseries: Vec<String>,
+    queue: Vec<String>,
+    /// The one output that is not deterministic.
+    not_pinned: Vec<String>,
+}
+
+fn pinned() -> &'static Pinned {
+    static PINNED: OnceLock<Pinned> = OnceLock::new();
+    PINNED.get_or_init(|| {
+        let path = root().join("tests/snapshots/columns.toml");
+        let text = std::fs::read_to_string(&path).expect("columns.toml");
+        let table: toml::Table = text.parse().expect("columns.toml parses");
+        let list = |key: &str| -> Vec<String> {
+            table[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("columns.toml: {key} is a list"))
+                .iter()
+                .map(|v| v.as_str().expect("a column name").to_owned())
+                .collect()
+        };
+        Pinned {
+            counters: list("counters"),
+            series: list("series"),
+            run_counters: list("run_counters"),
+            timeseries: list("timeseries"),
+            queue: list("queue"),
+            not_pinned: list("not_pinned"),
+        }
+    })
+}
+
 /// Where the derived sections begin.
 const DERIVED: &str = "[derived_";
-const QUEUE_COLUMNS: [&str; 7] = [
-    "t_ns",
-    "backlog_bytes",
-    "backlog_packets",
-    "drops",
-    "marks",
-    "departures",
-    "tx_bytes",
-];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -207,7 +196,7 @@ fn render(s: &Section) -> String {
 
 fn flow_counters(name: &'static str, title: String, flows: &Table, prefix: &str) -> Section {
     let mut columns: Vec<String> = ["flow", "group", "cc"].iter().map(|s| s.to_string()).collect();
-    columns.extend(COUNTERS.iter().map(|s| s.to_string()));
+    columns.extend(pinned().counters.iter().cloned());
     if prefix == "window_" {
         columns.push("rtt_samples".into());
     }
@@ -219,7 +208,8 @@ fn flow_counters(name: &'static str, title: String, flows: &Table, prefix: &str)
                 flows.text("cc")[i].clone(),
             ];
             cells.extend(
-                COUNTERS
+                pinned()
+                    .counters
                     .iter()
                     .map(|c| flows.ints(&format!("{prefix}{c}"))[i].to_string()),
             );
@@ -253,16 +243,6 @@ fn first_seen(values: impl Iterator<Item = i128>) -> String {
 }
 
 fn flow_series(flows: &Table, series: &Table) -> Section {
-    let columns = [
-        "flow",
-        "rows",
-        "cwnd_max",
-        "cwnd_last",
-        "ssthresh_first_t_ns",
-        "drop_first_t_ns",
-        "ca_states",
-        "cc_modes",
-    ];
     let ids = series.ints("flow_id");
     let rows = flows
         .ints("flow_id")
@@ -300,7 +280,7 @@ fn flow_series(flows: &Table, series: &Table) -> Section {
     Section {
         name: "series",
         title: "per flow, from its interval rows (t: interval end; -1: never)".into(),
-        columns: columns.iter().map(|s| s.to_string()).collect(),
+        columns: pinned().series.clone(),
         rows,
     }
 }
@@ -331,7 +311,7 @@ fn digest(cells: impl Iterator<Item = String>) -> String {
     hex[..16].to_string()
 }
 
-fn digests(name: &'static str, what: &str, table: &Table, columns: &[&str]) -> Section {
+fn digests(name: &'static str, what: &str, table: &Table, columns: &[String]) -> Section {
     let rows = columns
         .iter()
         .map(|c| vec![c.to_string(), digest(table.ints(c).iter().map(|v| v.to_string()))])
@@ -346,17 +326,17 @@ fn digests(name: &'static str, what: &str, table: &Table, columns: &[&str]) -> S
 
 /// Every column of the flow table the `window` and `total` sections do not hold, floats by their bits.
 fn flow_rest(flows: &Table) -> Section {
-    let mut pinned: Vec<String> = ["flow_id", "group", "cc", "rtt_samples"]
+    let mut held: Vec<String> = ["flow_id", "group", "cc", "rtt_samples"]
         .iter()
         .map(|s| s.to_string())
         .collect();
     for prefix in ["window_", "total_"] {
-        pinned.extend(COUNTERS.iter().map(|c| format!("{prefix}{c}")));
+        held.extend(pinned().counters.iter().map(|c| format!("{prefix}{c}")));
     }
     let columns: Vec<&str> = FlowRecord::SCHEMA
         .iter()
         .map(|c| c.name)
-        .filter(|n| !pinned.iter().any(|p| p == n))
+        .filter(|n| !held.iter().any(|p| p == n))
         .collect();
     let rows = (0..flows.len())
         .map(|i| {
@@ -379,7 +359,10 @@ fn flow_rest(flows: &Table) -> Section {
 fn totals_rest(totals: &[(&str, Scalar)]) -> Section {
     let rows = totals
         .iter()
-        .filter(|(n, _)| !RUN_COUNTERS.contains(n) && !NOT_PINNED.contains(n))
+        .filter(|(n, _)| {
+            let p = pinned();
+            !p.run_counters.iter().chain(&p.not_pinned).any(|c| c == *n)
+        })
         .map(|(n, v)| {
             let cell = match *v {
                 Scalar::U64(x) => x.to_string(),
@@ -439,12 +422,13 @@ fn take(doc: &Value) -> String {
         .map(|d| d.name)
         .zip(out.totals.values())
         .collect();
-    let mut run: Vec<Vec<String>> = RUN_COUNTERS
+    let mut run: Vec<Vec<String>> = pinned()
+        .run_counters
         .iter()
         .map(|k| {
             let v = totals
                 .iter()
-                .find(|(n, _)| n == k)
+                .find(|(n, _)| *n == k.as_str())
                 .unwrap_or_else(|| panic!("no total {k}"))
                 .1;
             vec![k.to_string(), exact(v)]
@@ -471,9 +455,9 @@ fn take(doc: &Value) -> String {
             "timeseries",
             "the per-flow interval series",
             &series,
-            &TIMESERIES_COLUMNS,
+            &pinned().timeseries,
         ),
-        digests("queue", "the queue's interval series", &queue, &QUEUE_COLUMNS),
+        digests("queue", "the queue's interval series", &queue, &pinned().queue),
         flow_rest(&flows),
         totals_rest(&totals),
         float_digests(

@@ -1,4 +1,5 @@
-"""The derived tables' schema: every column the analysis adds to a run's native output, declared once.
+"""The derived tables' schema: every column the analysis adds to a run's native output, declared once (in
+``schema.toml`` beside this module, read here into :class:`Column` values).
 
 The native tables (``flows``, ``timeseries``, ``queue``, ``totals``) are declared in
 ``crates/ccfair-core/src/output.rs`` and reach Python through :func:`ccfair.catalog.catalog`. A run's result
@@ -20,20 +21,19 @@ tables and ``--json`` records (:mod:`ccfair.columns`, :mod:`ccfair.result`), the
 schema version (:mod:`ccfair.store.schema`), figure labels and ``--metric`` (:mod:`ccfair.plots.labels`),
 the README's column tables (``make docs``) and the tests.
 
-A new summary value is one :class:`Column` in :data:`SUMMARY` (``added_in`` one above the store's current
-schema version) and its computation in :func:`ccfair.analysis.metrics.run_summary`.
+A new summary value is one ``[[summary]]`` entry in ``schema.toml`` (``added_in`` one above the store's
+current schema version) and its computation in :func:`ccfair.analysis.metrics.run_summary`.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from ccfair.catalog import output_table
-
-NON_NEGATIVE = (0.0, float("inf"))
-"""Counts, rates, delays and ratios cannot be negative: their intervals are clipped at zero."""
 
 # How many of a column's units make one shown unit: a value shown in ``unit`` is the stored value divided by
 # this (the same unit, or none named, needs no entry).
@@ -111,316 +111,41 @@ class Column:
         return 1.0 / shown_scale(self.unit, self.plotted.unit)
 
 
-def _native(name: str, shown: Shown | None = None, json: bool = False) -> Column:
-    """A column of the native flow table passed through as it is (dtype, unit and meaning from its schema:
-    :func:`flows`)."""
-    return Column(name, dtype="", unit="", doc="", shown=shown, json=json, native=True)
+SCHEMA_FILE = Path(__file__).with_name("schema.toml")
+"""The columns themselves, table by table and in order: a declaration per column, read once at import."""
 
 
-_FLOWS = (
-    _native("flow_id", Shown("flow"), json=True),
-    _native("group", Shown("group"), json=True),
-    Column(
-        "label",
-        "str",
-        "",
-        "the flow group's label (missing where the group has none)",
-        Shown("label"),
-    ),
-    _native("cc", Shown("cc"), json=True),
-    _native("rtt_ns", Shown("rtt", "ms", 1), json=True),
-    _native("start_ns"),
-    _native("stop_ns"),
-    Column(
-        "active",
-        "|b1",
-        "",
-        "whether the flow's application [start, stop) overlaps the measurement window (a finite flow may "
-        "have completed before it opened: in_window says which flows took part)",
-    ),
-    Column(
-        "in_window",
-        "|b1",
-        "",
-        "whether the flow took part in the measurement window: it had data to send in it (from its start "
-        "until it completed its size or stopped, whichever came first, overlaps the window); shares, "
-        "classes and fairness count these flows only",
-        Shown("in window"),
-        json=True,
-    ),
-    Column(
-        "goodput_bps",
-        "<f8",
-        "bit/s",
-        "payload delivered in order in the window x 8 / window seconds",
-        Shown("goodput", "Mbps", 3),
-        Plotted("goodput", "Mbit/s", NON_NEGATIVE),
-        json=True,
-    ),
-    Column(
-        "share",
-        "<f8",
-        "",
-        "goodput / total goodput of the flows in the window; NaN for a flow not in_window",
-        Shown("share", digits=3),
-        Plotted("share of total goodput", bounds=(0.0, 1.0)),
-        json=True,
-    ),
-    Column(
-        "retransmissions",
-        "<u8",
-        "packets",
-        "segments retransmitted in the window",
-        Shown("retrans"),
-        json=True,
-    ),
-    Column(
-        "drops",
-        "<u8",
-        "packets",
-        "the flow's packets dropped in the window, at the bottleneck queue plus on its own path",
-        Shown("drops"),
-        json=True,
-    ),
-    Column(
-        "rtt_mean_ms",
-        "<f8",
-        "ms",
-        "mean of the RTT samples taken in the window; NaN without samples",
-        Shown("rtt mean", "ms", 1),
-    ),
-    Column(
-        "rtt_p99_ms",
-        "<f8",
-        "ms",
-        "99th percentile of the RTT samples taken in the window; NaN without samples",
-        Shown("rtt p99", "ms", 1),
-    ),
-    Column(
-        "ce_marks",
-        "<u8",
-        "packets",
-        "the flow's packets CE-marked at the bottleneck in the window",
-        Shown("CE marks"),
-        ecn=True,
-    ),
-    Column(
-        "marking_ratio",
-        "<f8",
-        "",
-        "ce_marks / segments the flow sent in the window; NaN if it sent none",
-        Shown("marked", "%", 2),
-        ecn=True,
-    ),
-)
+def _column(entry: dict[str, Any]) -> Column:
+    """One column from its declaration in :data:`SCHEMA_FILE` (a native flow column has no dtype, unit or
+    meaning of its own there: :func:`flows` takes them from the native schema)."""
+    fields = dict(entry)
+    shown = fields.pop("shown", None)
+    plotted = fields.pop("plotted", None)
+    if fields.get("native", False):
+        fields = {"dtype": "", "unit": "", "doc": "", **fields}
+    if plotted is not None and "bounds" in plotted:
+        plotted = {**plotted, "bounds": tuple(plotted["bounds"])}
+    return Column(
+        **fields,
+        shown=None if shown is None else Shown(**shown),
+        plotted=None if plotted is None else Plotted(**plotted),
+    )
 
-CLASSES = (
-    Column("cc", "str", "", "the class's congestion control", Shown("cc"), json=True),
-    Column("rtt_ns", "<u8", "ns", "the class's base RTT", Shown("rtt", "ms", 1), json=True),
-    Column("flows", "<i8", "", "the class's flows in the window (in_window)", Shown("flows"), json=True),
-    Column(
-        "goodput_bps",
-        "<f8",
-        "bit/s",
-        "mean goodput per flow of the class",
-        Shown("goodput", "Mbps", 3),
-        json=True,
-    ),
-    Column(
-        "relative_goodput",
-        "<f8",
-        "",
-        "class mean goodput / (link rate / number of flows in the window); perfect sharing gives about "
-        "0.965, since goodput excludes the 52 header bytes of every 1500",
-        Shown("rel goodput", digits=3),
-        Plotted("relative goodput (class mean / fair share)", bounds=NON_NEGATIVE),
-        json=True,
-    ),
-    Column(
-        "share",
-        "<f8",
-        "",
-        "the class's total goodput / total goodput of the flows in the window",
-        Shown("share", digits=3),
-        Plotted("share of total goodput", bounds=(0.0, 1.0)),
-        json=True,
-    ),
-    Column(
-        "jain_index",
-        "<f8",
-        "",
-        "Jain's index over the class's flows' goodput",
-        Shown("jain", digits=3),
-        json=True,
-    ),
-    Column(
-        "ce_marks",
-        "<i8",
-        "packets",
-        "the class's packets CE-marked at the bottleneck in the window",
-        Shown("CE marks"),
-        ecn=True,
-    ),
-    Column(
-        "marking_ratio",
-        "<f8",
-        "",
-        "the class's CE marks / segments it sent in the window; NaN if it sent none",
-        Shown("marked", "%", 2),
-        ecn=True,
-    ),
-)
+
+def _declared() -> dict[str, tuple[Column, ...]]:
+    with SCHEMA_FILE.open("rb") as f:
+        document = tomllib.load(f)
+    return {
+        table: tuple(_column(entry) for entry in document[table]) for table in ("flows", "classes", "summary")
+    }
+
+
+_DECLARED = _declared()
+_FLOWS = _DECLARED["flows"]
+"""The flow table's leading columns as declared (the native ones without their dtype, unit and meaning)."""
+CLASSES = _DECLARED["classes"]
 """The columns of the ``classes`` table, in order."""
-
-SUMMARY = (
-    Column(
-        "jain_index",
-        "<f8",
-        "",
-        "Jain's index (Σx)² / (n·Σx²) over the goodput of the flows in the window (in_window; Jain, Chiu "
-        "& Hawe 1984)",
-        Shown("jain index", digits=3),
-        Plotted("Jain's fairness index", bounds=(0.0, 1.0)),
-    ),
-    Column(
-        "utilization",
-        "<f8",
-        "",
-        "wire bytes the bottleneck sent in the window x 8 / (link rate x window seconds), at most 1",
-        Shown("utilization", "%", 2),
-        Plotted("link utilization", bounds=(0.0, 1.0)),
-    ),
-    Column(
-        "total_goodput_bps",
-        "<f8",
-        "bit/s",
-        "sum of the goodput of the flows in the window",
-        Shown("total goodput", "Mbps", 3),
-        Plotted("total goodput", "Mbit/s", NON_NEGATIVE),
-    ),
-    Column(
-        "queue_sojourn_p50_ns",
-        "<f8",
-        "ns",
-        "median time the packets that left the bottleneck queue in the window spent in it",
-        Shown("queue sojourn p50", "ms", 2),
-        Plotted("median queue sojourn", "ms", NON_NEGATIVE),
-    ),
-    Column(
-        "queue_sojourn_p99_ns",
-        "<f8",
-        "ns",
-        "99th percentile of the same sojourn times",
-        Shown("queue sojourn p99", "ms", 2),
-        Plotted("p99 queue sojourn", "ms", NON_NEGATIVE),
-    ),
-    Column(
-        "queue_sojourn_mean_ns",
-        "<f8",
-        "ns",
-        "mean of the same sojourn times: with the percentiles, whether a queue holds its delay or spikes",
-        Shown("queue sojourn mean", "ms", 2),
-        Plotted("mean queue sojourn", "ms", NON_NEGATIVE),
-        added_in=4,
-    ),
-    Column(
-        "drops",
-        "<i8",
-        "packets",
-        "packets dropped in the window, at the queue plus on the paths",
-        Shown("drops"),
-        Plotted("drops", "packets", NON_NEGATIVE),
-    ),
-    Column(
-        "retransmissions",
-        "<i8",
-        "packets",
-        "segments retransmitted in the window",
-        Shown("retransmissions"),
-        Plotted("retransmissions", "packets", NON_NEGATIVE),
-    ),
-    Column(
-        "marks",
-        "<i8",
-        "packets",
-        "packets CE-marked in the window (drops and marks side by side are how an AQM signals: by loss or "
-        "by ECN)",
-        Shown("CE marks"),
-        Plotted("CE marks", "packets", NON_NEGATIVE),
-        ecn=True,
-    ),
-    Column(
-        "marking_ratio",
-        "<f8",
-        "",
-        "marks / segments sent in the window",
-        Shown("marking ratio", "%", 2),
-        Plotted("CE marking ratio", bounds=(0.0, 1.0)),
-        ecn=True,
-    ),
-    Column(
-        "queue_sojourn_l4s_p99_ns",
-        "<f8",
-        "ns",
-        "99th percentile sojourn of L4S flows' packets (ECN mode l4s, ECT(1)); null without any: with "
-        "the next, the two queues' delays under a DualQ AQM such as DualPI2",
-        Shown("L4S sojourn p99", "ms", 2, missing="- (no L4S packet)"),
-        Plotted("p99 L4S queue sojourn", "ms", NON_NEGATIVE),
-        ecn=True,
-    ),
-    Column(
-        "queue_sojourn_classic_p99_ns",
-        "<f8",
-        "ns",
-        "99th percentile sojourn of the other flows' packets; null without any",
-        Shown("classic sojourn p99", "ms", 2, missing="- (no classic packet)"),
-        Plotted("p99 classic queue sojourn", "ms", NON_NEGATIVE),
-        ecn=True,
-    ),
-    Column(
-        "fness",
-        "<f8",
-        "",
-        "two-flow runs only: fness of flow 0 against flow 1 on window delivered bytes "
-        "(ccfair.analysis.fairness.fness: 0 fair, -1 flow 0 takes everything, +1 flow 1 does)",
-        Shown("fness (flow 0 vs 1)", digits=3),
-        Plotted("fness (flow 0 vs flow 1)", bounds=(-1.0, 1.0)),
-        always=False,
-    ),
-    Column(
-        "window_backlog_bytes",
-        "<i8",
-        "bytes",
-        "payload that had crossed the bottleneck but not reached the application when the window opened "
-        "(held out of order by the receivers, or on its way to them; null where the backend does not "
-        "measure it). Exactly: window delivered bytes <= (wire bytes the link sent in the window / MTU) x "
-        "MSS + window_backlog_bytes",
-    ),
-    Column(
-        "window_short",
-        "|b1",
-        "",
-        "the window is too short for a stable goodput: shorter than 10 RTTs of the slowest flow in the "
-        "window (its base RTT, or its mean measured RTT if larger), or window_backlog_bytes is more than "
-        "2 % of the payload the link carries over the window (ccfair run prints a note then)",
-    ),
-    Column(
-        "events",
-        "<i8",
-        "",
-        "simulator events processed (kernel: frames the emulator forwarded)",
-        Shown("events"),
-        Plotted("simulator events", bounds=NON_NEGATIVE),
-    ),
-    Column(
-        "wall_seconds",
-        "<f8",
-        "s",
-        "wall-clock time of the run",
-        Shown("wall time", "s", 3),
-        Plotted("simulation wall time", "s", NON_NEGATIVE),
-    ),
-)
+SUMMARY = _DECLARED["summary"]
 """The keys of a run's summary, in order."""
 
 FLOW_NAMES = tuple(c.name for c in _FLOWS)

@@ -38,7 +38,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ccfair.units import parse_duration_ns
 
@@ -223,20 +223,61 @@ def _router_namespace() -> str | None:
     return None
 
 
-def capture(cell_name: str, out: Path) -> None:
+# ------------------------------------------------------------- what this tool and pacing_latency share
+
+
+def grid_cell_scenario(cell_name: str) -> dict[str, Any]:
+    """The scenario of the validation grid's cell ``cell_name`` (an exit naming the cell if there is none)."""
     from ccfair.studies.validate.grid import CELLS
-    from ccfair.toml_text import dumps
 
     cells = {c.name: c for c in CELLS}
     if cell_name not in cells:
         raise SystemExit(f"cell: no cell {cell_name!r} in the grid (see ccfair validate --list)")
+    return cells[cell_name].scenario(None)
+
+
+def write_scenario(scenario: dict[str, Any], out: Path) -> Path:
+    """``scenario`` as ``scenario.toml`` in the capture directory ``out``, which must not exist yet."""
+    from ccfair.toml_text import dumps
+
+    out.mkdir(parents=True, exist_ok=False)
+    path = out / "scenario.toml"
+    path.write_text(dumps(scenario))
+    return path
+
+
+def run_on_kernel(scenario: Path, out: Path) -> int:
+    """``ccfair run SCENARIO`` on the kernel backend, its JSON in ``out/result.json``; the exit code."""
+    argv = [sys.executable, "-m", "ccfair", "run", str(scenario), "--backend", "kernel", "--json", "--quiet"]
+    with (out / "result.json").open("wb") as result:
+        return subprocess.run(argv, stdout=result, check=False).returncode
+
+
+def capture_parser(
+    prog: str, description: str | None, capture_help: str, analyze_help: str
+) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command line of a capture tool: ``capture CELL OUT`` and ``analyze OUT``; the parser and the
+    ``analyze`` subparser, for the tool's own options."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("capture", help=capture_help)
+    c.add_argument("cell")
+    c.add_argument("out", type=Path)
+    a = sub.add_parser("analyze", help=analyze_help)
+    a.add_argument("out", type=Path)
+    return parser, a
+
+
+# ------------------------------------------------------------------------------------------- the capture
+
+
+def capture(cell_name: str, out: Path) -> None:
+    cell = grid_cell_scenario(cell_name)
     if shutil.which("tcpdump") is None:
         raise SystemExit("tcpdump: not found (apt install tcpdump)")
     if _router_namespace() is not None:
         raise SystemExit("another kernel run is in progress (a ccfair-*-rtr namespace exists)")
-    out.mkdir(parents=True, exist_ok=False)
-    scenario = out / "scenario.toml"
-    scenario.write_text(dumps(cells[cell_name].scenario(None)))
+    scenario = write_scenario(cell, out)
     dumps_started: list[subprocess.Popen[bytes]] = []
 
     def attach() -> None:
@@ -255,9 +296,7 @@ def capture(cell_name: str, out: Path) -> None:
 
     watcher = threading.Thread(target=attach, daemon=True)
     watcher.start()
-    argv = [sys.executable, "-m", "ccfair", "run", str(scenario), "--backend", "kernel", "--json", "--quiet"]
-    with (out / "result.json").open("wb") as result:
-        code = subprocess.run(argv, stdout=result, check=False).returncode
+    code = run_on_kernel(scenario, out)
     watcher.join(timeout=1)
     for p in dumps_started:
         p.terminate()
@@ -267,13 +306,12 @@ def capture(cell_name: str, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ccfair.devtools.host_latency", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("capture", help="run a grid cell on the kernel backend with captures (root)")
-    c.add_argument("cell")
-    c.add_argument("out", type=Path)
-    a = sub.add_parser("analyze", help="the latencies and ACK sizes of a capture")
-    a.add_argument("out", type=Path)
+    parser, a = capture_parser(
+        "python -m ccfair.devtools.host_latency",
+        __doc__,
+        "run a grid cell on the kernel backend with captures (root)",
+        "the latencies and ACK sizes of a capture",
+    )
     a.add_argument("--skip", default="5s", help="leave out the run's first part (default 5s)")
     a.add_argument("--mss", type=int, default=1448, help="payload bytes per segment (default 1448)")
     args = parser.parse_args(argv)

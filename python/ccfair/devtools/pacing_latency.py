@@ -20,15 +20,18 @@ written outside OUT.
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from ccfair.devtools.host_latency import quantile
+from ccfair.devtools.host_latency import (
+    capture_parser,
+    grid_cell_scenario,
+    quantile,
+    run_on_kernel,
+    write_scenario,
+)
 
 TRACEFS = Path("/sys/kernel/tracing")
 INSTANCE = "ccfair-pacing"
@@ -79,40 +82,21 @@ def _address(symbol: str) -> str:
 
 
 def capture(cell_name: str, out: Path) -> None:
-    from ccfair.studies.validate.grid import CELLS
-    from ccfair.toml_text import dumps
-
-    cells = {c.name: c for c in CELLS}
-    if cell_name not in cells:
-        raise SystemExit(f"cell: no cell {cell_name!r} in the grid (see ccfair validate --list)")
+    cell = grid_cell_scenario(cell_name)
     if not (TRACEFS / "instances").is_dir():
         raise SystemExit(f"{TRACEFS}: no tracefs (mount -t tracefs nodev {TRACEFS})")
     instance = TRACEFS / "instances" / INSTANCE
     if instance.exists():
         raise SystemExit(f"{instance}: exists (another capture running, or left over: rmdir it)")
     filter_text = f"function == {_address(CALLBACK)}"
-    out.mkdir(parents=True, exist_ok=False)
-    scenario = out / "scenario.toml"
-    scenario.write_text(dumps(cells[cell_name].scenario(None)))
+    scenario = write_scenario(cell, out)
     instance.mkdir()
     try:
         (instance / "buffer_size_kb").write_text("32768")
         for event in EVENTS:
             (instance / "events" / "timer" / event / "filter").write_text(filter_text)
             (instance / "events" / "timer" / event / "enable").write_text("1")
-        argv = [
-            sys.executable,
-            "-m",
-            "ccfair",
-            "run",
-            str(scenario),
-            "--backend",
-            "kernel",
-            "--json",
-            "--quiet",
-        ]
-        with (out / "result.json").open("wb") as result:
-            code = subprocess.run(argv, stdout=result, check=False).returncode
+        code = run_on_kernel(scenario, out)
         (instance / "tracing_on").write_text("0")
         (out / TRACE_NAME).write_bytes((instance / "trace").read_bytes())
     finally:
@@ -129,13 +113,12 @@ def analyze(out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ccfair.devtools.pacing_latency", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("capture", help="run a grid cell on the kernel backend with the timer traced (root)")
-    c.add_argument("cell")
-    c.add_argument("out", type=Path)
-    a = sub.add_parser("analyze", help="the pacing timer's lateness in a capture")
-    a.add_argument("out", type=Path)
+    parser, _ = capture_parser(
+        "python -m ccfair.devtools.pacing_latency",
+        __doc__,
+        "run a grid cell on the kernel backend with the timer traced (root)",
+        "the pacing timer's lateness in a capture",
+    )
     args = parser.parse_args(argv)
     if args.command == "capture":
         capture(args.cell, args.out)

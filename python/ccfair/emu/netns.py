@@ -144,6 +144,14 @@ def ip(*args: str, check: bool = True) -> str:
     return done.stdout
 
 
+def veth(name: str, netns: str, mac: str, peer: str, peer_netns: str, mtu: int) -> None:
+    """A veth pair of ``mtu``: ``name`` with address ``mac`` in namespace ``netns``, ``peer`` in
+    ``peer_netns``."""
+    this_end = ("netns", netns, "address", mac, "mtu", str(mtu))
+    peer_end = ("name", peer, "netns", peer_netns, "mtu", str(mtu))
+    ip("link", "add", name, *this_end, "type", "veth", "peer", *peer_end)
+
+
 def new_run_id() -> str:
     """This process's owner token (:func:`ccfair.owner.token`): pid and start time."""
     return owner.token()
@@ -226,46 +234,8 @@ class Topology:
             ip("netns", "add", name)
             self.created.append(name)
         # Both ends of each veth are created inside their namespaces: nothing ever sits in the host's.
-        ip(
-            "link",
-            "add",
-            SENDER_IF,
-            "netns",
-            snd,
-            "address",
-            SENDER_MAC,
-            "mtu",
-            str(mtu),
-            "type",
-            "veth",
-            "peer",
-            "name",
-            ROUTER_SENDER_IF,
-            "netns",
-            rtr,
-            "mtu",
-            str(mtu),
-        )
-        ip(
-            "link",
-            "add",
-            RECEIVER_IF,
-            "netns",
-            rcv,
-            "address",
-            RECEIVER_MAC,
-            "mtu",
-            str(mtu),
-            "type",
-            "veth",
-            "peer",
-            "name",
-            ROUTER_RECEIVER_IF,
-            "netns",
-            rtr,
-            "mtu",
-            str(mtu),
-        )
+        veth(SENDER_IF, snd, SENDER_MAC, ROUTER_SENDER_IF, rtr, mtu)
+        veth(RECEIVER_IF, rcv, RECEIVER_MAC, ROUTER_RECEIVER_IF, rtr, mtu)
         readback: dict[str, object] = {}
         interfaces = {"snd": [SENDER_IF], "rtr": [ROUTER_SENDER_IF, ROUTER_RECEIVER_IF], "rcv": [RECEIVER_IF]}
         on = veth_offloads(offloads or HostOffloads())

@@ -458,23 +458,13 @@ impl BbrFamily {
 
     /// `bbr_update_ack_aggregation` (the window is one round until the pipe is full).
     fn update_ack_aggregation(&mut self, tp: &TcpSock, rs: &RateSample) {
-        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
-            return;
-        }
         let thresh = if self.full_bw_reached {
             shared::EXTRA_ACKED_WIN_RTTS
         } else {
             1
         };
         let bw = self.bw();
-        self.agg.update(
-            self.round_start,
-            thresh,
-            rs.acked_sacked,
-            tp.delivered_mstamp.us(),
-            bw,
-            tp.snd_cwnd,
-        );
+        self.agg.on_ack(tp, rs, self.round_start, thresh, bw);
     }
 
     /// `bbr_reset_full_bw`.
@@ -539,11 +529,15 @@ impl BbrFamily {
             self.full_bw_now = self.full_bw_cnt >= FULL_BW_CNT;
             self.full_bw_reached |= self.full_bw_now;
         } else {
-            if self.full_bw_reached || !self.round_start || rs.is_app_limited {
-                return;
-            }
             let max_bw = self.max_bw();
-            self.full_bw_reached = shared::full_bw_round(&mut self.full_bw, &mut self.full_bw_cnt, max_bw);
+            self.full_bw_reached = shared::check_full_bw_reached(
+                self.full_bw_reached,
+                self.round_start,
+                rs,
+                &mut self.full_bw,
+                &mut self.full_bw_cnt,
+                max_bw,
+            );
         }
     }
 
@@ -907,18 +901,17 @@ impl CongestionControl for BbrFamily {
     fn vars(&self) -> CcVars {
         let opt = |x: u32| if x == UNSET { f64::NAN } else { x as f64 };
         CcVars {
-            mode: self.mode as i32,
-            pacing_gain: self.pacing_gain as f64 / BBR_UNIT as f64,
-            cwnd_gain: self.cwnd_gain as f64 / BBR_UNIT as f64,
-            bw_bps: shared::bw_bps(self.mss, self.bw()),
-            min_rtt_ns: if self.min_rtt_us == u32::MAX {
-                f64::NAN
-            } else {
-                self.min_rtt_us as f64 * 1e3
-            },
             inflight_hi: opt(self.inflight_hi),
             inflight_lo: opt(self.inflight_lo),
             aux: self.cycle_idx as u8 as f64,
+            ..shared::vars(
+                self.mode as i32,
+                self.pacing_gain,
+                self.cwnd_gain,
+                self.mss,
+                self.bw(),
+                self.min_rtt_us,
+            )
         }
     }
 }

@@ -22,8 +22,8 @@
 
 use ccfair_core::seq::after;
 
-use crate::TcpSock;
 use crate::sock::CaState;
+use crate::{CcVars, RateSample, TcpSock};
 
 /// Bandwidth unit: packets per µs × 2^24.
 pub const BW_SCALE: u32 = 24;
@@ -148,6 +148,22 @@ pub fn full_bw_round(full_bw: &mut u32, full_bw_cnt: &mut u32, max_bw: u32) -> b
     *full_bw_cnt >= FULL_BW_CNT
 }
 
+/// `bbr_check_full_bw_reached` as v1 and v2 run it: one [`full_bw_round`] at the start of each round whose
+/// sample is not app-limited, until the pipe is full. Returns whether it is.
+pub fn check_full_bw_reached(
+    reached: bool,
+    round_start: bool,
+    rs: &RateSample,
+    full_bw: &mut u32,
+    full_bw_cnt: &mut u32,
+    max_bw: u32,
+) -> bool {
+    if reached || !round_start || rs.is_app_limited {
+        return reached;
+    }
+    full_bw_round(full_bw, full_bw_cnt, max_bw)
+}
+
 /// PROBE_RTT's end: `probe_rtt_done_stamp` (jiffies, 0 while not scheduled) and whether a round trip has
 /// passed since in flight came down to the mode's level (`probe_rtt_round_done`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -269,8 +285,31 @@ impl AckAggregation {
         self.extra_acked[0].max(self.extra_acked[1]) as u32
     }
 
-    /// `bbr_update_ack_aggregation`, after the caller's check that the sample is valid and ACKed data.
-    /// `win_rtts_thresh` is the window length in rounds (5, or 1 in v2/v3's STARTUP).
+    /// `bbr_update_ack_aggregation` on an ACK: nothing for a sample that is invalid or ACKed no data, else
+    /// [`Self::update`] with the ACK's delivery time and the cwnd, at the bandwidth estimate `bw`.
+    pub fn on_ack(
+        &mut self,
+        tp: &TcpSock,
+        rs: &RateSample,
+        round_start: bool,
+        win_rtts_thresh: u32,
+        bw: u32,
+    ) {
+        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
+            return;
+        }
+        self.update(
+            round_start,
+            win_rtts_thresh,
+            rs.acked_sacked,
+            tp.delivered_mstamp.us(),
+            bw,
+            tp.snd_cwnd,
+        );
+    }
+
+    /// `bbr_update_ack_aggregation` for a valid sample that ACKed data. `win_rtts_thresh` is the window
+    /// length in rounds (5, or 1 in v2/v3's STARTUP).
     pub fn update(
         &mut self,
         round_start: bool,
@@ -320,6 +359,25 @@ impl AckAggregation {
 /// Bandwidth in BW units as bits per second, for the time series (`bbr_get_info` without the margin).
 pub fn bw_bps(mss: u32, bw: u32) -> f64 {
     bw as f64 * mss as f64 * 8.0 * 1e6 / BW_UNIT as f64
+}
+
+/// The time-series variables every version exports alike (gains as ratios, the estimates in bit/s and ns,
+/// NaN before the first RTT sample); `inflight_hi`, `inflight_lo` and `aux` NaN for the version to set.
+pub fn vars(mode: i32, pacing_gain: u32, cwnd_gain: u32, mss: u32, bw: u32, min_rtt_us: u32) -> CcVars {
+    CcVars {
+        mode,
+        pacing_gain: pacing_gain as f64 / BBR_UNIT as f64,
+        cwnd_gain: cwnd_gain as f64 / BBR_UNIT as f64,
+        bw_bps: bw_bps(mss, bw),
+        min_rtt_ns: if min_rtt_us == u32::MAX {
+            f64::NAN
+        } else {
+            min_rtt_us as f64 * 1e3
+        },
+        inflight_hi: f64::NAN,
+        inflight_lo: f64::NAN,
+        aux: f64::NAN,
+    }
 }
 
 #[cfg(test)]

@@ -380,27 +380,22 @@ impl Bbr1 {
 
     /// `bbr_update_ack_aggregation`.
     fn update_ack_aggregation(&mut self, tp: &TcpSock, rs: &RateSample) {
-        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
-            return;
-        }
         let bw = self.bw();
-        self.agg.update(
-            self.round_start,
-            shared::EXTRA_ACKED_WIN_RTTS,
-            rs.acked_sacked,
-            tp.delivered_mstamp.us(),
-            bw,
-            tp.snd_cwnd,
-        );
+        self.agg
+            .on_ack(tp, rs, self.round_start, shared::EXTRA_ACKED_WIN_RTTS, bw);
     }
 
     /// `bbr_check_full_bw_reached`: 3 non-app-limited rounds without 25 % growth of the max filter.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
-            return;
-        }
         let max_bw = self.max_bw();
-        self.full_bw_reached = shared::full_bw_round(&mut self.full_bw, &mut self.full_bw_cnt, max_bw);
+        self.full_bw_reached = shared::check_full_bw_reached(
+            self.full_bw_reached,
+            self.round_start,
+            rs,
+            &mut self.full_bw,
+            &mut self.full_bw_cnt,
+            max_bw,
+        );
     }
 
     /// `bbr_check_drain`.
@@ -589,18 +584,15 @@ impl CongestionControl for Bbr1 {
 
     fn vars(&self) -> CcVars {
         CcVars {
-            mode: self.mode as i32,
-            pacing_gain: self.pacing_gain as f64 / BBR_UNIT as f64,
-            cwnd_gain: self.cwnd_gain as f64 / BBR_UNIT as f64,
-            bw_bps: shared::bw_bps(self.mss, self.bw()),
-            min_rtt_ns: if self.min_rtt_us == u32::MAX {
-                f64::NAN
-            } else {
-                self.min_rtt_us as f64 * 1e3
-            },
-            inflight_hi: f64::NAN,
-            inflight_lo: f64::NAN,
             aux: self.cycle_idx as f64,
+            ..shared::vars(
+                self.mode as i32,
+                self.pacing_gain,
+                self.cwnd_gain,
+                self.mss,
+                self.bw(),
+                self.min_rtt_us,
+            )
         }
     }
 }

@@ -17,7 +17,7 @@ pub mod rwnd;
 pub mod sender;
 mod xmit;
 
-use ccfair_core::{Ecn, PacketMeta, Time};
+use ccfair_core::{Ecn, Time};
 
 pub use receiver::Receiver;
 pub use rwnd::{RcvWindow, RwndConfig};
@@ -130,37 +130,14 @@ pub struct Segment {
     pub packet_value: u32,
 }
 
-impl PacketMeta for Segment {
-    #[inline]
-    fn wire_len(&self) -> u32 {
-        self.wire_len as u32
-    }
-    #[inline]
-    fn enqueue_ts(&self) -> Time {
-        self.enqueue_ts
-    }
-    #[inline]
-    fn set_enqueue_ts(&mut self, t: Time) {
-        self.enqueue_ts = t;
-    }
-    #[inline]
-    fn ecn(&self) -> Ecn {
-        self.ecn
-    }
-    #[inline]
-    fn set_ecn(&mut self, ecn: Ecn) {
-        self.ecn = ecn;
-    }
-    #[inline]
-    fn flow_hash(&self) -> u32 {
-        // A fixed mix of the flow id stands in for the 5-tuple hash (Fibonacci hashing).
-        self.flow.wrapping_mul(0x9E37_79B1).rotate_left(7) ^ 0x5bd1_e995
-    }
-    #[inline]
-    fn packet_value(&self) -> u32 {
-        self.packet_value
-    }
-}
+ccfair_core::impl_packet_meta!(Segment {
+    wire_len: |s| s.wire_len as u32,
+    enqueue_ts: enqueue_ts,
+    ecn: ecn,
+    // A fixed mix of the flow id stands in for the 5-tuple hash (Fibonacci hashing).
+    flow_hash: |s| s.flow.wrapping_mul(0x9E37_79B1).rotate_left(7) ^ 0x5bd1_e995,
+    packet_value: |s| s.packet_value,
+});
 
 /// One SACK block `[start, end)` in segments.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]

@@ -39,7 +39,9 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,50 +56,16 @@ from ccfair.result import RunResult
 from ccfair.runner import simulate
 from ccfair.toml_text import dumps as toml_dumps
 
-COUNTERS = (
-    "delivered_bytes",
-    "sent_segments",
-    "retransmitted_segments",
-    "queue_drops",
-    "path_drops",
-    "ce_marks",
-    "rto_events",
-)
-RUN_COUNTERS = (
-    "events",
-    "sim_end_ns",
-    "window_ns",
-    "window_link_tx_bytes",
-    "window_departures",
-    "window_queue_drops",
-    "window_path_drops",
-    "window_marks",
-    "window_sojourn_p50_ns",
-    "window_sojourn_p99_ns",
-    "window_sojourn_l4s_p99_ns",
-    "window_sojourn_classic_p99_ns",
-    "sent_segments",
-    "arrived_segments",
-    "queue_drops",
-    "path_drops",
-    "in_flight_at_end",
-)
-TIMESERIES_COLUMNS = (
-    "t_ns",
-    "flow_id",
-    "delivered_bytes",
-    "cwnd",
-    "ssthresh",
-    "srtt_ns",
-    "inflight",
-    "retransmits",
-    "drops",
-    "ca_state",
-    "cc_mode",
-)
-QUEUE_COLUMNS = ("t_ns", "backlog_bytes", "backlog_packets", "drops", "marks", "departures", "tx_bytes")
-# The wall-clock time of a run is the one output that is not deterministic.
-NOT_PINNED = frozenset({"wall_seconds"})
+# The columns pinned by name, shared with the Rust check (crates/ccfair-sim/tests/snapshots.rs).
+COLUMNS_FILE = Path(__file__).resolve().parents[4] / "tests" / "snapshots" / "columns.toml"
+with COLUMNS_FILE.open("rb") as _f:
+    _PINNED = tomllib.load(_f)
+COUNTERS: tuple[str, ...] = tuple(_PINNED["counters"])
+SERIES_COLUMNS: tuple[str, ...] = tuple(_PINNED["series"])
+RUN_COUNTERS: tuple[str, ...] = tuple(_PINNED["run_counters"])
+TIMESERIES_COLUMNS: tuple[str, ...] = tuple(_PINNED["timeseries"])
+QUEUE_COLUMNS: tuple[str, ...] = tuple(_PINNED["queue"])
+NOT_PINNED = frozenset(_PINNED["not_pinned"])
 NEVER = "-1"
 NONE = "-"
 EMPTY = "none"
@@ -150,16 +118,6 @@ def _flow_counters(name: str, title: str, flows: pd.DataFrame, prefix: str) -> S
 
 
 def _flow_series(flows: pd.DataFrame, series: pd.DataFrame) -> Section:
-    columns = (
-        "flow",
-        "rows",
-        "cwnd_max",
-        "cwnd_last",
-        "ssthresh_first_t_ns",
-        "drop_first_t_ns",
-        "ca_states",
-        "cc_modes",
-    )
     rows = []
     for flow_id in flows["flow_id"]:
         s = series[series["flow_id"] == flow_id]
@@ -180,7 +138,7 @@ def _flow_series(flows: pd.DataFrame, series: pd.DataFrame) -> Section:
             )
         )
     return Section(
-        "series", "per flow, from its interval rows (t: interval end; -1: never)", columns, tuple(rows)
+        "series", "per flow, from its interval rows (t: interval end; -1: never)", SERIES_COLUMNS, tuple(rows)
     )
 
 

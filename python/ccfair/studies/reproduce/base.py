@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 import pandas as pd
 
 from ccfair.studies.reproduce.scales import SCALES
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PLAN_PREFIX = "repro-"
+T = TypeVar("T")
 RUN_METRICS = ("jain_index", "utilization", "total_goodput_bps", "fness", "queue_sojourn_p50_ns")
 
 
@@ -212,26 +212,6 @@ def load_study_data(root: Path, plans: Sequence[tuple[Part, Plan]]) -> StudyData
     return StudyData(root, runs, flows, measure, len(planned))
 
 
-# ------------------------------------------------------------------------------------------- shared helpers
-
-
-def per_repetition(frame: pd.DataFrame, value: Callable[[pd.DataFrame], float]) -> list[float]:
-    """``value`` of each repetition's rows, in repetition order (NaN where it is undefined)."""
-    return [float(value(group)) for _, group in frame.groupby("repetition", sort=True)]
-
-
-def group_goodput(flows: pd.DataFrame) -> pd.DataFrame:
-    """Per run and group: total and mean per-flow goodput, the group's congestion control."""
-    return flows.groupby(["run_id", "repetition", "group"], as_index=False).agg(
-        goodput_bps=("goodput_bps", "sum"), per_flow_bps=("goodput_bps", "mean"), cc=("cc", "first")
-    )
-
-
-def ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator > 0 else float("nan")
-
-
-def finite_mean(values: Sequence[float]) -> float:
-    x = np.asarray(values, dtype=float)
-    x = x[np.isfinite(x)]
-    return float(x.mean()) if x.size else float("nan")
+def by_scale(quick: T, full: T) -> dict[str, T]:
+    """A setting at each scale: the standard scale runs the full scale's points (with fewer repetitions)."""
+    return {"quick": quick, "standard": full, "full": full}

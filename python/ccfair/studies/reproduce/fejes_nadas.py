@@ -17,28 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccfair.studies.reproduce.base import (
-    Expect,
-    Finding,
-    Measured,
-    Part,
-    ScaleInfo,
-    Study,
-    StudyData,
-    group_goodput,
-    per_repetition,
-    ratio,
-)
+from ccfair.studies.reproduce.base import Expect, Finding, Measured, Part, ScaleInfo, Study, by_scale
+from ccfair.studies.reproduce.measures import group_goodput, per_repetition, ratio
 from ccfair.units import parse_buffer
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The standard scale runs the full scale's points and run length with fewer repetitions.
-FULL_BUFFERS = ["0.05bdp", "0.1bdp", "0.2bdp", "0.5bdp", "1bdp", "2bdp"]
-BUFFERS = {"quick": ["0.1bdp", "0.2bdp", "0.5bdp", "2bdp"], "standard": FULL_BUFFERS, "full": FULL_BUFFERS}
-FULL_TIMING = ("60s", "20s", 20_000_000_000)
-TIMING = {"quick": ("10s", "4s", 4_000_000_000), "standard": FULL_TIMING, "full": FULL_TIMING}
+    from ccfair.studies.reproduce.base import StudyData
+
+BUFFERS = by_scale(
+    ["0.1bdp", "0.2bdp", "0.5bdp", "2bdp"], ["0.05bdp", "0.1bdp", "0.2bdp", "0.5bdp", "1bdp", "2bdp"]
+)
+TIMING = by_scale(("10s", "4s", 4_000_000_000), ("60s", "20s", 20_000_000_000))
 AQMS = ["fifo", "pie", "gsp", "ppv", "vdq_csaqm"]
 # The findings measured under VDQ-CSAQM score ccfair's reconstruction of it (its paper was not available).
 VDQ_RECONSTRUCTION = (
@@ -62,56 +53,49 @@ def parts(scale: str, repetitions: int) -> list[Part]:
     duration, start, start_ns = TIMING[scale]
     counts = [10] if scale == "quick" else [2, 10, 50, 100]
     mono_counts = [2, 10] if scale == "quick" else [2, 10, 50, 100]
-    base = {"duration": duration, "measure": {"start": start}, "host": {"start_jitter": "10ms"}}
+
+    def plan(link: dict[str, str], flows: list[dict[str, Any]], grid: dict[str, Any]) -> dict[str, Any]:
+        """A part's plan document: the study's seed, repetitions and timing around the part's own setup."""
+        scenario = {
+            "duration": duration,
+            "measure": {"start": start},
+            "host": {"start_jitter": "10ms"},
+            "link": link,
+            "flows": flows,
+        }
+        return {"seed": 20, "repetitions": repetitions, "scenario": scenario, "grid": grid}
+
     mixed = {
-        "seed": 20,
-        "repetitions": repetitions,
-        "scenario": {
-            **base,
-            "link": {"rate": "1Gbps", "buffer": "1bdp", "aqm": "fifo"},
-            "flows": [
+        **plan(
+            {"rate": "1Gbps", "buffer": "1bdp", "aqm": "fifo"},
+            [
                 {"cc": "bbr2", "count": counts[0] // 2, "rtt": "10ms"},
                 {"cc": "cubic", "count": counts[0] // 2, "rtt": "10ms"},
             ],
-        },
-        "grid": {"link.aqm": AQMS, "link.buffer": BUFFERS[scale]},
+            {"link.aqm": AQMS, "link.buffer": BUFFERS[scale]},
+        ),
         "zip": [{"flows[0].count": [n // 2 for n in counts], "flows[1].count": [n // 2 for n in counts]}],
     }
-    mono = {
-        "seed": 20,
-        "repetitions": repetitions,
-        "scenario": {
-            **base,
-            "link": {"rate": "1Gbps", "buffer": "1bdp", "aqm": "fifo"},
-            "flows": [{"cc": "cubic", "count": 2, "rtt": "10ms"}],
-        },
-        "grid": {"flows[0].count": mono_counts, "link.buffer": ["0.2bdp", "1bdp", "2bdp"]},
-    }
-    l4s = {
-        "seed": 20,
-        "repetitions": repetitions,
-        "scenario": {
-            **base,
-            "link": {"rate": "1Gbps", "buffer": "2bdp", "aqm": "dualpi2"},
-            "flows": [
-                {"cc": "dctcp", "count": 2, "rtt": "5ms", "ecn": "l4s"},
-                {"cc": "bbr2", "count": 2, "rtt": "5ms", "ecn": "l4s"},
-            ],
-        },
-        "grid": {"link.aqm": L4S_AQMS},
-    }
+    mono = plan(
+        {"rate": "1Gbps", "buffer": "1bdp", "aqm": "fifo"},
+        [{"cc": "cubic", "count": 2, "rtt": "10ms"}],
+        {"flows[0].count": mono_counts, "link.buffer": ["0.2bdp", "1bdp", "2bdp"]},
+    )
+    l4s = plan(
+        {"rate": "1Gbps", "buffer": "2bdp", "aqm": "dualpi2"},
+        [
+            {"cc": "dctcp", "count": 2, "rtt": "5ms", "ecn": "l4s"},
+            {"cc": "bbr2", "count": 2, "rtt": "5ms", "ecn": "l4s"},
+        ],
+        {"link.aqm": L4S_AQMS},
+    )
     arrivals = {"process": "poisson", "mean_interval": DYNAMIC_MEAN_INTERVAL}
     dynamic_class = {"rtt": "5ms", "count": DYNAMIC_FLOWS[scale], "size": DYNAMIC_SIZE, "arrivals": arrivals}
-    dynamic = {
-        "seed": 20,
-        "repetitions": repetitions,
-        "scenario": {
-            **base,
-            "link": {"rate": "1Gbps", "buffer": "2bdp", "aqm": "vdq_csaqm"},
-            "flows": [{"cc": "cubic", **dynamic_class}, {"cc": "bbr2", **dynamic_class}],
-        },
-        "grid": {"link.aqm": L4S_AQMS},
-    }
+    dynamic = plan(
+        {"rate": "1Gbps", "buffer": "2bdp", "aqm": "vdq_csaqm"},
+        [{"cc": "cubic", **dynamic_class}, {"cc": "bbr2", **dynamic_class}],
+        {"link.aqm": L4S_AQMS},
+    )
     return [
         Part("mixed", mixed, start_ns),
         Part("mono-cubic", mono, start_ns),

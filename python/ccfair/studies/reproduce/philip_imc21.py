@@ -20,19 +20,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from ccfair.studies.reproduce.base import (
-    Expect,
-    Finding,
-    Measured,
-    Part,
-    ScaleInfo,
-    Study,
-    StudyData,
-    per_repetition,
-)
+from ccfair.studies.reproduce.base import Expect, Finding, Measured, Part, ScaleInfo, Study
+from ccfair.studies.reproduce.measures import per_repetition
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from ccfair.studies.reproduce.base import StudyData
 
 MSS_BYTES = 1448
 
@@ -136,12 +130,17 @@ def _cc_share(runs: pd.DataFrame, flows: pd.DataFrame, cc: str) -> pd.DataFrame:
     return runs.assign(value=runs["run_id"].map(share))
 
 
-def single_bbr(data: StudyData) -> Measured:
+def _bbr_share(data: StudyData, mixes: tuple[str, str]) -> tuple[pd.DataFrame, str]:
+    """The BBR flows' share in each run of both mixes, and the setting the last mix was read from."""
     frames = []
-    for mix in ("bbr1-vs-reno", "bbr1-vs-cubic"):
+    for mix in mixes:
         runs, flows, setting = _mix(data, mix)
         frames.append(_cc_share(runs, flows, "bbr"))
-    runs = pd.concat(frames)
+    return pd.concat(frames), setting
+
+
+def single_bbr(data: StudyData) -> Measured:
+    runs, setting = _bbr_share(data, ("bbr1-vs-reno", "bbr1-vs-cubic"))
     count = "flows[1].count"
     runs = runs[runs[count] == runs[count].max()] if not runs.empty else runs
     return Measured(
@@ -150,11 +149,7 @@ def single_bbr(data: StudyData) -> Measured:
 
 
 def bbr_equal(data: StudyData) -> Measured:
-    frames = []
-    for mix in ("bbr-vs-reno", "bbr-vs-cubic"):
-        runs, flows, setting = _mix(data, mix)
-        frames.append(_cc_share(runs, flows, "bbr"))
-    runs = pd.concat(frames)
+    runs, setting = _bbr_share(data, ("bbr-vs-reno", "bbr-vs-cubic"))
     return Measured(
         per_repetition(runs, lambda g: g["value"].max()), note=f"the largest BBR share ({setting}Scale)"
     )

@@ -24,20 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccfair.studies.reproduce.base import (
-    Expect,
-    Finding,
-    Measured,
-    Part,
-    ScaleInfo,
-    Study,
-    StudyData,
-    finite_mean,
-    per_repetition,
-)
+from ccfair.studies.reproduce.base import Expect, Finding, Measured, Part, ScaleInfo, Study, by_scale
+from ccfair.studies.reproduce.measures import finite_mean, per_repetition
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from ccfair.studies.reproduce.base import StudyData
 
 # Named flow profiles: the testbed hosts and provider-like stacks (the paper's providers used initial
 # windows of 16 or 32 and pacing, with BBR or Cubic).
@@ -85,19 +78,11 @@ PROVIDERS = {
 }
 TESTBED = {"cubic": "linux-default", "bbr": "bbr-fq"}
 PROVIDER_PAIRS = [(a, b) for i, a in enumerate(PROVIDERS) for b in list(PROVIDERS)[i + 1 :]]
-# Each scale's settings, by scale name (a new scale is one more entry).
-FULL_SETTINGS: dict[str, Any] = {
-    "rates": ["10Mbps", "50Mbps"],
-    "rtts": ["50ms", "100ms"],
-    "pairs": FULL_PAIRS,
-    "duration": "60s",
-}
-# The standard scale runs the full scale's points with fewer repetitions.
-SCALE_SETTINGS: dict[str, dict[str, Any]] = {
-    "quick": {"rates": ["10Mbps"], "rtts": ["50ms"], "pairs": QUICK_PAIRS, "duration": "30s"},
-    "standard": FULL_SETTINGS,
-    "full": FULL_SETTINGS,
-}
+# Each scale's settings, by scale name.
+SCALE_SETTINGS: dict[str, dict[str, Any]] = by_scale(
+    {"rates": ["10Mbps"], "rtts": ["50ms"], "pairs": QUICK_PAIRS, "duration": "30s"},
+    {"rates": ["10Mbps", "50Mbps"], "rtts": ["50ms", "100ms"], "pairs": FULL_PAIRS, "duration": "60s"},
+)
 
 
 def _scale(scale: str) -> dict[str, Any]:

@@ -14,28 +14,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ccfair.studies.reproduce.base import (
-    Expect,
-    Finding,
-    Measured,
-    Part,
-    ScaleInfo,
-    Study,
-    StudyData,
-    group_goodput,
-    per_repetition,
-    ratio,
-)
+from ccfair.studies.reproduce.base import Expect, Finding, Measured, Part, ScaleInfo, Study, by_scale
+from ccfair.studies.reproduce.measures import group_goodput, per_repetition, ratio
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ccfair.studies.reproduce.base import StudyData
+
 PART = "delay"
-FULL_DELAYS = ["200us", "2ms", "4ms", "8ms", "16ms", "32ms", "64ms"]
-FULL_DURATION = ("120s", "30s", 30_000_000_000)
-# The standard scale runs the full scale's points and run length with fewer repetitions.
-DELAYS = {"quick": ["200us", "16ms", "64ms"], "standard": FULL_DELAYS, "full": FULL_DELAYS}
-DURATION = {"quick": ("30s", "10s", 10_000_000_000), "standard": FULL_DURATION, "full": FULL_DURATION}
+DELAYS = by_scale(["200us", "16ms", "64ms"], ["200us", "2ms", "4ms", "8ms", "16ms", "32ms", "64ms"])
+DURATION = by_scale(("30s", "10s", 10_000_000_000), ("120s", "30s", 30_000_000_000))
 
 
 def parts(scale: str, repetitions: int) -> list[Part]:
