@@ -18,17 +18,7 @@ from typing import Any
 from ccfair.cli_support import EXIT_OK, check_out_dir, examples, finite_float, note, print_json
 from ccfair.commands.harm import add_figure_option, add_sweep_options, check_figure
 from ccfair.errors import InputError
-from ccfair.studies.advise import (
-    DEFAULT_AQMS,
-    DEFAULT_BUFFERS,
-    SPACE,
-    advice_text,
-    advise,
-    advise_plan,
-    config_json,
-    configurations,
-    variants,
-)
+from ccfair.studies.advise_space import DEFAULT_AQMS, DEFAULT_BUFFERS, SPACE
 from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps, whole_number
 
 
@@ -108,6 +98,7 @@ def _fraction(value: float | None, option: str) -> float | None:
 def cmd_advise(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
+    from ccfair.studies.advise import advice_text, advise, advise_plan, config_json, configurations, variants
     from ccfair.studies.run import dry_run, run_plans
 
     parse_rate_bps(args.rate, "--rate")

@@ -28,7 +28,6 @@ from ccfair.cli_support import (
     seed_arg,
 )
 from ccfair.errors import InputError
-from ccfair.runner import run
 from ccfair.scenario import check_seed
 from ccfair.units import format_rate, parse_rate_bps
 
@@ -171,6 +170,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ccfair.analysis.stats import identical  # pandas and SciPy
     from ccfair.emu import compare
     from ccfair.emu.run import preflight, run_kernel
+    from ccfair.runner import run
     from ccfair.scenario import kernel_scenario
 
     if not 1 <= args.repetitions <= 100:

@@ -11,7 +11,6 @@ from typing import Any
 
 from ccfair.catalog import catalog
 from ccfair.cli_support import EXIT_OK, examples, print_json
-from ccfair.report import catalog_report
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -27,6 +26,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ccfair.report import catalog_report  # with the run's tables (NumPy): not when the parser loads
 
     if args.json:
         print_json(catalog())

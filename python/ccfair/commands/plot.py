@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 from ccfair.analysis.schema import SUMMARY_KEYS
 from ccfair.cli_support import EXIT_OK, examples, finite_float, note, progress_bar
 from ccfair.errors import InputError
-from ccfair.result import RunResult
 from ccfair.tables import Column, is_missing, render, text
 from ccfair.terminal import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ccfair.result import RunResult
     from ccfair.store import Results
 
 KINDS = ("timeseries", "heatmap", "relgoodput", "fness", "share", "tput-delay", "cdf", "box")
@@ -203,6 +203,7 @@ def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure
     # The figures load pandas and DuckDB, and matplotlib as they draw: imported only when one is made.
     from ccfair.plots import box, cdf, fness, heatmap, relgoodput, share, timeseries, tput_delay
     from ccfair.plots.data import load_sweep
+    from ccfair.result import RunResult
 
     if isinstance(source, RunResult):
         if args.kind not in RUN_KINDS:
@@ -283,6 +284,7 @@ def cmd_compare_results(args: argparse.Namespace) -> int:
 def _results(directory: str, argument: str) -> Results:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.source import open_source
+    from ccfair.result import RunResult
 
     source = open_source(directory, argument)
     if isinstance(source, RunResult):
@@ -299,6 +301,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.html_report import check_report_path, write_report
     from ccfair.plots.source import open_source
+    from ccfair.result import RunResult
     from ccfair.studies.report import build_report
 
     out = Path(args.out)

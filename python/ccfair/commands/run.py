@@ -23,14 +23,12 @@ from ccfair.cli_support import (
     progress_bar,
     seed_arg,
 )
-from ccfair.report import run_report
 from ccfair.resources import limits as resource_limits
-from ccfair.result import RUN_KIND
-from ccfair.runner import run
 from ccfair.scenario import Scenario, check_seed, kernel_scenario
 
-# Every command module is imported to build the parser: the kernel backend (subprocesses, sockets, network
-# namespaces) is imported only for --backend kernel, so `ccfair run` and the other commands start fast.
+# This module is imported to build the parser: the runner and the results (NumPy) are imported by the
+# handler, the tables only without --json, and the kernel backend (subprocesses, sockets, network
+# namespaces) only for --backend kernel, so that every command starts fast.
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -68,6 +66,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ccfair.result import RUN_KIND  # NumPy: not when the parser loads
+    from ccfair.runner import run
+
     if args.backend == "kernel":
         scenario: Scenario = kernel_scenario(args.file)
     else:
@@ -90,6 +91,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_json_dict())
     else:
+        from ccfair.report import run_report  # the tables: not needed for --json
+
         sys.stdout.write(run_report(result))
         if args.backend == "kernel":
             from ccfair.emu.report import kernel_report

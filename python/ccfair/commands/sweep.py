@@ -22,8 +22,6 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -37,7 +35,6 @@ from ccfair.cli_support import (
 )
 from ccfair.errors import InputError
 from ccfair.progress import format_clock
-from ccfair.sweep.expand import estimate_lines
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
 from ccfair.terminal import printable, printable_lines
@@ -311,6 +308,7 @@ def _dry_run(lay: Layout, out: Path, limits: Limits, jobs: int | None) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import catalog_path
     from ccfair.store.reader import query
+    from ccfair.sweep.expand import estimate_lines
 
     plan = lay.plan
     states: dict[str, str] = {}
@@ -445,6 +443,7 @@ def _short_cell(x: Any) -> str:
 
 def _json_value(x: Any) -> Any:
     """A query value as plain JSON, floats at full precision; NULL and NaN become null."""
+    import numpy as np
     import pandas as pd  # only for query results
 
     if is_missing(x) or x is pd.NaT:
