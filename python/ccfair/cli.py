@@ -20,13 +20,14 @@ import gc
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ccfair import __version__
 from ccfair.cli_support import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
+    Handler,
     Parser,
 )
 from ccfair.commands import register_all
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         arguments = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(arguments).parse_args(arguments)
-        handler: Callable[[argparse.Namespace], int] = args.handler
+        handler: Handler = args.handler
         try:
             return handler(args)
         finally:

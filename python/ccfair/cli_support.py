@@ -1,5 +1,7 @@
-"""What every ``ccfair`` subcommand shares: exit codes, the argument parser class, seed parsing, progress,
-notes on stderr, early checks of output directories, JSON on stdout."""
+"""What every ``ccfair`` subcommand shares: exit codes, the argument parser class, a command's parser with
+its examples and handler, the options several commands take (``--json`` and ``--quiet``, where and how a
+study's runs go, a figure file, the limits), seed parsing, progress, notes on stderr, early checks of output
+directories, JSON on stdout."""
 
 from __future__ import annotations
 
@@ -8,15 +10,18 @@ import contextlib
 import json
 import math
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccfair import fsio
 from ccfair.errors import InputError
 from ccfair.progress import ProgressBar
 from ccfair.scenario import U64_MAX
 from ccfair.units import decimal_number, whole_number
+
+if TYPE_CHECKING:
+    from ccfair.sweep.plan import Plan
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -37,7 +42,7 @@ class HelpFormatter(argparse.HelpFormatter):
         return "\n\n".join(paragraphs)
 
 
-def examples(*lines: str) -> str:
+def examples_epilog(*lines: str) -> str:
     """An epilog listing example command lines (``"ccfair run x.toml   # what it does"``)."""
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
@@ -53,6 +58,86 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
+
+
+Handler = Callable[[argparse.Namespace], int]
+"""What a command runs: the parsed arguments in, the exit code out."""
+
+
+def add_command(
+    commands: argparse._SubParsersAction[Any],
+    name: str,
+    handler: Handler,
+    *,
+    help: str,
+    description: str,
+    examples: Sequence[str],
+) -> argparse.ArgumentParser:
+    """Adds the subcommand ``name`` to ``commands``: its one-line ``help`` in the command list, its
+    ``description``, its example command lines as the epilog (see :func:`examples_epilog`), and the
+    ``handler`` the CLI calls with the parsed arguments. Returns its parser, for the arguments."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=description, epilog=examples_epilog(*examples)
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, json: str | None, quiet: str | None) -> None:
+    """``--json`` (one JSON document on stdout instead of text) and ``--quiet`` (nothing on stderr but
+    errors), each with its help text; None leaves an option out."""
+    if json is not None:
+        parser.add_argument("--json", action="store_true", help=json)
+    if quiet is not None:
+        parser.add_argument("--quiet", action="store_true", help=quiet)
+
+
+def add_sweep_options(
+    p: argparse.ArgumentParser, out_default: str | None = "results", *, retry_failed: bool = False
+) -> None:
+    """The options of a study that say where and how its runs go, as for ``ccfair sweep``; ``out_default``
+    None leaves ``--out`` unset for the command to choose; ``retry_failed`` adds ``--retry-failed`` first."""
+    if retry_failed:
+        p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=out_default,
+        help=f"results directory (default: {out_default or 'per command'}); runs already there are reused",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--jobs", type=positive_int, metavar="N", help="local worker processes (default: all cores)"
+    )
+    where.add_argument(
+        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (see ccfair sweep)"
+    )
+    p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s")
+    p.add_argument(
+        "--dry-run", action="store_true", help="show the plan's size and what the store has; run nothing"
+    )
+    add_output_options(p, json="print one JSON document", quiet="no progress or notes on stderr")
+    add_limit_options(p)
+
+
+def add_figure_option(p: argparse.ArgumentParser, default: str, what: str) -> None:
+    """``--figure FILE``: where a study draws ``what`` (``-`` for no figure)."""
+    p.add_argument(
+        "--figure",
+        metavar="FILE",
+        default=default,
+        help=f"{what}, .png, .svg or .pdf (default {default}; - for none)",
+    )
+
+
+def check_figure(path: str) -> Path | None:
+    """The ``--figure`` path, checked before any run (None for ``-``)."""
+    if path == "-":
+        return None
+    from ccfair.plots.output import check_figure_path  # pandas, DuckDB: not when the parser loads
+
+    check_figure_path(path, "--figure")
+    return Path(path)
 
 
 @contextlib.contextmanager
@@ -97,6 +182,31 @@ def progress_bar(label: str, quiet: bool) -> ProgressBar | None:
     if quiet or not sys.stderr.isatty():
         return None
     return ProgressBar(sys.stderr, label=label)
+
+
+@contextlib.contextmanager
+def showing_progress(label: str, quiet: bool) -> Iterator[ProgressBar | None]:
+    """:func:`progress_bar` for the block, closed when the block ends, however it ends."""
+    bar = progress_bar(label, quiet)
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def note_kernel_jobs(plan: Plan, jobs: int | None, quiet: bool) -> None:
+    """Says that ``--jobs`` does not apply to a plan on the kernel backend."""
+    # The sweep driver (pandas, DuckDB) loads in the handlers only: the parser imports this module.
+    from ccfair.sweep.driver import KERNEL_JOBS
+    from ccfair.sweep.identity import SIMULATOR
+
+    if plan.backend != SIMULATOR and jobs is not None and jobs != KERNEL_JOBS:
+        note(
+            f"note: plan {plan.name} runs on the kernel backend: one run at a time (--jobs {jobs} does not "
+            "apply; parallel kernel runs would share this machine's CPUs and network stack)",
+            quiet,
+        )
 
 
 def note(message: str, quiet: bool) -> None:

@@ -13,7 +13,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ccfair import speed
-from ccfair.cli_support import EXIT_OK, add_limit_options, examples, positive_int, print_json, progress_bar
+from ccfair.cli_support import (
+    EXIT_OK,
+    add_command,
+    add_limit_options,
+    add_output_options,
+    positive_int,
+    print_json,
+    showing_progress,
+)
 from ccfair.errors import InputError
 
 if TYPE_CHECKING:
@@ -24,15 +32,17 @@ if TYPE_CHECKING:
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "bench",
+        cmd_bench,
         help="measure simulator speed on fixed scenarios",
         description="Run six fixed scenarios (A to F, from 2 flows at 10 Mbps to 1000 flows at 10 Gbps) and "
         "print events per wall-second and wall seconds per simulated second. Two larger cases run only when "
         "named: corescale (5000 flows at 10 Gbps, 100 ms) and flows100k (100,000 flows, with its peak "
         "memory per flow). --memory measures what one cache line costs this machine at working sets from 1 "
         "MiB to 512 MiB, which events per second at thousands of flows depend on.",
-        epilog=examples(
+        examples=(
             "ccfair bench",
             "ccfair bench --quick --json     # A and B only, for scripts",
             "ccfair bench --list            # every case, and when it runs",
@@ -82,10 +92,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--quick or --case chooses cases too)",
     )
     p.add_argument("--list", action="store_true", help="list the cases and exit")
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_output_options(
+        p, json="print one JSON document instead of a table", quiet="no progress bar on stderr"
+    )
     add_limit_options(p)
-    p.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -132,12 +142,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             label = f"{mark.name}: {mark.description}"
             if args.repeat > 1:
                 label += f" (run {repetition + 1} of {args.repeat})"
-            bar = progress_bar(label, args.quiet)
-            try:
+            with showing_progress(label, args.quiet) as bar:
                 runs[i].append(bench.run_benchmark(mark, progress=bar, limits=limits))
-            finally:
-                if bar is not None:
-                    bar.close()
     results = [bench.combine(case_runs) for case_runs in runs]
     if results and args.preset is None and args.flows is None and args.duration is None:
         # The cases as they come measure this host's speed, which estimates then quote (ccfair.speed).
@@ -149,12 +155,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         steady = [bench.steady_state(whole, half) for whole, half in zip(results, halves, strict=True)]
     costs = None
     if args.memory:
-        bar = progress_bar("memory: a random cache line, 1 MiB to 512 MiB", args.quiet)
-        try:
+        with showing_progress("memory: a random cache line, 1 MiB to 512 MiB", args.quiet) as bar:
             costs = bench.memory_probe(progress=bar)
-        finally:
-            if bar is not None:
-                bar.close()
     if args.json:
         document = bench.bench_json(results)
         if steady is not None:
