@@ -1,7 +1,7 @@
 """What every ``ccfair`` subcommand shares: exit codes, the argument parser class, a command's parser with
-its examples and handler, the options several commands take (``--json`` and ``--quiet``, where and how a
-study's runs go, a figure file, the limits), seed parsing, progress, notes on stderr, early checks of output
-directories, JSON on stdout."""
+its examples and handler, the options several commands take (``--json`` and ``--quiet``, the limits), seed
+parsing, progress, notes on stderr, early checks of output directories, JSON on stdout. What the commands
+that run plans share is :mod:`ccfair.cli_plans`."""
 
 from __future__ import annotations
 
@@ -12,16 +12,13 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from ccfair import fsio
 from ccfair.errors import InputError
 from ccfair.progress import ProgressBar
 from ccfair.scenario import U64_MAX
 from ccfair.units import decimal_number, whole_number
-
-if TYPE_CHECKING:
-    from ccfair.sweep.plan import Plan
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -92,54 +89,6 @@ def add_output_options(parser: argparse.ArgumentParser, *, json: str | None, qui
         parser.add_argument("--quiet", action="store_true", help=quiet)
 
 
-def add_sweep_options(
-    p: argparse.ArgumentParser, out_default: str | None = "results", *, retry_failed: bool = False
-) -> None:
-    """The options of a study that say where and how its runs go, as for ``ccfair sweep``; ``out_default``
-    None leaves ``--out`` unset for the command to choose; ``retry_failed`` adds ``--retry-failed`` first."""
-    if retry_failed:
-        p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        default=out_default,
-        help=f"results directory (default: {out_default or 'per command'}); runs already there are reused",
-    )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--jobs", type=positive_int, metavar="N", help="local worker processes (default: all cores)"
-    )
-    where.add_argument(
-        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (see ccfair sweep)"
-    )
-    p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s")
-    p.add_argument(
-        "--dry-run", action="store_true", help="show the plan's size and what the store has; run nothing"
-    )
-    add_output_options(p, json="print one JSON document", quiet="no progress or notes on stderr")
-    add_limit_options(p)
-
-
-def add_figure_option(p: argparse.ArgumentParser, default: str, what: str) -> None:
-    """``--figure FILE``: where a study draws ``what`` (``-`` for no figure)."""
-    p.add_argument(
-        "--figure",
-        metavar="FILE",
-        default=default,
-        help=f"{what}, .png, .svg or .pdf (default {default}; - for none)",
-    )
-
-
-def check_figure(path: str) -> Path | None:
-    """The ``--figure`` path, checked before any run (None for ``-``)."""
-    if path == "-":
-        return None
-    from ccfair.plots.output import check_figure_path  # pandas, DuckDB: not when the parser loads
-
-    check_figure_path(path, "--figure")
-    return Path(path)
-
-
 @contextlib.contextmanager
 def options_named(options: Mapping[str, str]) -> Iterator[None]:
     """Within the block, an error on a field that a command-line option sets (a key of ``options``, such as
@@ -193,20 +142,6 @@ def showing_progress(label: str, quiet: bool) -> Iterator[ProgressBar | None]:
     finally:
         if bar is not None:
             bar.close()
-
-
-def note_kernel_jobs(plan: Plan, jobs: int | None, quiet: bool) -> None:
-    """Says that ``--jobs`` does not apply to a plan on the kernel backend."""
-    # The sweep driver (pandas, DuckDB) loads in the handlers only: the parser imports this module.
-    from ccfair.sweep.driver import KERNEL_JOBS
-    from ccfair.sweep.identity import SIMULATOR
-
-    if plan.backend != SIMULATOR and jobs is not None and jobs != KERNEL_JOBS:
-        note(
-            f"note: plan {plan.name} runs on the kernel backend: one run at a time (--jobs {jobs} does not "
-            "apply; parallel kernel runs would share this machine's CPUs and network stack)",
-            quiet,
-        )
 
 
 def note(message: str, quiet: bool) -> None:

@@ -15,12 +15,10 @@ import math
 import sys
 from typing import Any
 
+from ccfair.cli_plans import add_figure_option, add_sweep_options, check_figure
 from ccfair.cli_support import (
     EXIT_OK,
     add_command,
-    add_figure_option,
-    add_sweep_options,
-    check_figure,
     check_out_dir,
     finite_float,
     note,

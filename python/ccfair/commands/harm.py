@@ -18,16 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ccfair.cli_plans import add_figure_option, add_sweep_options, check_figure, note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_OK,
     add_command,
-    add_figure_option,
-    add_sweep_options,
-    check_figure,
     check_out_dir,
     finite_float,
     note,
-    note_kernel_jobs,
     options_named,
     print_json,
 )

@@ -22,14 +22,13 @@ import argparse
 import sys
 from typing import Any
 
+from ccfair.cli_plans import add_sweep_options, note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
     add_command,
-    add_sweep_options,
     check_out_dir,
     note,
-    note_kernel_jobs,
     options_named,
     positive_int,
     print_json,

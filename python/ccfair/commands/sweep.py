@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccfair.cli_plans import note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -30,7 +31,6 @@ from ccfair.cli_support import (
     add_output_options,
     check_out_dir,
     note,
-    note_kernel_jobs,
     positive_int,
     print_json,
     showing_progress,

@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ccfair.cli_plans import add_sweep_options
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
     add_command,
-    add_sweep_options,
     check_out_dir,
     note,
     options_named,
