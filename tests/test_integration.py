@@ -303,8 +303,8 @@ def test_importing_the_package_does_not_load_pandas():
 
 
 def test_run_json_loads_no_heavy_module(tmp_path):
-    """`ccfair run --json` (the CLI parser with every subcommand, a run, its JSON document) loads none of
-    the heavy libraries: they are imported where the tables, figures, store or cluster need them."""
+    """`ccfair run --json` (the CLI parser, a run, its JSON document) loads none of the heavy libraries:
+    they are imported where the tables, figures, store or cluster need them."""
     code = (
         "import sys, ccfair.cli; "
         f"status = ccfair.cli.main(['run', {str(SCENARIOS / 'default.toml')!r}, '--json', '--quiet']); "

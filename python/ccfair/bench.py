@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair import _native
-from ccfair.cli_support import progress_bar
+from ccfair.cli_support import showing_progress
 from ccfair.errors import InputError
 from ccfair.resources import LIMIT_NAMES, LimitError, Limits, format_bytes
 from ccfair.resources import check as check_resources
@@ -472,12 +472,8 @@ def _child(conn: Any, document: dict[str, Any], label: str, quiet: bool) -> None
         # the measured run is the interpreter's and theirs, and the difference is the run's own.
         run(WARM_UP, seed=BENCH_SEED, limits=Limits(None, None))
         before = _max_rss_bytes()
-        bar = progress_bar(label, quiet)
-        try:
+        with showing_progress(label, quiet) as bar:
             result = run(scenario, seed=BENCH_SEED, progress=bar, limits=Limits(None, None))
-        finally:
-            if bar is not None:
-                bar.close()
         summary = result.summary
         conn.send(("done", int(summary["events"]), float(summary["wall_seconds"]), before, _max_rss_bytes()))
     except InputError as e:

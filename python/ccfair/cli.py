@@ -20,13 +20,14 @@ import gc
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ccfair import __version__
 from ccfair.cli_support import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
+    Handler,
     Parser,
 )
 from ccfair.commands import register_all
@@ -34,19 +35,22 @@ from ccfair.errors import InputError, OutputError
 from ccfair.terminal import printable, printable_lines
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``ccfair`` parser, with every command; given the command line ``argv`` that will be parsed, with
+    only the commands it can name (its first argument's, when that is one): a command line pays for
+    importing and building its own command only."""
     parser = Parser(prog="ccfair", description="Congestion-control fairness lab.")
     parser.add_argument("--version", action="version", version=f"ccfair {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
-    register_all(commands)
+    register_all(commands, only=argv[0] if argv else None)
     return parser
 
 
 # OpenBLAS (NumPy's) starts a thread per core that busy-waits after it is loaded, whether or not any BLAS
 # work comes: about 0.1 s of a second core per `ccfair` process, taken from the other worker of a sweep.
-# ccfair does no linear algebra worth a thread, so its processes ask for one, before NumPy loads (the parser
-# loads it). A value the user set is kept.
+# ccfair does no linear algebra worth a thread, so its processes ask for one, before NumPy loads (a command's
+# handler loads it). A value the user set is kept.
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
 
 
@@ -54,8 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code."""
     os.environ.setdefault(BLAS_THREADS_ENV, "1")
     try:
-        args = build_parser().parse_args(argv)
-        handler: Callable[[argparse.Namespace], int] = args.handler
+        arguments = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(arguments).parse_args(arguments)
+        handler: Handler = args.handler
         try:
             return handler(args)
         finally:

@@ -1,5 +1,7 @@
-"""What every ``ccfair`` subcommand shares: exit codes, the argument parser class, seed parsing, progress,
-notes on stderr, early checks of output directories, JSON on stdout."""
+"""What every ``ccfair`` subcommand shares: exit codes, the argument parser class, a command's parser with
+its examples and handler, the options several commands take (``--json`` and ``--quiet``, the limits), seed
+parsing, progress, notes on stderr, early checks of output directories, JSON on stdout. What the commands
+that run plans share is :mod:`ccfair.cli_plans`."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import contextlib
 import json
 import math
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,7 +39,7 @@ class HelpFormatter(argparse.HelpFormatter):
         return "\n\n".join(paragraphs)
 
 
-def examples(*lines: str) -> str:
+def examples_epilog(*lines: str) -> str:
     """An epilog listing example command lines (``"ccfair run x.toml   # what it does"``)."""
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
@@ -56,6 +58,38 @@ class Parser(argparse.ArgumentParser):
         message = message.removeprefix("argument ")
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
+
+
+Handler = Callable[[argparse.Namespace], int]
+"""What a command runs: the parsed arguments in, the exit code out."""
+
+
+def add_command(
+    commands: argparse._SubParsersAction[Any],
+    name: str,
+    handler: Handler,
+    *,
+    help: str,
+    description: str,
+    examples: Sequence[str],
+) -> argparse.ArgumentParser:
+    """Adds the subcommand ``name`` to ``commands``: its one-line ``help`` in the command list, its
+    ``description``, its example command lines as the epilog (see :func:`examples_epilog`), and the
+    ``handler`` the CLI calls with the parsed arguments. Returns its parser, for the arguments."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=description, epilog=examples_epilog(*examples)
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, json: str | None, quiet: str | None) -> None:
+    """``--json`` (one JSON document on stdout instead of text) and ``--quiet`` (nothing on stderr but
+    errors), each with its help text; None leaves an option out."""
+    if json is not None:
+        parser.add_argument("--json", action="store_true", help=json)
+    if quiet is not None:
+        parser.add_argument("--quiet", action="store_true", help=quiet)
 
 
 @contextlib.contextmanager
@@ -100,6 +134,17 @@ def progress_bar(label: str, quiet: bool) -> ProgressBar | None:
     if quiet or not sys.stderr.isatty():
         return None
     return ProgressBar(sys.stderr, label=label)
+
+
+@contextlib.contextmanager
+def showing_progress(label: str, quiet: bool) -> Iterator[ProgressBar | None]:
+    """:func:`progress_bar` for the block, closed when the block ends, however it ends."""
+    bar = progress_bar(label, quiet)
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def note(message: str, quiet: bool) -> None:

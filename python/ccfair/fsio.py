@@ -34,7 +34,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -220,7 +219,8 @@ def fsync_dir(path: Path) -> None:
 
 def temporary_name(target: Path, role: str = "tmp") -> Path:
     """A fresh temporary sibling name of ``target`` carrying this process's owner token."""
-    return target.parent / f".{target.name}.{role}-{owner.token()}-{secrets.token_hex(4)}"
+    # os.urandom as secrets.token_hex does it: importing secrets (random, hmac) costs every command.
+    return target.parent / f".{target.name}.{role}-{owner.token()}-{os.urandom(4).hex()}"
 
 
 def _new_temporary_dir(target: Path, role: str) -> Path:

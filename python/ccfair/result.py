@@ -22,7 +22,6 @@ from ccfair.analysis.metrics import (
 )
 from ccfair.errors import InputError
 from ccfair.json_text import parse_json
-from ccfair.notebook import run_html
 from ccfair.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -104,6 +103,8 @@ class RunResult:
         }
 
     def _repr_html_(self) -> str:
+        from ccfair.notebook import run_html  # for Jupyter only: not loaded by a run
+
         return run_html(self)
 
     def _frame(self, name: str) -> pd.DataFrame:

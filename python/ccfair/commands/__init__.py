@@ -4,26 +4,48 @@ Each module in this package defines ``register(commands)``, which adds its subpa
 ``add_subparsers`` object of the ``ccfair`` parser) with ``set_defaults(handler=...)``; a handler takes the
 parsed arguments and returns an exit code, and raises :class:`ccfair.errors.InputError` for bad input (the
 CLI turns it into ``error: <field>: <message>`` and exit code 2). Shared pieces are in
-:mod:`ccfair.cli_support`. The everyday commands (:data:`FIRST`) register first, then the others in name
-order, so the help text is stable.
+:mod:`ccfair.cli_support`. :data:`COMMANDS` names the module of every command, in the order of the help
+text: the everyday commands first, then the others by module name.
 
-Every module is imported to build the parser, so a module imports at its top only what its ``register``
-needs and light modules; what a handler alone needs (pandas, the simulator's tables, plots) is imported in
-the handler.
+A module is imported to build the parser, so it imports at its top only what its ``register`` needs and
+light modules; what a handler needs (the runner, NumPy, pandas, the store, the studies, plots) is imported
+in the handler. A command line that names its command builds only that command's module's subparsers
+(:func:`register_all` with ``only``): ``ccfair run`` does not import the sweep's or the plots' modules.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 from typing import Any
 
-FIRST = ("run", "list", "bench")
+COMMANDS: dict[str, str] = {
+    "run": "run",
+    "list": "list",
+    "bench": "bench",
+    "advise": "advise",
+    "doctor": "emu",
+    "compare": "emu",
+    "harm": "harm",
+    "init": "init",
+    "plot": "plot",
+    "compare-results": "plot",
+    "report": "plot",
+    "reproduce": "reproduce",
+    "sweep": "sweep",
+    "status": "sweep",
+    "query": "sweep",
+    "export": "sweep",
+    "validate": "validate",
+}
+"""Command name -> the module of this package that registers it (a module may register several)."""
 
 
-def register_all(commands: argparse._SubParsersAction[Any]) -> None:
-    names = sorted(info.name for info in pkgutil.iter_modules(__path__))
-    for name in [*FIRST, *(n for n in names if n not in FIRST)]:
-        module = importlib.import_module(f"{__name__}.{name}")
-        module.register(commands)
+def register_all(commands: argparse._SubParsersAction[Any], only: str | None = None) -> None:
+    """Adds the subparsers of every command to ``commands``, or, if ``only`` is a command's name, those of
+    its module alone (what parsing a command line that names it needs; anything else, ``--help`` or a
+    mistyped name, gets every command, for the list)."""
+    # Not list(...): once imported, the submodule ``list`` is this package's attribute ``list``.
+    modules = [COMMANDS[only]] if only in COMMANDS else [*dict.fromkeys(COMMANDS.values())]
+    for name in modules:
+        importlib.import_module(f"{__name__}.{name}").register(commands)

@@ -15,20 +15,17 @@ import math
 import sys
 from typing import Any
 
-from ccfair.cli_support import EXIT_OK, check_out_dir, examples, finite_float, note, print_json
-from ccfair.commands.harm import add_figure_option, add_sweep_options, check_figure
-from ccfair.errors import InputError
-from ccfair.studies.advise import (
-    DEFAULT_AQMS,
-    DEFAULT_BUFFERS,
-    SPACE,
-    advice_text,
-    advise,
-    advise_plan,
-    config_json,
-    configurations,
-    variants,
+from ccfair.cli_plans import add_figure_option, add_sweep_options, check_figure
+from ccfair.cli_support import (
+    EXIT_OK,
+    add_command,
+    check_out_dir,
+    finite_float,
+    note,
+    print_json,
 )
+from ccfair.errors import InputError
+from ccfair.studies.advise_space import DEFAULT_AQMS, DEFAULT_BUFFERS, SPACE
 from ccfair.units import format_duration, parse_buffer, parse_duration_ns, parse_rate_bps, whole_number
 
 
@@ -38,8 +35,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         + (", ".join(" ".join(f"{k}={v}" for k, v in p.items()) for p in params) if params[0] else "-")
         for name, params in SPACE.items()
     )
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "advise",
+        cmd_advise,
         help="search queue disciplines and buffer sizes for fairness and delay on a link and traffic mix",
         description="Run the traffic mix on the link with every queue discipline variant and buffer size "
         f"(variants searched: {searched}), at each RTT, and report the Pareto front of fairness "
@@ -47,7 +46,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "utilization, each the worst over the RTTs; the recommended configuration with the margin it "
         "keeps to the constraints, or, when none meets them, the closest; and a figure of the front. "
         "The runs go into the results directory like a sweep's (resumable, reused by later calls).",
-        epilog=examples(
+        examples=(
             "ccfair advise --rate 1Gbps --rtt 10ms,100ms --mix cubic:5,bbr2:5 --min-jain 0.9 "
             "--max-delay 20ms",
             "ccfair advise --rate 10Mbps --rtt 20ms --mix cubic:1,bbr:1 --aqms fifo,fq_codel --buffers 1bdp "
@@ -72,7 +71,6 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--duration", default="30s", help="each run's length (default 30s)")
     add_figure_option(p, "the figure of the front")
     add_sweep_options(p)
-    p.set_defaults(handler=cmd_advise)
 
 
 def _items(value: str, option: str) -> list[str]:
@@ -108,6 +106,7 @@ def _fraction(value: float | None, option: str) -> float | None:
 def cmd_advise(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import RESULTS_KIND
+    from ccfair.studies.advise import advice_text, advise, advise_plan, config_json, configurations, variants
     from ccfair.studies.run import dry_run, run_plans
 
     parse_rate_bps(args.rate, "--rate")

@@ -10,45 +10,39 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccfair import speed
-from ccfair.bench import (
-    BenchResult,
-    all_cases,
-    bench_json,
-    bench_report,
-    cases_report,
-    check_case,
-    check_memory_probe,
-    combine,
-    first_half,
-    memory_json,
-    memory_probe,
-    memory_report,
-    run_benchmark,
-    run_in_child,
-    select,
-    speed_of,
-    steady_json,
-    steady_report,
-    steady_state,
+from ccfair.cli_support import (
+    EXIT_OK,
+    add_command,
+    add_limit_options,
+    add_output_options,
+    positive_int,
+    print_json,
+    showing_progress,
 )
-from ccfair.cli_support import EXIT_OK, add_limit_options, examples, positive_int, print_json, progress_bar
 from ccfair.errors import InputError
-from ccfair.resources import limits as resource_limits
+
+if TYPE_CHECKING:
+    from ccfair.bench import BenchResult
+
+# The cases, the simulator and NumPy are imported by the handler: every command module is imported to build
+# the parser.
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "bench",
+        cmd_bench,
         help="measure simulator speed on fixed scenarios",
         description="Run six fixed scenarios (A to F, from 2 flows at 10 Mbps to 1000 flows at 10 Gbps) and "
         "print events per wall-second and wall seconds per simulated second. Two larger cases run only when "
         "named: corescale (5000 flows at 10 Gbps, 100 ms) and flows100k (100,000 flows, with its peak "
         "memory per flow). --memory measures what one cache line costs this machine at working sets from 1 "
         "MiB to 512 MiB, which events per second at thousands of flows depend on.",
-        epilog=examples(
+        examples=(
             "ccfair bench",
             "ccfair bench --quick --json     # A and B only, for scripts",
             "ccfair bench --list            # every case, and when it runs",
@@ -98,15 +92,18 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--quick or --case chooses cases too)",
     )
     p.add_argument("--list", action="store_true", help="list the cases and exit")
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_output_options(
+        p, json="print one JSON document instead of a table", quiet="no progress bar on stderr"
+    )
     add_limit_options(p)
-    p.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from ccfair import bench
+    from ccfair.resources import limits as resource_limits
+
     if args.list:
-        sys.stdout.write(cases_report(all_cases()))
+        sys.stdout.write(bench.cases_report(bench.all_cases()))
         return EXIT_OK
     only_memory = args.memory and args.case is None and not args.quick
     if only_memory:
@@ -125,60 +122,54 @@ def cmd_bench(args: argparse.Namespace) -> int:
     marks = (
         []
         if only_memory
-        else select(args.case, quick=args.quick, flows=args.flows, duration=args.duration, preset=args.preset)
+        else bench.select(
+            args.case, quick=args.quick, flows=args.flows, duration=args.duration, preset=args.preset
+        )
     )
     if args.steady:  # each case's first half runs too, just before it
-        marks = [m for mark in marks for m in (first_half(mark), mark)]
+        marks = [m for mark in marks for m in (bench.first_half(mark), mark)]
     limits = resource_limits(args.max_memory, args.max_events)
     for mark in marks:  # every case checked, and refused if it cannot fit, before the first runs
-        check_case(mark, limits)
+        bench.check_case(mark, limits)
     if args.memory:
-        check_memory_probe(limits)
+        bench.check_memory_probe(limits)
     runs: list[list[BenchResult]] = [[] for _ in marks]
     for repetition in range(args.repeat):  # interleaved, so that a machine's drift spreads over every case
         for i, mark in enumerate(marks):
             if mark.measure_memory:
-                runs[i].append(run_in_child(mark, quiet=args.quiet, limits=limits))
+                runs[i].append(bench.run_in_child(mark, quiet=args.quiet, limits=limits))
                 continue
             label = f"{mark.name}: {mark.description}"
             if args.repeat > 1:
                 label += f" (run {repetition + 1} of {args.repeat})"
-            bar = progress_bar(label, args.quiet)
-            try:
-                runs[i].append(run_benchmark(mark, progress=bar, limits=limits))
-            finally:
-                if bar is not None:
-                    bar.close()
-    results = [combine(case_runs) for case_runs in runs]
+            with showing_progress(label, args.quiet) as bar:
+                runs[i].append(bench.run_benchmark(mark, progress=bar, limits=limits))
+    results = [bench.combine(case_runs) for case_runs in runs]
     if results and args.preset is None and args.flows is None and args.duration is None:
         # The cases as they come measure this host's speed, which estimates then quote (ccfair.speed).
-        events, cpu = speed_of(results)
+        events, cpu = bench.speed_of(results)
         speed.record(events, cpu)
     steady = None
     if args.steady:
         halves, results = results[0::2], results[1::2]
-        steady = [steady_state(whole, half) for whole, half in zip(results, halves, strict=True)]
+        steady = [bench.steady_state(whole, half) for whole, half in zip(results, halves, strict=True)]
     costs = None
     if args.memory:
-        bar = progress_bar("memory: a random cache line, 1 MiB to 512 MiB", args.quiet)
-        try:
-            costs = memory_probe(progress=bar)
-        finally:
-            if bar is not None:
-                bar.close()
+        with showing_progress("memory: a random cache line, 1 MiB to 512 MiB", args.quiet) as bar:
+            costs = bench.memory_probe(progress=bar)
     if args.json:
-        document = bench_json(results)
+        document = bench.bench_json(results)
         if steady is not None:
-            document["steady_state"] = steady_json(steady)
+            document["steady_state"] = bench.steady_json(steady)
         if costs is not None:
-            document["memory_probe"] = memory_json(costs)
+            document["memory_probe"] = bench.memory_json(costs)
         print_json(document)
     else:
         if results:
-            sys.stdout.write(bench_report(results))
+            sys.stdout.write(bench.bench_report(results))
         if steady is not None:
-            sys.stdout.write("\n" + steady_report(steady))
+            sys.stdout.write("\n" + bench.steady_report(steady))
         if costs is not None:
-            sys.stdout.write(("\n" if results else "") + memory_report(costs))
+            sys.stdout.write(("\n" if results else "") + bench.memory_report(costs))
         sys.stdout.flush()
     return EXIT_OK

@@ -20,22 +20,24 @@ from typing import Any
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
-    examples,
+    add_command,
+    add_output_options,
     note,
     positive_int,
     print_json,
-    progress_bar,
     seed_arg,
+    showing_progress,
 )
 from ccfair.errors import InputError
-from ccfair.runner import run
 from ccfair.scenario import check_seed
 from ccfair.units import format_rate, parse_rate_bps
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "doctor",
+        cmd_doctor,
         help="what this host supports for kernel runs, and the forwarder's clean rate",
         description=(
             "Check the kernel backend's prerequisites (root, iproute2, network namespaces, veth pairs, the "
@@ -44,7 +46,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
             "measured. Exit code 1 when a check fails or no rate is clean. Needs root; sudo resets PATH, so "
             'name the virtualenv\'s ccfair: sudo "$(command -v ccfair)" doctor.'
         ),
-        epilog=examples(
+        examples=(
             "ccfair doctor --no-measure                  # the checks only (printed without root)",
             'sudo "$(command -v ccfair)" doctor         # checks, and the clean rate (about 30 s)',
             'sudo "$(command -v ccfair)" doctor --rates 10Mbps,20Mbps,50Mbps',
@@ -54,15 +56,16 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--rates", metavar="R,R,...", help="exactly these rates (e.g. 100Mbps,1Gbps)")
     p.add_argument("--seconds", type=positive_int, default=None, help="seconds per rate (default 4)")
     p.add_argument("--no-measure", action="store_true", help="only the checks; keep the saved measurement")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(handler=cmd_doctor)
+    add_output_options(p, json="print one JSON document", quiet=None)
 
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "compare",
+        cmd_compare,
         help="run a scenario in the simulator and on the kernel, side by side",
         description="Run FILE N times in the simulator and N times on the kernel (root), and compare "
         "per-class shares, Jain's index, utilization and queueing delay side by side with their spread.",
-        epilog=examples(
+        examples=(
             'sudo "$(command -v ccfair)" compare scenarios/kernel-bbr-vs-cubic-shallow.toml --repetitions 5',
         ),
     )
@@ -71,9 +74,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--repetitions", type=positive_int, default=3, metavar="N", help="runs per backend (default 3)"
     )
     p.add_argument("--seed", type=seed_arg, help="first simulator seed (default: the scenario's, else 1)")
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(handler=cmd_compare)
+    add_output_options(p, json="print one JSON document instead of a table", quiet="no progress on stderr")
 
 
 def _rates(args: argparse.Namespace) -> list[int]:
@@ -171,6 +172,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ccfair.analysis.stats import identical  # pandas and SciPy
     from ccfair.emu import compare
     from ccfair.emu.run import preflight, run_kernel
+    from ccfair.runner import run
     from ccfair.scenario import kernel_scenario
 
     if not 1 <= args.repetitions <= 100:
@@ -188,8 +190,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     loops: list[float] = []
     for i in range(args.repetitions):
         for backend in ("sim", "kernel"):
-            bar = progress_bar(f"{backend} {i + 1}/{args.repetitions}", args.quiet)
-            try:
+            with showing_progress(f"{backend} {i + 1}/{args.repetitions}", args.quiet) as bar:
                 if backend == "sim":
                     result = run(sim_sc, seed=first + i, progress=bar)
                     sim.append(compare.metrics_of(result, names))
@@ -201,9 +202,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
                     kernel.append(compare.metrics_of(result, names))
                     kernel_outcomes.append(compare.outcome_of(result))
                     loops.append(compare.kernel_loop_ns(result.summary))
-            finally:
-                if bar is not None:
-                    bar.close()
     rows = compare.compare_table(sim, kernel)
     sim_identical = identical(sim_outcomes)
     if args.json:

@@ -18,18 +18,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ccfair.cli_plans import add_figure_option, add_sweep_options, check_figure, note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_OK,
-    add_limit_options,
+    add_command,
     check_out_dir,
-    examples,
     finite_float,
     note,
     options_named,
-    positive_int,
     print_json,
 )
-from ccfair.commands.sweep import note_kernel_jobs
 from ccfair.errors import InputError
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.units import parse_rate_bps
@@ -42,63 +40,11 @@ def _tolerance(value: str) -> float:
     return x
 
 
-def add_sweep_options(p: argparse.ArgumentParser, out_default: str | None = "results") -> None:
-    """The options that say where and how the runs go, as for ``ccfair sweep``; ``out_default`` None
-    leaves ``--out`` unset for the command to choose."""
-
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        default=out_default,
-        help=f"results directory (default: {out_default or 'per command'}); runs already there are reused",
-    )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--jobs", type=positive_int, metavar="N", help="local worker processes (default: all cores)"
-    )
-    where.add_argument(
-        "--cluster", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (see ccfair sweep)"
-    )
-    p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s")
-    p.add_argument(
-        "--dry-run", action="store_true", help="show the plan's size and what the store has; run nothing"
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
-    add_limit_options(p)
-
-
-def add_figure_option(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "--figure",
-        metavar="FILE",
-        default=None,
-        help=f"{what}, .png, .svg or .pdf (default: PLAN.png in the --out directory, PLAN the study's plan; "
-        "- for none)",
-    )
-
-
-def check_figure(path: str | None, out: Path, plan: str) -> Path | None:
-    """The ``--figure`` path, checked before any run (None for ``-``). By default the figure goes into the
-    results directory ``out`` beside the runs it shows, named after the study's plan (``plan``), so that
-    studies sharing a directory keep their own figures."""
-    if path == "-":
-        return None
-    from ccfair.plots.output import check_figure_path  # pandas, DuckDB: not when the parser loads
-
-    if path is None:
-        target = out / f"{plan}.png"
-        if not out.is_dir():  # made by the runs; save_figure checks the file again
-            return target
-        check_figure_path(target, "--figure")
-        return target
-    check_figure_path(path, "--figure")
-    return Path(path)
-
-
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "harm",
+        cmd_harm,
         help="is a new congestion control safe to deploy next to an incumbent (harm, Ware et al. 2019)",
         description="Run, for every scenario of a suite, the incumbent alone, against itself and against the "
         "newcomer (both start orders, several start jitters), and compare the harm the newcomer does to the "
@@ -107,7 +53,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "at this number of repetitions; a figure of newcomer harm against self harm. Runs go into the "
         "results directory and are reused by later calls (a second newcomer against the same incumbent "
         "adds only its own runs); Ctrl-C keeps them and the same command resumes.",
-        epilog=examples(
+        examples=(
             "ccfair harm bbr3 --against cubic                        # the standard suite",
             "ccfair harm reno --against cubic --suite quick          # seconds",
             'ccfair harm my.toml --new "flows[1]" --against "flows[0]" --suite quick',
@@ -141,7 +87,6 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     add_figure_option(p, "the summary figure: each scenario's harm, numbered, with a key")
     add_sweep_options(p)
-    p.set_defaults(handler=cmd_harm)
 
 
 def _groups(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:

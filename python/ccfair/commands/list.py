@@ -10,23 +10,24 @@ import sys
 from typing import Any
 
 from ccfair.catalog import catalog
-from ccfair.cli_support import EXIT_OK, examples, print_json
-from ccfair.report import catalog_report
+from ccfair.cli_support import EXIT_OK, add_command, add_output_options, print_json
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "list",
+        cmd_list,
         help="list congestion controls and queue disciplines",
         description="List the congestion controls (flows[].cc) and queue disciplines (link.aqm) with their "
         "sources and parameters: defaults, allowed values and meaning (flows[].cc_params, link.aqm tables).",
-        epilog=examples("ccfair list", "ccfair list --json > catalog.json"),
+        examples=("ccfair list", "ccfair list --json > catalog.json"),
     )
-    p.add_argument("--json", action="store_true", help="print the catalog as JSON")
-    p.set_defaults(handler=cmd_list)
+    add_output_options(p, json="print the catalog as JSON", quiet=None)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ccfair.report import catalog_report  # with the run's tables (NumPy): not when the parser loads
 
     if args.json:
         print_json(catalog())

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccfair.analysis.schema import SUMMARY_KEYS
-from ccfair.cli_support import EXIT_OK, examples, finite_float, note, progress_bar
+from ccfair.cli_support import EXIT_OK, add_command, add_output_options, finite_float, note, showing_progress
 from ccfair.errors import InputError
-from ccfair.result import RunResult
 from ccfair.tables import Column, is_missing, render, text
 from ccfair.terminal import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ccfair.result import RunResult
     from ccfair.store import Results
 
 KINDS = ("timeseries", "heatmap", "relgoodput", "fness", "share", "tput-delay", "cdf", "box")
@@ -60,14 +60,16 @@ LISTED_RUNS = 5
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "plot",
+        cmd_plot,
         help="draw one figure of a saved run or a results directory",
         description="Draw one figure. A saved run (ccfair run --out) makes the time series; a results "
         "directory (ccfair sweep --out) makes every kind. Axes are dotted scenario paths the plan varied, "
         "such as link.buffer or flows[0].count."
         f"\n\nMetrics (--metric, per run): {', '.join(SUMMARY_KEYS)}.",
-        epilog=examples(
+        examples=(
             "ccfair plot runs/first --kind timeseries -o first.pdf",
             "ccfair plot results/ --kind heatmap --metric utilization --x link.buffer --y flows[0].count",
             "ccfair plot results/ --kind relgoodput --x link.buffer --average link.rate",
@@ -117,16 +119,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--plan", metavar="NAME", help="the plan, when the results directory holds several")
     p.add_argument("--run", metavar="RUN_ID", help="timeseries of a results directory: the run to draw")
     p.add_argument("-o", "--out", metavar="FILE", help="output file, .png, .svg or .pdf (default: KIND.png)")
-    p.add_argument("--quiet", action="store_true", help="no notes on stderr")
-    p.set_defaults(handler=cmd_plot)
+    add_output_options(p, json=None, quiet="no notes on stderr")
 
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "compare-results",
+        cmd_compare_results,
         help="compare two result sets cell by cell: a table and a figure",
         description="Aligns the cells of two results directories (or two plans of one) by the values of the "
         "axes both vary, and shows a run metric of each side per cell: a table on stdout (mean with its "
         "interval, and the difference B - A) and a figure with both.",
-        epilog=examples(
+        examples=(
             "ccfair compare-results before/ after/ -o before-after.png",
             "ccfair compare-results results/ results/ --plan fifo --plan-b codel --metric utilization",
         ),
@@ -139,23 +142,23 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "-o", "--out", metavar="FILE", help="figure file, .png, .svg or .pdf (default: compare.png)"
     )
-    p.add_argument("--quiet", action="store_true", help="no notes on stderr")
-    p.set_defaults(handler=cmd_compare_results)
+    add_output_options(p, json=None, quiet="no notes on stderr")
 
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "report",
+        cmd_report,
         help="write a self-contained HTML report of a saved run or a results directory",
         description="One HTML file with every figure embedded: the plan and provenance, a summary table per "
         "cell, the figures, and the failed runs with their errors. Opens without network access.",
-        epilog=examples("ccfair report results/ -o report.html", "ccfair report runs/first -o first.html"),
+        examples=("ccfair report results/ -o report.html", "ccfair report runs/first -o first.html"),
     )
     p.add_argument("dir", metavar="DIR", help="a saved run or a results directory")
     p.add_argument(
         "-o", "--out", metavar="FILE", default="report.html", help="output file (default: report.html)"
     )
     p.add_argument("--plan", metavar="NAME", help="only this plan (default: every plan in DIR)")
-    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
-    p.set_defaults(handler=cmd_report)
+    add_output_options(p, json=None, quiet="no progress or notes on stderr")
 
 
 # ------------------------------------------------------------------------------------------------------ plot
@@ -203,6 +206,7 @@ def make_figure(source: RunResult | Results, args: argparse.Namespace) -> Figure
     # The figures load pandas and DuckDB, and matplotlib as they draw: imported only when one is made.
     from ccfair.plots import box, cdf, fness, heatmap, relgoodput, share, timeseries, tput_delay
     from ccfair.plots.data import load_sweep
+    from ccfair.result import RunResult
 
     if isinstance(source, RunResult):
         if args.kind not in RUN_KINDS:
@@ -283,6 +287,7 @@ def cmd_compare_results(args: argparse.Namespace) -> int:
 def _results(directory: str, argument: str) -> Results:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.source import open_source
+    from ccfair.result import RunResult
 
     source = open_source(directory, argument)
     if isinstance(source, RunResult):
@@ -299,6 +304,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.plots.html_report import check_report_path, write_report
     from ccfair.plots.source import open_source
+    from ccfair.result import RunResult
     from ccfair.studies.report import build_report
 
     out = Path(args.out)
@@ -307,12 +313,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if isinstance(source, RunResult) and args.plan is not None:
         raise InputError("--plan", f"{args.dir} is a single saved run, not a results directory")
     t0 = time.perf_counter()
-    bar = progress_bar(f"report {args.dir}", args.quiet)
-    try:
+    with showing_progress(f"report {args.dir}", args.quiet) as bar:
         page = build_report(source, str(args.dir), args.plan, bar)
-    finally:
-        if bar is not None:
-            bar.close()
     write_report(page, out, "-o")
     note(f"wrote {out} ({len(page) / 1e6:.1f} MB, {time.perf_counter() - t0:.1f} s)", args.quiet)
     return EXIT_OK

@@ -22,28 +22,29 @@ import argparse
 import sys
 from typing import Any
 
+from ccfair.cli_plans import add_sweep_options, note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
+    add_command,
     check_out_dir,
-    examples,
     note,
     options_named,
     positive_int,
     print_json,
 )
-from ccfair.commands.harm import add_sweep_options
 from ccfair.errors import InputError
 from ccfair.speed import available_cores, host_speed
 from ccfair.studies.reproduce.scales import DEFAULT_SCALE, SCALES
+from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import Column, render, text
-
-BACKENDS = ("sim", "kernel")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "reproduce",
+        cmd_reproduce,
         help="run a published fairness study end to end and score its findings",
         description="Run the experiments of a published fairness study, draw its figures in the paper's "
         "style and write a scorecard (scorecard.json, scorecard.html): one row per stated finding with the "
@@ -53,7 +54,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "runs and the same command resumes. With --backend kernel the study runs on real Linux TCP (root), "
         "one run at a time; a scale the kernel backend cannot run (a rate above the clean rate ccfair doctor "
         "measured, L4S ECN, a congestion control the kernel lacks) is refused before anything runs.",
-        epilog=examples(
+        examples=(
             "ccfair reproduce --list                                  # studies, scales, estimated time",
             "ccfair reproduce rueth-tma19 --out repro/rueth           # the quick scale",
             "ccfair reproduce rueth-tma19 --scale standard            # every finding decided, about 30 min",
@@ -77,13 +78,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--backend",
         choices=BACKENDS,
-        default="sim",
+        default=SIMULATOR,
         help="sim (default) or kernel (real Linux TCP, root, one run at a time; a scale above the clean rate "
         "ccfair doctor measured is refused)",
     )
-    p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
-    add_sweep_options(p, out_default=None)
-    p.set_defaults(handler=cmd_reproduce)
+    add_sweep_options(p, out_default=None, retry_failed=True)
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -134,10 +133,8 @@ def check_plans(study: Any, scale: str, plans: list[Any], args: argparse.Namespa
     kernel: a rate above the clean rate, L4S ECN, a missing congestion control) is refused up front, by the
     sweep layer's own checks, with the scale's kernel note. A dry run's simulator plans are left to the dry
     run, which expands them itself and refuses the same cells."""
-    # The sweep layer (pandas, DuckDB) and its command module: in the handler only, like the studies.
-    from ccfair.commands.sweep import note_kernel_jobs
+    # The sweep layer (pandas, DuckDB): in the handler only, like the studies.
     from ccfair.sweep.driver import backend_jobs, plan_runs
-    from ccfair.sweep.identity import SIMULATOR
 
     for plan in plans:
         backend_jobs(plan, args.jobs, args.cluster)  # the kernel backend refuses --cluster

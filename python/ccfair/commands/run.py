@@ -15,32 +15,33 @@ from typing import Any
 
 from ccfair.cli_support import (
     EXIT_OK,
+    add_command,
     add_limit_options,
+    add_output_options,
     check_out_dir,
-    examples,
     note,
     print_json,
-    progress_bar,
     seed_arg,
+    showing_progress,
 )
-from ccfair.report import run_report
 from ccfair.resources import limits as resource_limits
-from ccfair.result import RUN_KIND
-from ccfair.runner import run
 from ccfair.scenario import Scenario, check_seed, kernel_scenario
 
-# Every command module is imported to build the parser: the kernel backend (subprocesses, sockets, network
-# namespaces) is imported only for --backend kernel, so `ccfair run` and the other commands start fast.
+# This module is imported to build the parser: the runner and the results (NumPy) are imported by the
+# handler, the tables only without --json, and the kernel backend (subprocesses, sockets, network
+# namespaces) only for --backend kernel, so that every command starts fast.
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "run",
+        cmd_run,
         help="run a scenario file",
         description="Run a scenario file (TOML) and print the flows, classes and summary tables: goodput, "
         "shares, Jain's index, utilization, queueing delay. Same scenario and seed, same numbers. `ccfair "
         "init` writes an annotated scenario to start from.",
-        epilog=examples(
+        examples=(
             "ccfair run scenarios/two-flows-reno-vs-cubic.toml            # tables on the terminal",
             "ccfair run scenario.toml --seed 7 --out runs/first             # also save everything",
             "ccfair run scenario.toml --json > result.json                  # one JSON document",
@@ -55,8 +56,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="save the run into DIR: a new or empty directory, or a run saved before (replaced atomically); "
         "any other directory is refused",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or notes on stderr")
+    add_output_options(
+        p, json="print one JSON document instead of tables", quiet="no progress bar or notes on stderr"
+    )
     p.add_argument(
         "--backend",
         choices=("sim", "kernel"),
@@ -64,10 +66,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="simulator, or Linux TCP (root; see `ccfair doctor`)",
     )
     add_limit_options(p)
-    p.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ccfair.result import RUN_KIND  # NumPy: not when the parser loads
+    from ccfair.runner import run
+
     if args.backend == "kernel":
         scenario: Scenario = kernel_scenario(args.file)
     else:
@@ -78,18 +82,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         out = check_out_dir(args.out, RUN_KIND)
     limits = resource_limits(args.max_memory, args.max_events)
 
-    bar = progress_bar(Path(args.file).name, args.quiet)
-    try:
+    with showing_progress(Path(args.file).name, args.quiet) as bar:
         result = run(scenario, seed=seed, progress=bar, backend=args.backend, limits=limits)
-    finally:
-        if bar is not None:
-            bar.close()
     if out is not None:
         saved = result.save(out, option="--out")
         note(f"saved to {saved}", args.quiet)
     if args.json:
         print_json(result.to_json_dict())
     else:
+        from ccfair.report import run_report  # the tables: not needed for --json
+
         sys.stdout.write(run_report(result))
         if args.backend == "kernel":
             from ccfair.emu.report import kernel_report

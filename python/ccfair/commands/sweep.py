@@ -22,22 +22,21 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ccfair.cli_plans import note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
+    add_command,
     add_limit_options,
+    add_output_options,
     check_out_dir,
-    examples,
     note,
     positive_int,
     print_json,
-    progress_bar,
+    showing_progress,
 )
 from ccfair.errors import InputError
 from ccfair.progress import format_clock
-from ccfair.sweep.expand import estimate_lines
 from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
 from ccfair.terminal import printable, printable_lines
@@ -53,13 +52,15 @@ if TYPE_CHECKING:
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "sweep",
+        cmd_sweep,
         help="run a parameter sweep (plan TOML) into a results directory",
         description="Run every run of a plan that the results directory does not have yet. Exit code 0 when "
         "every run of the plan is done, 1 when some failed (their errors are in the store). `ccfair init` "
         "writes an annotated plan to start from.",
-        epilog=examples(
+        examples=(
             "ccfair sweep plans/buffer-sizing.toml           # all cores, into results/",
             "ccfair sweep plans/buffer-sizing.toml           # again after Ctrl-C: only the missing runs",
             "ccfair sweep plans/start-order.toml --out start-order --jobs 2 --time-limit 10min",
@@ -125,30 +126,32 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--dry-run", action="store_true", help="check the plan and count the runs to do; run nothing"
     )
-    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
+    add_output_options(p, json=None, quiet="no progress or notes on stderr")
     add_limit_options(p)
-    p.set_defaults(handler=cmd_sweep)
 
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "status",
+        cmd_status,
         help="done / failed / missing runs per plan in a results directory",
         description="Done / failed / missing runs per plan, and the backend each plan runs on. With "
         "--verify, also read the whole catalog and check every done run's files (presence, size, "
         "checksum, Parquet): the damaged runs are listed and the exit code is 1 if there are any; running "
         "their sweep again runs them again.",
-        epilog=examples("ccfair status results/", "ccfair status results/ --verify --json"),
+        examples=("ccfair status results/", "ccfair status results/ --verify --json"),
     )
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--verify", action="store_true", help="check the catalog and every done run's files")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(handler=cmd_status)
+    add_output_options(p, json="print one JSON document", quiet=None)
 
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "query",
+        cmd_query,
         help="SQL over a results directory",
         description="One SQL statement over the tables runs, flows, classes, cells, plans and the views "
         "timeseries and queue (done runs only). Read-only.",
-        epilog=examples(
+        examples=(
             'ccfair query results/ "select link_buffer, avg(jain_index) from runs group by 1 order by 1"',
             "ccfair query results/ \"select run_id, error from runs where status = 'failed'\" --csv",
         ),
@@ -160,14 +163,15 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the rows as a JSON array")
     form.add_argument("--csv", action="store_true", help="print the rows as CSV")
-    p.set_defaults(handler=cmd_query)
 
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "export",
+        cmd_export,
         help="export a results directory as Parquet or CSV files",
         description="Write the tables of a results directory (runs, flows, classes, cells, plans, and the "
         "time series as timeseries and queue) as one Parquet or CSV file each, for other tools.",
-        epilog=examples(
+        examples=(
             "ccfair export results/ --format parquet           # into results/export-parquet",
             "ccfair export results/ --format csv --to tables --tables runs,flows",
         ),
@@ -181,8 +185,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "atomically); any other directory is refused",
     )
     p.add_argument("--tables", metavar="T,...", help="only these tables (default: all)")
-    p.add_argument("--quiet", action="store_true", help="no notes on stderr")
-    p.set_defaults(handler=cmd_export)
+    add_output_options(p, json=None, quiet="no notes on stderr")
 
 
 # ------------------------------------------------------------------------------------------------------ sweep
@@ -269,19 +272,6 @@ def with_backend(plan: Plan, backend: str | None) -> Plan:
     return plan if backend is None else dataclasses.replace(plan, backend=backend)
 
 
-def note_kernel_jobs(plan: Plan, jobs: int | None, quiet: bool) -> None:
-    """Says that ``--jobs`` does not apply to a plan on the kernel backend."""
-    # The sweep driver (pandas, DuckDB) loads in the handlers only: the parser imports this module.
-    from ccfair.sweep.driver import KERNEL_JOBS
-
-    if plan.backend != SIMULATOR and jobs is not None and jobs != KERNEL_JOBS:
-        note(
-            f"note: plan {plan.name} runs on the kernel backend: one run at a time (--jobs {jobs} does not "
-            "apply; parallel kernel runs would share this machine's CPUs and network stack)",
-            quiet,
-        )
-
-
 def _connect_timeout_s(args: argparse.Namespace) -> float:
     from ccfair.sweep.execute_dask import CONNECT_TIMEOUT_S  # pandas: only with --cluster
 
@@ -311,6 +301,7 @@ def _dry_run(lay: Layout, out: Path, limits: Limits, jobs: int | None) -> int:
     # pandas and DuckDB: only in the handler (the parser imports every command module)
     from ccfair.store.layout import catalog_path
     from ccfair.store.reader import query
+    from ccfair.sweep.expand import estimate_lines
 
     plan = lay.plan
     states: dict[str, str] = {}
@@ -350,12 +341,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ccfair.store.repetitions import identical_note
     from ccfair.store.status import store_status
 
-    bar = progress_bar(f"verifying {args.dir}", quiet=args.json) if args.verify else None
-    try:
+    with showing_progress(f"verifying {args.dir}", quiet=args.json or not args.verify) as bar:
         status = store_status(args.dir, verify=args.verify, progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
     verified = status.get("verified")
     code = EXIT_FAILURE if verified is not None and verified["damaged"] else EXIT_OK
     if args.json:
@@ -445,6 +432,7 @@ def _short_cell(x: Any) -> str:
 
 def _json_value(x: Any) -> Any:
     """A query value as plain JSON, floats at full precision; NULL and NaN become null."""
+    import numpy as np
     import pandas as pd  # only for query results
 
     if is_missing(x) or x is pd.NaT:

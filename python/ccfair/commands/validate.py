@@ -20,25 +20,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ccfair.cli_plans import add_sweep_options
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
+    add_command,
     check_out_dir,
-    examples,
     note,
     options_named,
     positive_int,
     print_json,
 )
-from ccfair.commands.harm import add_sweep_options
 from ccfair.errors import InputError
 from ccfair.speed import host_speed
 from ccfair.tables import Column, render, text
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = commands.add_parser(
+    p = add_command(
+        commands,
         "validate",
+        cmd_validate,
         help="check the simulator against the kernel's stored ground truth on a fixed grid",
         description="Run a fixed grid of small scenarios (pairs and mixes of Reno, Cubic and BBR, buffers "
         "0.25-32 BDP, RTTs 10-100 ms, 1-50 flows, staggered starts, every queue discipline, 10-200 Mbps, "
@@ -49,7 +51,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "the kernel side is measured here (root, one run at a time) and --write-truth stores it. Prints the "
         "tables and the grid summary against the targets, and writes validate.json and validate.md into "
         "the results directory.",
-        epilog=examples(
+        examples=(
             "ccfair validate --list                                 # cells, runs, estimated time",
             "ccfair validate --out validate                         # the simulator against the stored truth",
             "ccfair validate --cells reno-cubic,bbr-cubic-2bdp      # some cells only",
@@ -74,9 +76,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="with --write-truth: keep the runs the file holds of each cell and run only the healthy runs "
         "a cell lacks (after the health rule changed, or runs were flagged)",
     )
-    p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
-    add_sweep_options(p, out_default="validate")
-    p.set_defaults(handler=cmd_validate)
+    add_sweep_options(p, out_default="validate", retry_failed=True)
 
 
 def _cell_names(value: str | None) -> list[str] | None:

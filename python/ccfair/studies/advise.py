@@ -1,11 +1,11 @@
 """Which queue discipline and buffer give acceptable fairness for a traffic mix (``ccfair advise``)?
 
-The search is one sweep plan: every queue-discipline variant (a discipline with values of its main
-parameter, :data:`SPACE`) x every buffer size x every RTT of the link, with the mix's flow groups all at
-that RTT and starting together. A *configuration* is (variant, buffer); it has to work at every RTT, so its
-numbers are the worst over the RTTs: Jain's index (lowest), the worst class's relative goodput (lowest,
-:func:`~ccfair.analysis.fairness.relative_goodput`), the bottleneck's queueing delay p99 (highest) and the
-utilization (lowest).
+The search is one sweep plan: every queue-discipline variant (a discipline with values of its main parameter,
+:data:`~ccfair.studies.advise_space.SPACE`) x every buffer size x every RTT of the link, with the mix's flow
+groups all at that RTT and starting together. A *configuration* is (variant, buffer); it has to work at every
+RTT, so its numbers are the worst over the RTTs: Jain's index (lowest), the worst class's relative goodput
+(lowest, :func:`~ccfair.analysis.fairness.relative_goodput`), the bottleneck's queueing delay p99 (highest)
+and the utilization (lowest).
 
 The Pareto front keeps the configurations no other one beats on all four at once. The recommendation is
 the front's configuration that meets the constraints with the highest Jain's index (ties within
@@ -24,20 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.errors import InputError
+from ccfair.studies.advise_space import SPACE
 from ccfair.sweep.identity import canonical_json
 from ccfair.sweep.plan import Plan, plan_from_dict
 from ccfair.tables import Column, fixed, render, text
 
-# Each discipline's variants: its main parameter at the RFC/kernel default and at one alternative.
-SPACE: dict[str, tuple[dict[str, Any], ...]] = {
-    "fifo": ({},),
-    "red": ({},),
-    "codel": ({"target_ns": "5ms"}, {"target_ns": "15ms"}),
-    "pie": ({"target_ns": "15ms"}, {"target_ns": "5ms"}),
-    "fq_codel": ({"target_ns": "5ms"}, {"target_ns": "15ms"}),
-}
-DEFAULT_AQMS = ("fifo", "red", "codel", "pie", "fq_codel")
-DEFAULT_BUFFERS = ("0.5bdp", "1bdp", "2bdp", "4bdp", "8bdp")
 JAIN_TIE = 0.005
 PLAN_PREFIX = "advise-"
 
