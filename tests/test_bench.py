@@ -59,7 +59,7 @@ def test_benchmark_scenarios():
 
 
 def test_bench_output():
-    r = BenchResult("A", "desc", 60.0, 1_000_000, 0.5, 2e6, 0.5 / 60, cpu_seconds=0.25)
+    r = BenchResult("A", "desc", 60.0, 1_000_000, 0.5, 2e6, 0.5 / 60, cpu_seconds=0.25, flows=2)
     assert bench_json([r]) == {
         "benchmarks": [
             {
@@ -71,6 +71,7 @@ def test_bench_output():
                 "events_per_second": 2e6,
                 "wall_seconds_per_sim_second": 0.5 / 60,
                 "cpu_seconds": 0.25,
+                "flows": 2,
                 "events_per_cpu_second": 4e6,
             }
         ]

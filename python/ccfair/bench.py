@@ -149,6 +149,7 @@ class BenchResult:
     # CPU time of the run's thread (the simulation and its tables), NaN where not measured (a child's run):
     # what a busy machine does not change, where the wall time counts the time the run waited for a CPU.
     cpu_seconds: float = float("nan")
+    flows: int = 0  # the case's flow count, which its cost per event depends on (ccfair.speed)
 
     @property
     def events_per_cpu_second(self) -> float:
@@ -376,6 +377,7 @@ def _result(mark: Benchmark, events: int, wall: float, memory: MemoryFigures | N
         events_per_second=events / wall if wall > 0 else float("nan"),
         wall_seconds_per_sim_second=wall / sim_seconds,
         memory=memory,
+        flows=mark.scenario.flow_count(),
     )
 
 
@@ -601,10 +603,10 @@ def memory_report(costs: list[LineCosts]) -> str:
     )
 
 
-def speed_of(results: list[BenchResult]) -> tuple[int, float]:
-    """The events and CPU seconds of the cases whose CPU time was measured (for ``ccfair.speed.record``)."""
+def speed_of(results: list[BenchResult]) -> list[tuple[int, int, float]]:
+    """(flows, events, CPU seconds) of each case whose CPU time was measured (for ``ccfair.speed.record``)."""
     measured = [r for r in results if math.isfinite(r.cpu_seconds) and r.cpu_seconds > 0]
-    return sum(r.events for r in measured), sum(r.cpu_seconds for r in measured)
+    return [(r.flows, r.events, r.cpu_seconds) for r in measured]
 
 
 def bench_json(results: list[BenchResult]) -> dict[str, Any]:

@@ -60,10 +60,11 @@ class Estimate:
     event_parts: tuple[Part, ...]
     flow_rows: int
     queue_rows: int
+    flows: int = 1  # the scenario's flow count, which the cost per event depends on (ccfair.speed)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Estimate:
-        """From the ``estimate`` that ``_native.resolve`` returns with the spec."""
+    def from_dict(cls, d: Mapping[str, Any], flows: int = 1) -> Estimate:
+        """From the ``estimate`` that ``_native.resolve`` returns with the spec (``flows``: the spec's)."""
         return cls(
             peak_memory_bytes=int(d["peak_memory_bytes"]),
             events=int(d["events"]),
@@ -72,12 +73,14 @@ class Estimate:
             event_parts=tuple(Part(**p) for p in d["event_parts"]),
             flow_rows=int(d["flow_rows"]),
             queue_rows=int(d["queue_rows"]),
+            flows=flows,
         )
 
     @property
     def cpu_seconds(self) -> float:
-        """The CPU time the events take at this host's measured speed (or the nominal one)."""
-        return host_speed().cpu_seconds(self.events)
+        """The CPU time the events take at this host's measured speed for the flow count (or the nominal
+        one)."""
+        return host_speed().cpu_seconds(self.events, self.flows)
 
 
 @dataclass(frozen=True)

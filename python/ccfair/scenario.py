@@ -207,7 +207,7 @@ def _resolve(scenario: object, backend: str | None) -> tuple[Resolution, dict[st
     r = json.loads(text)
     resolution = Resolution(
         spec_json=json.dumps(r["spec"]),
-        estimate=Estimate.from_dict(r["estimate"]),
+        estimate=Estimate.from_dict(r["estimate"], sum(int(g["count"]) for g in r["spec"]["groups"])),
         sim_spec_json=json.dumps(r["sim_spec"]) if "sim_spec" in r else "",
         document_json=json.dumps(r["document"]),
         explicit_json=json.dumps(r["explicit"]),

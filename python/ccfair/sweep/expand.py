@@ -317,7 +317,7 @@ def estimate_lines(
     )
     events = sum(e.events * n for _, e, n in estimated)
     speed = host_speed()
-    cpu = speed.cpu_seconds(events)
+    cpu = sum(speed.cpu_seconds(e.events, e.flows) * n for _, e, n in estimated)
     workers = jobs or 1
     wall = (
         f"about {format_wall(wall_seconds(cpu, workers))} with {workers} worker{'s' if workers > 1 else ''}"

@@ -25,6 +25,8 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
         if isinstance(kernel, str):
             kernel_text += f"; cannot run here: {kernel}"
         events = 0
+        cpu_seconds = 0.0
+        speed = host_speed()
         for preset in SIDES:
             sim = check_cell(cell, SIMULATOR, preset, runs)
             if not isinstance(sim, str):
@@ -32,8 +34,9 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
                 # repetitions, without building every run.
                 lay = layout(sim)
                 estimates = [v.estimate for variants in lay.variants for _, v in variants]
-                per_repetition = sum(e.events for e in estimates if e is not None)
-                events += per_repetition * sim.repetitions
+                known = [e for e in estimates if e is not None]
+                events += sum(e.events for e in known) * sim.repetitions
+                cpu_seconds += sum(speed.cpu_seconds(e.events, e.flows) for e in known) * sim.repetitions
         rows.append(
             {
                 "cell": cell.name,
@@ -45,7 +48,7 @@ def cell_estimates(cells: Sequence[Cell], repetitions: int) -> list[dict[str, An
                 "kernel_seconds": kernel_seconds,
                 "kernel_text": kernel_text,
                 "sim_events": events,
-                "sim_cpu_seconds": host_speed().cpu_seconds(events),
+                "sim_cpu_seconds": cpu_seconds,
             }
         )
     return rows
