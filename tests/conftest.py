@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from ccfair.errors import InputError
+from ccfair.scenario import Scenario
 from ccfair.toml_text import dumps as toml_dumps
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,6 +111,21 @@ def assert_refused(done: subprocess.CompletedProcess[str], option: str, out: Pat
     """Bad input to the command line: exit code 2, an error naming ``option``, and nothing at ``out``."""
     assert done.returncode == 2 and f"error: {option}" in done.stderr, done.stderr
     assert not out.exists()
+
+
+def assert_option_refused(args: list[str], option: str, tmp_path: Path) -> None:
+    """``ccfair ARGS --out DIR`` in ``tmp_path`` is refused as :func:`assert_refused` says."""
+    out = tmp_path / "r"
+    assert_refused(run_cli(*args, "--out", str(out), timeout=600, cwd=tmp_path), option, out)
+
+
+def assert_input_error(document: dict[str, Any], field: str, needle: str) -> InputError:
+    """Reading ``document`` as a scenario fails: the error names ``field`` and its message says ``needle``."""
+    with pytest.raises(InputError) as info:
+        Scenario.from_dict(document)
+    assert info.value.field == field
+    assert needle in info.value.message, info.value.message
+    return info.value
 
 
 def read_pty_until(master: int, marker: bytes, timeout_s: float = 60) -> bytes:

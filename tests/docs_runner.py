@@ -171,13 +171,15 @@ class PageRun:
 def run_ccfair(args: list[str], cwd: Path) -> tuple[int, str, str]:
     """``ccfair ARGS`` in ``cwd``: its exit code, stdout and stderr. It runs in this process
     (``ccfair.cli.main``, what the ``ccfair`` command calls), which spares each command the interpreter's
-    start and its imports."""
+    start and its imports. Argparse's usage errors and ``--help`` give their exit code as the command's."""
     stdout, stderr = io.StringIO(), io.StringIO()
     before = Path.cwd()
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             code = main(args)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 2
     finally:
         os.chdir(before)
     return code, stdout.getvalue(), stderr.getvalue()

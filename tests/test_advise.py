@@ -12,7 +12,7 @@ import pytest
 
 import ccfair
 from ccfair.studies.advise import Config, advise, pareto_front
-from conftest import assert_refused, run_cli
+from conftest import assert_option_refused, run_cli
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
@@ -121,7 +121,7 @@ def test_a_plain_plan_named_like_a_study_gets_the_plain_report(tmp_path, name):
     ],
 )
 def test_bad_input_names_the_option(tmp_path, args, field):
-    assert_refused(advise_cli(*args, "--out", str(tmp_path / "r"), cwd=tmp_path), field, tmp_path / "r")
+    assert_option_refused(["advise", *args], field, tmp_path)
 
 
 def test_dry_run_counts_the_search(tmp_path):

@@ -32,8 +32,6 @@ a truth file nested 100,000 deep; the end of the file keeps one example of each 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 import shutil
@@ -50,10 +48,10 @@ from hypothesis import strategies as st
 
 import ccfair
 from ccfair.catalog import catalog
-from ccfair.cli import main as cli_main
 from ccfair.errors import InputError
 from ccfair.resources import Limits
 from ccfair.scenario import Scenario
+from docs_runner import run_ccfair
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
 pytestmark = pytest.mark.slow
@@ -637,21 +635,6 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[str]]:
     return name, argv
 
 
-def _cli(argv: list[str], cwd: Path) -> tuple[int, str, str]:
-    """``ccfair ARGV`` in this process, in ``cwd``: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli_main(argv)
-    except SystemExit as e:  # argparse's usage errors and --help
-        code = e.code if isinstance(e.code, int) else 2
-    finally:
-        os.chdir(here)
-    return code, out.getvalue(), err.getvalue()
-
-
 # A dry run, a refusal or a listing answers within this, whatever the input (README: every input answered
 # within seconds); the few small runs take about a second.
 ANSWER_S = 60.0
@@ -665,7 +648,7 @@ def test_every_command_line_is_answered_without_a_traceback(tmp_path_factory, co
     files = _files(tmp)
     argv = [str(files[a[1:]]) if a.startswith("@") and a[1:] in files else a for a in argv]
     started = time.monotonic()
-    code, _, err = _cli(argv, tmp)
+    code, _, err = run_ccfair(argv, tmp)
     took = time.monotonic() - started
     assert code in (0, 2), (name, argv, code, err[-2000:])
     assert "Traceback" not in err and "unexpected failure" not in err, (argv, err[-2000:])
@@ -795,7 +778,7 @@ def test_a_crafted_results_directory_is_read_refused_or_repaired_never_echoed_ra
             argv = ["export", str(root), "--format", "csv", "--to", str(root.parent / "export"), "--quiet"]
         else:
             argv = [*words[:1], str(root), *words[1:]]
-        code, out, err = _cli(argv, root.parent)
+        code, out, err = run_ccfair(argv, root.parent)
         assert code in (0, 1, 2), (argv, code, err[-2000:])
         assert "Traceback" not in err and "unexpected failure" not in err, (statements, changes, argv, err)
         if "--json" not in argv and "--csv" not in argv:  # JSON escapes; CSV to a pipe keeps the values
@@ -830,5 +813,5 @@ def test_command_lines_that_escaped_once_are_answered(tmp_path, argv):
     """One example of each command line that once ended in a traceback or a hang, by the same property."""
     files = _files(tmp_path)
     argv = [str(files[a[1:]]) if a.startswith("@") else a for a in argv]
-    code, _, err = _cli(argv, tmp_path)
+    code, _, err = run_ccfair(argv, tmp_path)
     assert code == 2 and err.startswith("error: ") and "Traceback" not in err, err[-2000:]

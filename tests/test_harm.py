@@ -19,7 +19,7 @@ from ccfair.analysis.fairness import harm
 from ccfair.studies.harm import FAIL, PASS, UNSURE, harm_from_frame, metric_verdict
 from ccfair.studies.harm_plan import group_from_cc, harm_plans
 from ccfair.studies.suites import load_suite
-from conftest import assert_refused, run_cli, suite_toml
+from conftest import assert_option_refused, run_cli, suite_toml
 from test_sweep_crash import wait_for_done
 
 # Simulations, sweeps or subprocesses, seconds per test: `make test` runs them, `make check` leaves them out.
@@ -241,7 +241,7 @@ def test_harm_resumes_after_sigkill(tmp_path):
     ],
 )
 def test_bad_input_names_the_option(tmp_path, args, field):
-    assert_refused(ccfair_cli(*args, "--out", str(tmp_path / "r"), cwd=tmp_path), field, tmp_path / "r")
+    assert_option_refused(args, field, tmp_path)
 
 
 def test_a_directory_ccfair_did_not_write_is_refused(tmp_path):

@@ -7,9 +7,8 @@ import pytest
 
 import ccfair
 import ccfair.catalog
-from ccfair.errors import InputError
 from ccfair.scenario import Host, Scenario
-from conftest import small
+from conftest import assert_input_error, small
 
 
 def with_host(host=None, **flow_hosts):
@@ -208,10 +207,7 @@ ERRORS = [
 
 @pytest.mark.parametrize(("d", "field", "needle"), ERRORS, ids=[f"{e[1]}:{e[2]}" for e in ERRORS])
 def test_host_errors_name_the_field(d, field, needle):
-    with pytest.raises(InputError) as info:
-        Scenario.from_dict(d)
-    assert info.value.field == field
-    assert needle in info.value.message
+    assert_input_error(d, field, needle)
 
 
 # ---------------------------------------------------------------------------------------------------- runs

@@ -10,7 +10,7 @@ from ccfair.catalog import catalog
 from ccfair.errors import InputError
 from ccfair.scenario import Aqm, FlowGroup, Link, Measure, Scenario, load_scenario
 from ccfair.units import Buffer
-from conftest import small
+from conftest import assert_input_error, small
 
 
 def resolve(d):
@@ -344,11 +344,8 @@ ERRORS = [
 
 @pytest.mark.parametrize(("d", "field", "needle"), ERRORS, ids=[f"{e[1]}:{e[2]}" for e in ERRORS])
 def test_errors_name_the_field(d, field, needle):
-    with pytest.raises(InputError) as info:
-        Scenario.from_dict(d)
-    assert info.value.field == field
-    assert needle in info.value.message
-    assert str(info.value) == f"{field}: {info.value.message}"
+    error = assert_input_error(d, field, needle)
+    assert str(error) == f"{field}: {error.message}"
 
 
 def test_top_level_must_be_a_table():

@@ -97,6 +97,16 @@ def test_a_file_of_the_single_figure_format_counts_as_no_measurement(speed_file:
     assert speed.host_speed() is NOMINAL
 
 
+def test_a_file_ccfair_did_not_write_is_never_overwritten(speed_file: Path):
+    for text in ("my notes\n", json.dumps({"generator": "something else"})):
+        speed_file.write_text(text)
+        assert speed.record([(10, 1_000_000, 0.1)]) is None
+        assert speed_file.read_text() == text
+    # The single-figure format ccfair wrote before is its own, and replaced.
+    speed_file.write_text(json.dumps({"generator": "ccfair bench (events per CPU second)"}))
+    assert speed.record([(10, 1_000_000, 0.1)]) == speed_file and speed.host_speed().measured
+
+
 def _scenario(flows: int) -> Scenario:
     return Scenario.from_dict(
         {

@@ -207,42 +207,37 @@ def _scaled_timing(duration: str) -> dict[str, Any]:
     }
 
 
-def _arrivals_document(rtt: str, flows: int, duration: str) -> tuple[dict[str, Any], str]:
-    """The opt-in cases' scenario: ``flows`` Cubic flows at ``rtt`` through 10 Gbps and a 375 MB FIFO, their
-    starts spread as :func:`_scaled_timing` says; and that spread, for the case's title."""
+def _arrivals_case(
+    name: str, title: str, rtt: str, flows: int, duration: str, *, measure_memory: bool = False
+) -> Benchmark:
+    """An opt-in case: ``flows`` Cubic flows at ``rtt`` through 10 Gbps and a 375 MB FIFO, their starts
+    spread as :func:`_scaled_timing` says; ``title`` is completed with that spread and the duration."""
     timing = _scaled_timing(duration)
     window = format_duration(timing["window_ns"])
     flow = {"cc": "cubic", "rtt": rtt, "count": flows, "arrivals": {"process": "uniform", "window": window}}
-    return _document("10Gbps", CORE_BUFFER, duration, [flow], interval=timing["interval"]), window
+    return Benchmark(
+        name,
+        f"{title}, starts over {window}, {duration}",
+        _document("10Gbps", CORE_BUFFER, duration, [flow], interval=timing["interval"]),
+        opt_in=True,
+        scalable=True,
+        measure_memory=measure_memory,
+    )
 
 
 def corescale(flows: int | None = None, duration: str | None = None) -> Benchmark:
     """CoreScale (Philip et al., IMC 2021): 10 Gbps, 375 MB drop-tail, ``flows`` Cubic flows at 100 ms."""
     flows = CORESCALE_FLOWS if flows is None else flows
-    duration = duration or CORESCALE_DURATION
-    document, window = _arrivals_document("100ms", flows, duration)
-    return Benchmark(
-        "corescale",
-        f"CoreScale: 10 Gbps, 375 MB FIFO, {flows} Cubic flows, 100 ms, starts over {window}, {duration}",
-        document,
-        opt_in=True,
-        scalable=True,
-    )
+    title = f"CoreScale: 10 Gbps, 375 MB FIFO, {flows} Cubic flows, 100 ms"
+    return _arrivals_case("corescale", title, "100ms", flows, duration or CORESCALE_DURATION)
 
 
 def many_flows(flows: int | None = None, duration: str | None = None) -> Benchmark:
     """``flows`` Cubic flows at 10 Gbps, 20 ms, 375 MB: the memory and speed of a very large flow count."""
     flows = MANY_FLOWS if flows is None else flows
+    title = f"10 Gbps, 375 MB FIFO, {flows:,} Cubic flows, 20 ms"
     duration = duration or MANY_FLOWS_DURATION
-    document, window = _arrivals_document("20ms", flows, duration)
-    return Benchmark(
-        "flows100k",
-        f"10 Gbps, 375 MB FIFO, {flows:,} Cubic flows, 20 ms, starts over {window}, {duration}",
-        document,
-        opt_in=True,
-        scalable=True,
-        measure_memory=True,
-    )
+    return _arrivals_case("flows100k", title, "20ms", flows, duration, measure_memory=True)
 
 
 def benchmarks(quick: bool = False) -> list[Benchmark]:

@@ -249,6 +249,14 @@ def replace_file(target: Path, data: bytes, *, sync: bool = True) -> None:
         raise
 
 
+def cache_file(name: str, env_var: str) -> Path:
+    """Where ccfair keeps a measurement of this host (``doctor.json``, ``speed.json``): ``$env_var`` when
+    set, else ``ccfair/NAME`` in ``$XDG_CACHE_HOME`` (``~/.cache`` by default)."""
+    if os.environ.get(env_var):
+        return Path(os.environ[env_var])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ccfair" / name
+
+
 def write_marker(directory: Path, kind: Kind) -> None:
     """Puts ``kind``'s marker into ``directory`` (fsynced)."""
     document = {"kind": kind.name, "format": MARKER_FORMAT, "ccfair_version": _native.__version__}

@@ -62,6 +62,19 @@ def _records(table: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     return [{k: _json_value(columns[k][i]) for k in keys} for i in range(rows)]
 
 
+class _Table:
+    """A run's table by its attribute's name, made a DataFrame when first read (a read-only attribute)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, run: RunResult, owner: type | None = None) -> pd.DataFrame:
+        return run._frame(self.name)
+
+    def __set__(self, run: RunResult, value: object) -> None:
+        raise AttributeError(f"RunResult.{self.name} is read-only")
+
+
 class RunResult:
     """One run.
 
@@ -114,21 +127,10 @@ class RunResult:
             self._tables[name] = table
         return table
 
-    @property
-    def flows(self) -> pd.DataFrame:
-        return self._frame("flows")
-
-    @property
-    def classes(self) -> pd.DataFrame:
-        return self._frame("classes")
-
-    @property
-    def timeseries(self) -> pd.DataFrame:
-        return self._frame("timeseries")
-
-    @property
-    def queue(self) -> pd.DataFrame:
-        return self._frame("queue")
+    flows = _Table()
+    classes = _Table()
+    timeseries = _Table()
+    queue = _Table()
 
     @property
     def dynamic(self) -> dict[str, Any] | None:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccfair.fsio import cache_file, json_generated_by, replace_file
+
 ENV_VAR = "CCFAIR_SPEED_FILE"
 GENERATOR = "ccfair bench (CPU nanoseconds per event by flow count)"
 FORMAT = 2
@@ -109,10 +111,7 @@ NOMINAL = Speed(
 
 
 def cache_path() -> Path:
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "ccfair" / "speed.json"
+    return cache_file("speed.json", ENV_VAR)
 
 
 def host_key() -> dict[str, Any]:
@@ -167,12 +166,24 @@ def host_speed() -> Speed:
     return Speed(points, f"ccfair bench on this host, {when}", True)
 
 
+# What earlier formats of the file named as their generator: a file of ccfair's own to replace.
+EARLIER_GENERATORS = ("ccfair bench (events per CPU second)",)
+
+
+def _ours_or_absent(path: Path) -> bool:
+    """Whether ``path`` may be written: absent, or a speed file ccfair wrote (``CCFAIR_SPEED_FILE`` may name
+    any file; one that is not ours is left as it is)."""
+    if not path.exists():
+        return True
+    return any(json_generated_by(path, g) for g in (GENERATOR, *EARLIER_GENERATORS))
+
+
 def record(cases: list[tuple[int, int, float]]) -> Path | None:
     """Keeps what a bench measured as this host's speed: ``cases`` of (flows, events, CPU seconds), cases
     of one flow count pooled; the points an earlier bench on this host measured at other flow counts stay
     (``ccfair bench --case corescale`` adds 5000 flows to the default cases' figures). Returns the file, or
-    None when there is nothing to keep (no CPU time measured) or it cannot be written (a read-only home:
-    estimates stay nominal)."""
+    None when there is nothing to keep (no CPU time measured), the file there is not one ccfair wrote, or
+    it cannot be written (a read-only home: estimates stay nominal)."""
     pooled: dict[int, tuple[int, float]] = {}
     for flows, events, cpu_seconds in cases:
         if flows > 0 and events > 0 and cpu_seconds > 0:
@@ -180,10 +191,12 @@ def record(cases: list[tuple[int, int, float]]) -> Path | None:
             pooled[flows] = (e + events, c + cpu_seconds)
     if not pooled:
         return None
+    path = cache_path()
+    if not _ours_or_absent(path):
+        return None
     earlier = host_speed()
     points = dict(earlier.points) if earlier.measured else {}
     points.update({f: c * 1e9 / e for f, (e, c) in pooled.items()})
-    path = cache_path()
     data = {
         "generator": GENERATOR,
         "format": FORMAT,
@@ -194,9 +207,7 @@ def record(cases: list[tuple[int, int, float]]) -> Path | None:
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        os.replace(tmp, path)
+        replace_file(path, (json.dumps(data, indent=2) + "\n").encode(), sync=False)
     except OSError:
         return None
     return path

@@ -53,33 +53,32 @@ def _parse(kind: str, value: object, field: str, allow_zero: bool = False) -> ob
         raise InputError(e.field, e.message) from None
 
 
+def _parse_int(kind: str, value: object, field: str, allow_zero: bool = False) -> int:
+    """A quantity the native parser returns as a whole number (every kind but ``bdp``)."""
+    n = _parse(kind, value, field, allow_zero)
+    assert isinstance(n, int)
+    return n
+
+
 def parse_rate_bps(value: object, field: str, *, allow_zero: bool = False) -> int:
     """A rate in bit/s, e.g. ``"10Mbps"``, ``"10Mbit/s"`` or ``"10mbit"`` -> 10_000_000. Positive unless
     ``allow_zero``."""
-    n = _parse("rate", value, field, allow_zero)
-    assert isinstance(n, int)
-    return n
+    return _parse_int("rate", value, field, allow_zero)
 
 
 def parse_size_bytes(value: object, field: str) -> int:
     """A positive size in bytes, e.g. ``"150KB"`` -> 150_000, ``"64KiB"`` -> 65_536."""
-    n = _parse("size", value, field)
-    assert isinstance(n, int)
-    return n
+    return _parse_int("size", value, field)
 
 
 def parse_duration_ns(value: object, field: str, *, allow_zero: bool = False) -> int:
     """A duration in ns, e.g. ``"50ms"`` -> 50_000_000. Positive unless ``allow_zero``."""
-    n = _parse("duration", value, field, allow_zero)
-    assert isinstance(n, int)
-    return n
+    return _parse_int("duration", value, field, allow_zero)
 
 
 def parse_packets(value: object, field: str) -> int:
     """A positive whole number of packets, e.g. ``"1000pkt"`` -> 1000."""
-    n = _parse("packets", value, field)
-    assert isinstance(n, int)
-    return n
+    return _parse_int("packets", value, field)
 
 
 def parse_bdp_multiple(value: object, field: str) -> float:

@@ -30,6 +30,7 @@ from ccfair.emu import netns
 from ccfair.emu.binary import emulator_binary
 from ccfair.emu.host import kernel_ccs
 from ccfair.errors import InputError
+from ccfair.fsio import cache_file, replace_file
 from ccfair.scenario import kernel_scenario
 from ccfair.units import format_rate
 
@@ -47,10 +48,7 @@ SUDO_CCFAIR = 'sudo "$(command -v ccfair)"'
 
 
 def cache_path() -> Path:
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "ccfair" / "doctor.json"
+    return cache_file("doctor.json", ENV_VAR)
 
 
 def host_key() -> dict[str, Any]:
@@ -69,9 +67,7 @@ def load_measurement() -> dict[str, Any] | None:
 def save_measurement(data: dict[str, Any]) -> Path:
     path = cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    replace_file(path, (json.dumps(data, indent=2) + "\n").encode(), sync=False)
     return path
 
 
