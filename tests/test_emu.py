@@ -709,6 +709,30 @@ def test_doctor_does_not_measure_when_a_check_fails(
     assert not (tmp_path / "doctor.json").exists()
 
 
+def test_doctor_never_replaces_a_file_it_did_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccfair.cli import main
+
+    path = tmp_path / "doctor.json"
+    monkeypatch.setenv(doctor.ENV_VAR, str(path))
+    monkeypatch.setattr(doctor, "measure", lambda *a: pytest.fail("measured into a file it may not write"))
+    for text in ("my notes\n", json.dumps({"generator": "something else", "host_key": {}})):
+        path.write_text(text)
+        with pytest.raises(InputError) as e:
+            doctor.save_measurement({"host_key": doctor.host_key(), "clean_rate_bps": 0})
+        assert e.value.field == doctor.ENV_VAR and "not a measurement ccfair doctor wrote" in e.value.message
+        # Refused before the checks and the probes run, exit code 2, the file as it was.
+        assert main(["doctor"]) == 2
+        assert doctor.ENV_VAR in capsys.readouterr().err and path.read_text() == text
+    # A measurement of the format before the generator field, and one of this format, are ccfair's own.
+    earlier = {"host_key": doctor.host_key(), "measured_at": "x", "clean_rate_bps": 0, "probes": []}
+    for data in (earlier, {**earlier, "generator": doctor.GENERATOR}):
+        path.write_text(json.dumps(data))
+        assert doctor.save_measurement({**earlier, "clean_rate_bps": 10**8}) == path
+        assert doctor.load_measurement() == {**earlier, "clean_rate_bps": 10**8}
+
+
 def test_a_host_without_a_clean_rate_gets_advice_that_helps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

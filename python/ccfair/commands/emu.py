@@ -97,6 +97,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.seconds is not None and not 2 <= args.seconds <= 60:
         raise InputError("--seconds", f"must be between 2 and 60, got {args.seconds}")
     rates = _rates(args)
+    if not args.no_measure:
+        doctor.check_writable()
     checks = doctor.checks()
     ok = all(c[1] for c in checks)
     if not args.json:

@@ -10,8 +10,8 @@ work competes. The clean rate is the highest rate where the departure lateness p
 emulator; the ladder stops at the first rate that is not clean. (Whether the kernel's TCP endpoints can fill
 a link of that rate on the same host is another matter: a run's own utilization and lateness tell.) The
 result is kept per host (kernel release, host name, CPU count) in ``$CCFAIR_DOCTOR_FILE`` or
-``~/.cache/ccfair/doctor.json``, and kernel runs faster than the clean rate are refused before anything is
-built.
+``~/.cache/ccfair/doctor.json`` (a file there that ccfair did not write is refused, never replaced), and
+kernel runs faster than the clean rate are refused before anything is built.
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ from ccfair.emu import netns
 from ccfair.emu.binary import emulator_binary
 from ccfair.emu.host import kernel_ccs
 from ccfair.errors import InputError
-from ccfair.fsio import cache_file, replace_file
+from ccfair.fsio import cache_file, json_generated_by, replace_file
 from ccfair.scenario import kernel_scenario
 from ccfair.units import format_rate
 
 ENV_VAR = "CCFAIR_DOCTOR_FILE"
+# What the saved measurement names as its writer: the file is replaced only when it is ccfair's own.
+GENERATOR = "ccfair doctor"
+# The fields a measurement carried before it named its generator: such a file is also ccfair's own.
+EARLIER_FIELDS = frozenset({"host_key", "measured_at", "clean_rate_bps", "clean_p99_ns", "probes"})
 CLEAN_P99_NS = 100_000
 CLEAN_UTILIZATION = 0.99
 # A departure this late at a rate the forwarder keeps up with means it was kept from its CPU.
@@ -64,8 +68,34 @@ def load_measurement() -> dict[str, Any] | None:
     return data if data.get("host_key") == host_key() else None
 
 
-def save_measurement(data: dict[str, Any]) -> Path:
+def _ours(path: Path) -> bool:
+    """Whether ``path`` holds a measurement ccfair doctor wrote (this format or the one before it)."""
+    if json_generated_by(path, GENERATOR):
+        return True
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "host_key" in data and set(data) <= EARLIER_FIELDS
+
+
+def check_writable() -> Path:
+    """The file a measurement will be saved to; raises :class:`InputError` naming :data:`ENV_VAR` (or the
+    file) when a file is there that ccfair did not write, before anything is measured: it is never
+    replaced."""
     path = cache_path()
+    if path.exists() and not _ours(path):
+        field = ENV_VAR if os.environ.get(ENV_VAR) else str(path)
+        raise InputError(
+            field,
+            f"{path} is not a measurement ccfair doctor wrote, and it is left as it is: point {ENV_VAR} "
+            "at another file (or move that one away)",
+        )
+    return path
+
+
+def save_measurement(data: dict[str, Any]) -> Path:
+    path = check_writable()
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file(path, (json.dumps(data, indent=2) + "\n").encode(), sync=False)
     return path
@@ -292,6 +322,7 @@ def measure(
             break
     merged = merge_probes((load_measurement() or {}).get("probes", []), probes)
     return {
+        "generator": GENERATOR,
         "host_key": host_key(),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
         "clean_rate_bps": clean_rate(merged),
