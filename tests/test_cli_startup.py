@@ -15,7 +15,7 @@ import pytest
 
 import ccfair.commands
 from ccfair.cli import build_parser
-from ccfair.cli_support import Parser
+from ccfair.cli_support import Parser, command_texts
 from conftest import SCENARIOS
 
 # Libraries that cost a tenth of a second or more to import, and the modules of the commands' work (the
@@ -71,6 +71,9 @@ def test_the_table_names_every_command_of_every_module_in_help_order():
         table = [name for name, owner in ccfair.commands.COMMANDS.items() if owner == module]
         assert registered(module=module) == table, f"ccfair.commands.{module} registers other commands"
     assert registered() == list(ccfair.commands.COMMANDS)
+    # Each entry of commands.toml holds what add_command reads, and nothing it would ignore.
+    for name, texts in command_texts().items():
+        assert set(texts) == {"module", "help", "description", "examples"}, name
     # The everyday commands lead the help text.
     assert registered()[:3] == ["run", "list", "bench"]
 

@@ -293,3 +293,17 @@ def test_the_command_refuses_to_store_a_case_that_fails_its_preconditions(tmp_pa
 def test_the_command_names_an_unknown_case(tmp_path, capsys):
     assert snapshots_main(["--cases-file", str(CASES_FILE), "--expected", str(EXPECTED), "nope"]) == 2
     assert "error: CASE: no case 'nope'" in capsys.readouterr().err
+
+
+def test_the_diff_names_each_section_row_and_cell_that_moved():
+    flows = "# case x\n\n[flows] per flow\nflow  goodput\n"
+    expected = parse(flows + "0  10\n1  20\n\n[queue]\nt  sha256\nq  ab\n")
+    got = parse(flows + "0  11\n2  30\n\n[links]\nlink  rate\n0  1\n")
+    assert diff(expected, got) == [
+        "[flows] flow 0, goodput: expected 10, got 11",
+        "[flows] flow 1: the row is gone",
+        "[flows] flow 2: a new row",
+        "[queue]: the section is gone",
+        "[links]: a new section",
+    ]
+    assert diff(expected, expected) == []

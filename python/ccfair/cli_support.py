@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -64,20 +66,28 @@ Handler = Callable[[argparse.Namespace], int]
 """What a command runs: the parsed arguments in, the exit code out."""
 
 
+# Every command's help, description and examples, one table for the CLI and the reference it generates.
+COMMAND_TEXTS_FILE = Path(__file__).with_name("commands") / "commands.toml"
+
+
+@functools.cache
+def command_texts() -> dict[str, dict[str, Any]]:
+    """The command texts of :data:`COMMAND_TEXTS_FILE`, by command name."""
+    with open(COMMAND_TEXTS_FILE, "rb") as f:
+        return tomllib.load(f)
+
+
 def add_command(
-    commands: argparse._SubParsersAction[Any],
-    name: str,
-    handler: Handler,
-    *,
-    help: str,
-    description: str,
-    examples: Sequence[str],
+    commands: argparse._SubParsersAction[Any], name: str, handler: Handler, **values: str
 ) -> argparse.ArgumentParser:
-    """Adds the subcommand ``name`` to ``commands``: its one-line ``help`` in the command list, its
-    ``description``, its example command lines as the epilog (see :func:`examples_epilog`), and the
-    ``handler`` the CLI calls with the parsed arguments. Returns its parser, for the arguments."""
+    """Adds the subcommand ``name`` to ``commands`` with its texts from :data:`COMMAND_TEXTS_FILE`: its
+    one-line help in the command list, its description (its ``{placeholders}`` filled from ``values``),
+    its example command lines as the epilog (see :func:`examples_epilog`), and the ``handler`` the CLI
+    calls with the parsed arguments. Returns its parser, for the arguments."""
+    texts = command_texts()[name]
+    description = texts["description"].format(**values) if values else texts["description"]
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=help, description=description, epilog=examples_epilog(*examples)
+        name, help=texts["help"], description=description, epilog=examples_epilog(*texts["examples"])
     )
     parser.set_defaults(handler=handler)
     return parser

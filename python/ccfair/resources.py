@@ -277,24 +277,31 @@ LIMIT_NAMES = ("--max-memory", "--max-events", MEMORY_ENV, EVENTS_ENV)
 def check(estimate: Estimate, limits: Limits) -> None:
     """Raises :class:`LimitError` if the estimate exceeds a limit."""
     if limits.max_memory_bytes is not None and estimate.peak_memory_bytes > limits.max_memory_bytes:
-        top = estimate.memory[0].field if estimate.memory else "scenario"
-        raise LimitError(
-            top,
-            f"the run needs an estimated {format_bytes(estimate.peak_memory_bytes)} of memory "
-            f"({_parts(estimate.memory, format_bytes)}, fixed {format_bytes(estimate.fixed_memory_bytes)}), "
-            "more than the limit of "
-            f"{format_bytes(limits.max_memory_bytes)} ({limits.memory_source}); make the run smaller, "
-            f"or set the limit with --max-memory or {MEMORY_ENV}",
+        raise _refusal(
+            estimate.memory[0].field if estimate.memory else "scenario",
+            f"{format_bytes(estimate.peak_memory_bytes)} of memory ({_parts(estimate.memory, format_bytes)}, "
+            f"fixed {format_bytes(estimate.fixed_memory_bytes)})",
+            format_bytes(limits.max_memory_bytes),
             limits.memory_source,
+            f"make the run smaller, or set the limit with --max-memory or {MEMORY_ENV}",
         )
     if limits.max_events is not None and estimate.events > limits.max_events:
-        top = estimate.event_parts[0].field if estimate.event_parts else "duration"
-        raise LimitError(
-            top,
-            f"the run needs an estimated {format_count(estimate.events)} simulator events "
-            f"({_parts(estimate.event_parts, format_count)}; about {format_wall(estimate.cpu_seconds)} "
-            f"of CPU at {host_speed().text()}), more than the limit of "
-            f"{format_count(limits.max_events)} ({limits.events_source}); make the run shorter, or set "
-            f"the limit with --max-events or {EVENTS_ENV}",
+        raise _refusal(
+            estimate.event_parts[0].field if estimate.event_parts else "duration",
+            f"{format_count(estimate.events)} simulator events "
+            f"({_parts(estimate.event_parts, format_count)}; "
+            f"about {format_wall(estimate.cpu_seconds)} of CPU at {host_speed().text()})",
+            format_count(limits.max_events),
             limits.events_source,
+            f"make the run shorter, or set the limit with --max-events or {EVENTS_ENV}",
         )
+
+
+def _refusal(field: str, need: str, limit: str, source: str, remedy: str) -> LimitError:
+    """The refusal of a run that needs ``need`` where the limit (from ``source``) is ``limit``, named by the
+    field of the estimate's largest part."""
+    return LimitError(
+        field,
+        f"the run needs an estimated {need}, more than the limit of {limit} ({source}); {remedy}",
+        source,
+    )

@@ -4,8 +4,10 @@ Each module in this package defines ``register(commands)``, which adds its subpa
 ``add_subparsers`` object of the ``ccfair`` parser) with ``set_defaults(handler=...)``; a handler takes the
 parsed arguments and returns an exit code, and raises :class:`ccfair.errors.InputError` for bad input (the
 CLI turns it into ``error: <field>: <message>`` and exit code 2). Shared pieces are in
-:mod:`ccfair.cli_support`. :data:`COMMANDS` names the module of every command, in the order of the help
-text: the everyday commands first, then the others by module name.
+:mod:`ccfair.cli_support`. ``commands.toml`` beside this file is the table of every command, in the order of
+the help text (the everyday commands first, then the others by module name): the module that registers it
+(:data:`COMMANDS`), its help, description and examples (which :func:`ccfair.cli_support.add_command`
+gives its parser).
 
 A module is imported to build the parser, so it imports at its top only what its ``register`` needs and
 light modules; what a handler needs (the runner, NumPy, pandas, the store, the studies, plots) is imported
@@ -19,26 +21,11 @@ import argparse
 import importlib
 from typing import Any
 
-COMMANDS: dict[str, str] = {
-    "run": "run",
-    "list": "list",
-    "bench": "bench",
-    "advise": "advise",
-    "doctor": "emu",
-    "compare": "emu",
-    "harm": "harm",
-    "init": "init",
-    "plot": "plot",
-    "compare-results": "plot",
-    "report": "plot",
-    "reproduce": "reproduce",
-    "sweep": "sweep",
-    "status": "sweep",
-    "query": "sweep",
-    "export": "sweep",
-    "validate": "validate",
-}
-"""Command name -> the module of this package that registers it (a module may register several)."""
+from ccfair.cli_support import command_texts
+
+COMMANDS: dict[str, str] = {name: texts["module"] for name, texts in command_texts().items()}
+"""Command name -> the module of this package that registers it (a module may register several), in the
+order of ``commands.toml``."""
 
 
 def register_all(commands: argparse._SubParsersAction[Any], only: str | None = None) -> None:

@@ -35,25 +35,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         + (", ".join(" ".join(f"{k}={v}" for k, v in p.items()) for p in params) if params[0] else "-")
         for name, params in SPACE.items()
     )
-    p = add_command(
-        commands,
-        "advise",
-        cmd_advise,
-        help="search queue disciplines and buffer sizes for fairness and delay on a link and traffic mix",
-        description="Run the traffic mix on the link with every queue discipline variant and buffer size "
-        f"(variants searched: {searched}), at each RTT, and report the Pareto front of fairness "
-        "(Jain's index and the worst class's relative goodput) against queueing delay (p99) and "
-        "utilization, each the worst over the RTTs; the recommended configuration with the margin it "
-        "keeps to the constraints, or, when none meets them, the closest; and a figure of the front. "
-        "The runs go into the results directory like a sweep's (resumable, reused by later calls).",
-        examples=(
-            "ccfair advise --rate 1Gbps --rtt 10ms,100ms --mix cubic:5,bbr2:5 --min-jain 0.9 "
-            "--max-delay 20ms",
-            "ccfair advise --rate 10Mbps --rtt 20ms --mix cubic:1,bbr:1 --aqms fifo,fq_codel --buffers 1bdp "
-            "--duration 10s",
-            "ccfair advise --rate 100Mbps --rtt 50ms --mix reno:2,cubic:2 --dry-run",
-        ),
-    )
+    p = add_command(commands, "advise", cmd_advise, searched=searched)
     p.add_argument("--rate", required=True, help="bottleneck rate, e.g. 1Gbps")
     p.add_argument("--rtt", required=True, help="base RTTs, comma separated; each is a separate condition")
     p.add_argument(

@@ -32,31 +32,7 @@ if TYPE_CHECKING:
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "bench",
-        cmd_bench,
-        help="measure simulator speed on fixed scenarios",
-        description="Run six fixed scenarios (A to F, from 2 flows at 10 Mbps to 1000 flows at 10 Gbps) and "
-        "print events per wall-second and per CPU-second (which a busy machine does not change) and wall "
-        "seconds per simulated second; the CPU cost per event at each case's flow count is kept as this "
-        "host's speed, which the sweep, study and validate estimates use. Two larger cases run only when "
-        "named: corescale (5000 flows at 10 Gbps, 100 ms) and flows100k (100,000 flows, with its peak "
-        "memory per flow). --memory measures what one cache line costs this machine at working sets from 1 "
-        "MiB to 512 MiB, which events per second at thousands of flows depend on.",
-        examples=(
-            "ccfair bench",
-            "ccfair bench --quick --json     # A and B only, for scripts",
-            "ccfair bench --list            # every case, and when it runs",
-            "ccfair bench --case corescale --case flows100k",
-            "ccfair bench --case corescale --flows 1000 --duration 10s",
-            "ccfair bench --case C --preset testbed   # the host model's cost (TSO, NIC, GRO, noise)",
-            "ccfair bench --case corescale --repeat 5   # median and every wall of five interleaved runs",
-            "ccfair bench --case flows100k --steady    # the cost per event without start-up",
-            "ccfair bench --memory          # this machine's caches and memory alone",
-            "ccfair bench --case flows100k --memory",
-        ),
-    )
+    p = add_command(commands, "bench", cmd_bench)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help="only the two smaller scenarios (A and B)")
     which.add_argument(

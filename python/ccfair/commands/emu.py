@@ -34,41 +34,14 @@ from ccfair.units import format_rate, parse_rate_bps
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "doctor",
-        cmd_doctor,
-        help="what this host supports for kernel runs, and the forwarder's clean rate",
-        description=(
-            "Check the kernel backend's prerequisites (root, iproute2, network namespaces, veth pairs, the "
-            "emulator binary, the kernel's congestion controls) and measure the forwarder's clean rate, "
-            "which kernel runs are held to. A new measurement replaces the earlier one at the rates it "
-            "measured. Exit code 1 when a check fails or no rate is clean. Needs root; sudo resets PATH, so "
-            'name the virtualenv\'s ccfair: sudo "$(command -v ccfair)" doctor.'
-        ),
-        examples=(
-            "ccfair doctor --no-measure                  # the checks only (printed without root)",
-            'sudo "$(command -v ccfair)" doctor         # checks, and the clean rate (about 30 s)',
-            'sudo "$(command -v ccfair)" doctor --rates 10Mbps,20Mbps,50Mbps',
-        ),
-    )
+    p = add_command(commands, "doctor", cmd_doctor)
     p.add_argument("--max-rate", metavar="RATE", help="measure up to this rate (default 2Gbps)")
     p.add_argument("--rates", metavar="R,R,...", help="exactly these rates (e.g. 100Mbps,1Gbps)")
     p.add_argument("--seconds", type=positive_int, default=None, help="seconds per rate (default 4)")
     p.add_argument("--no-measure", action="store_true", help="only the checks; keep the saved measurement")
     add_output_options(p, json="print one JSON document", quiet=None)
 
-    p = add_command(
-        commands,
-        "compare",
-        cmd_compare,
-        help="run a scenario in the simulator and on the kernel, side by side",
-        description="Run FILE N times in the simulator and N times on the kernel (root), and compare "
-        "per-class shares, Jain's index, utilization and queueing delay side by side with their spread.",
-        examples=(
-            'sudo "$(command -v ccfair)" compare scenarios/kernel-bbr-vs-cubic-shallow.toml --repetitions 5',
-        ),
-    )
+    p = add_command(commands, "compare", cmd_compare)
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     p.add_argument(
         "--repetitions", type=positive_int, default=3, metavar="N", help="runs per backend (default 3)"

@@ -41,26 +41,7 @@ def _tolerance(value: str) -> float:
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "harm",
-        cmd_harm,
-        help="is a new congestion control safe to deploy next to an incumbent (harm, Ware et al. 2019)",
-        description="Run, for every scenario of a suite, the incumbent alone, against itself and against the "
-        "newcomer (both start orders, several start jitters), and compare the harm the newcomer does to the "
-        "incumbent's throughput, queueing delay (p50, p99) and loss with the harm the incumbent does to "
-        "itself (Ware et al., HotNets 2019). Verdict per scenario: passes the bar, fails it, or cannot tell "
-        "at this number of repetitions; a figure of newcomer harm against self harm. Runs go into the "
-        "results directory and are reused by later calls (a second newcomer against the same incumbent "
-        "adds only its own runs); Ctrl-C keeps them and the same command resumes.",
-        examples=(
-            "ccfair harm bbr3 --against cubic                        # the standard suite",
-            "ccfair harm reno --against cubic --suite quick          # seconds",
-            'ccfair harm my.toml --new "flows[1]" --against "flows[0]" --suite quick',
-            "ccfair harm bbr --against reno --dry-run                # how many runs, how many stored",
-            "sudo .venv/bin/ccfair harm kernel:vegas --against cubic --suite quick --backend kernel",
-        ),
-    )
+    p = add_command(commands, "harm", cmd_harm)
     p.add_argument(
         "newcomer", metavar="NEWCOMER", help="a congestion control (ccfair list) or a scenario file"
     )

@@ -17,22 +17,7 @@ from ccfair.examples import PLANS, SCENARIOS, starter_files
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "init",
-        cmd_init,
-        help="write an annotated scenario.toml and plan.toml to start from",
-        description=(
-            "Write an annotated scenario (scenario.toml) and sweep plan (plan.toml) into DIR, every key "
-            "explained and valid as written, to edit into your own study. Existing files are never "
-            "overwritten: if either file exists, nothing is written."
-        ),
-        examples=(
-            "ccfair init my-study                       # my-study/scenario.toml and my-study/plan.toml",
-            "ccfair run my-study/scenario.toml          # tables on the terminal",
-            "ccfair sweep my-study/plan.toml            # into my-study/results (the plan's out)",
-        ),
-    )
+    p = add_command(commands, "init", cmd_init)
     p.add_argument("dir", metavar="DIR", nargs="?", default=".", help="where to write (default: here)")
 
 

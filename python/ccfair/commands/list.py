@@ -14,15 +14,7 @@ from ccfair.cli_support import EXIT_OK, add_command, add_output_options, print_j
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "list",
-        cmd_list,
-        help="list congestion controls and queue disciplines",
-        description="List the congestion controls (flows[].cc) and queue disciplines (link.aqm) with their "
-        "sources and parameters: defaults, allowed values and meaning (flows[].cc_params, link.aqm tables).",
-        examples=("ccfair list", "ccfair list --json > catalog.json"),
-    )
+    p = add_command(commands, "list", cmd_list)
     add_output_options(p, json="print the catalog as JSON", quiet=None)
 
 

@@ -60,25 +60,7 @@ LISTED_RUNS = 5
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "plot",
-        cmd_plot,
-        help="draw one figure of a saved run or a results directory",
-        description="Draw one figure. A saved run (ccfair run --out) makes the time series; a results "
-        "directory (ccfair sweep --out) makes every kind. Axes are dotted scenario paths the plan varied, "
-        "such as link.buffer or flows[0].count."
-        f"\n\nMetrics (--metric, per run): {', '.join(SUMMARY_KEYS)}.",
-        examples=(
-            "ccfair plot runs/first --kind timeseries -o first.pdf",
-            "ccfair plot results/ --kind heatmap --metric utilization --x link.buffer --y flows[0].count",
-            "ccfair plot results/ --kind relgoodput --x link.buffer --average link.rate",
-            "ccfair plot results/ --kind share --x flows[1].count --cc cubic",
-            "ccfair plot start-order/ --kind fness",
-            "ccfair plot results/ --kind tput-delay --delay rtt_p99",
-            "ccfair plot results/ --kind cdf --metric utilization --by link.aqm",
-        ),
-    )
+    p = add_command(commands, "plot", cmd_plot, metrics=", ".join(SUMMARY_KEYS))
     p.add_argument("dir", metavar="DIR", help="a saved run or a results directory")
     p.add_argument("--kind", required=True, choices=KINDS, help="the figure")
     p.add_argument("--metric", help="heatmap, cdf, box: a run metric (below; default jain_index)")
@@ -121,19 +103,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("-o", "--out", metavar="FILE", help="output file, .png, .svg or .pdf (default: KIND.png)")
     add_output_options(p, json=None, quiet="no notes on stderr")
 
-    p = add_command(
-        commands,
-        "compare-results",
-        cmd_compare_results,
-        help="compare two result sets cell by cell: a table and a figure",
-        description="Aligns the cells of two results directories (or two plans of one) by the values of the "
-        "axes both vary, and shows a run metric of each side per cell: a table on stdout (mean with its "
-        "interval, and the difference B - A) and a figure with both.",
-        examples=(
-            "ccfair compare-results before/ after/ -o before-after.png",
-            "ccfair compare-results results/ results/ --plan fifo --plan-b codel --metric utilization",
-        ),
-    )
+    p = add_command(commands, "compare-results", cmd_compare_results)
     p.add_argument("a", metavar="A", help="a results directory")
     p.add_argument("b", metavar="B", help="another results directory (or A again with --plan-b)")
     p.add_argument("--metric", default="jain_index", help="a run metric (default: jain_index)")
@@ -144,15 +114,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     add_output_options(p, json=None, quiet="no notes on stderr")
 
-    p = add_command(
-        commands,
-        "report",
-        cmd_report,
-        help="write a self-contained HTML report of a saved run or a results directory",
-        description="One HTML file with every figure embedded: the plan and provenance, a summary table per "
-        "cell, the figures, and the failed runs with their errors. Opens without network access.",
-        examples=("ccfair report results/ -o report.html", "ccfair report runs/first -o first.html"),
-    )
+    p = add_command(commands, "report", cmd_report)
     p.add_argument("dir", metavar="DIR", help="a saved run or a results directory")
     p.add_argument(
         "-o", "--out", metavar="FILE", default="report.html", help="output file (default: report.html)"

@@ -41,28 +41,7 @@ from ccfair.tables import Column, render, text
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "reproduce",
-        cmd_reproduce,
-        help="run a published fairness study end to end and score its findings",
-        description="Run the experiments of a published fairness study, draw its figures in the paper's "
-        "style and write a scorecard (scorecard.json, scorecard.html): one row per stated finding with the "
-        "paper's statement, the setup, the value ccfair measured (mean, spread, n over repetitions), the "
-        "tolerance and a verdict (agrees, disagrees or cannot tell). The runs go into the results "
-        "directory as sweep plans, so status, query, plot and report work on it; Ctrl-C keeps the finished "
-        "runs and the same command resumes. With --backend kernel the study runs on real Linux TCP (root), "
-        "one run at a time; a scale the kernel backend cannot run (a rate above the clean rate ccfair doctor "
-        "measured, L4S ECN, a congestion control the kernel lacks) is refused before anything runs.",
-        examples=(
-            "ccfair reproduce --list                                  # studies, scales, estimated time",
-            "ccfair reproduce rueth-tma19 --out repro/rueth           # the quick scale",
-            "ccfair reproduce rueth-tma19 --scale standard            # every finding decided, about 30 min",
-            "ccfair reproduce philip-imc21 --scale full --cluster tcp://scheduler:8786",
-            "ccfair reproduce sasaki-cloudnet18 --dry-run             # runs and estimates, nothing run",
-            'sudo "$(command -v ccfair)" reproduce rueth-tma19 --backend kernel   # real Linux TCP',
-        ),
-    )
+    p = add_command(commands, "reproduce", cmd_reproduce)
     p.add_argument("study", metavar="STUDY", nargs="?", help="the study (see --list)")
     p.add_argument("--list", action="store_true", help="list the studies with their scales and estimates")
     p.add_argument(

@@ -33,21 +33,7 @@ from ccfair.scenario import Scenario, check_seed, kernel_scenario
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "run",
-        cmd_run,
-        help="run a scenario file",
-        description="Run a scenario file (TOML) and print the flows, classes and summary tables: goodput, "
-        "shares, Jain's index, utilization, queueing delay. Same scenario and seed, same numbers. `ccfair "
-        "init` writes an annotated scenario to start from.",
-        examples=(
-            "ccfair run scenarios/two-flows-reno-vs-cubic.toml            # tables on the terminal",
-            "ccfair run scenario.toml --seed 7 --out runs/first             # also save everything",
-            "ccfair run scenario.toml --json > result.json                  # one JSON document",
-            'sudo "$(command -v ccfair)" run scenario.toml --backend kernel  # real Linux TCP (root)',
-        ),
-    )
+    p = add_command(commands, "run", cmd_run)
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     p.add_argument("--seed", type=seed_arg, help="master seed (default: the scenario's seed, else 1)")
     p.add_argument(

@@ -52,23 +52,7 @@ if TYPE_CHECKING:
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "sweep",
-        cmd_sweep,
-        help="run a parameter sweep (plan TOML) into a results directory",
-        description="Run every run of a plan that the results directory does not have yet. Exit code 0 when "
-        "every run of the plan is done, 1 when some failed (their errors are in the store). `ccfair init` "
-        "writes an annotated plan to start from.",
-        examples=(
-            "ccfair sweep plans/buffer-sizing.toml           # all cores, into results/",
-            "ccfair sweep plans/buffer-sizing.toml           # again after Ctrl-C: only the missing runs",
-            "ccfair sweep plans/start-order.toml --out start-order --jobs 2 --time-limit 10min",
-            "ccfair sweep plan.toml --dry-run                # check every cell, run nothing",
-            "sudo .venv/bin/ccfair sweep plan.toml --backend kernel   # real Linux TCP, one run at a time",
-            "ccfair sweep plan.toml --cluster tls://scheduler:8786 --tls-ca-file ca.pem --tls-cert c.pem",
-        ),
-    )
+    p = add_command(commands, "sweep", cmd_sweep)
     p.add_argument("plan", metavar="PLAN", help="plan TOML file")
     p.add_argument(
         "--out",
@@ -129,33 +113,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     add_output_options(p, json=None, quiet="no progress or notes on stderr")
     add_limit_options(p)
 
-    p = add_command(
-        commands,
-        "status",
-        cmd_status,
-        help="done / failed / missing runs per plan in a results directory",
-        description="Done / failed / missing runs per plan, and the backend each plan runs on. With "
-        "--verify, also read the whole catalog and check every done run's files (presence, size, "
-        "checksum, Parquet): the damaged runs are listed and the exit code is 1 if there are any; running "
-        "their sweep again runs them again.",
-        examples=("ccfair status results/", "ccfair status results/ --verify --json"),
-    )
+    p = add_command(commands, "status", cmd_status)
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--verify", action="store_true", help="check the catalog and every done run's files")
     add_output_options(p, json="print one JSON document", quiet=None)
 
-    p = add_command(
-        commands,
-        "query",
-        cmd_query,
-        help="SQL over a results directory",
-        description="One SQL statement over the tables runs, flows, classes, cells, plans and the views "
-        "timeseries and queue (done runs only). Read-only.",
-        examples=(
-            'ccfair query results/ "select link_buffer, avg(jain_index) from runs group by 1 order by 1"',
-            "ccfair query results/ \"select run_id, error from runs where status = 'failed'\" --csv",
-        ),
-    )
+    p = add_command(commands, "query", cmd_query)
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument(
         "sql", metavar="SQL", help='e.g. "select link_buffer, avg(jain_index) from runs group by 1"'
@@ -164,18 +127,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     form.add_argument("--json", action="store_true", help="print the rows as a JSON array")
     form.add_argument("--csv", action="store_true", help="print the rows as CSV")
 
-    p = add_command(
-        commands,
-        "export",
-        cmd_export,
-        help="export a results directory as Parquet or CSV files",
-        description="Write the tables of a results directory (runs, flows, classes, cells, plans, and the "
-        "time series as timeseries and queue) as one Parquet or CSV file each, for other tools.",
-        examples=(
-            "ccfair export results/ --format parquet           # into results/export-parquet",
-            "ccfair export results/ --format csv --to tables --tables runs,flows",
-        ),
-    )
+    p = add_command(commands, "export", cmd_export)
     p.add_argument("dir", metavar="DIR", help="results directory")
     p.add_argument("--format", required=True, choices=("parquet", "csv"), help="file format")
     p.add_argument(

@@ -37,27 +37,7 @@ from ccfair.tables import Column, render, text
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
-    p = add_command(
-        commands,
-        "validate",
-        cmd_validate,
-        help="check the simulator against the kernel's stored ground truth on a fixed grid",
-        description="Run a fixed grid of small scenarios (pairs and mixes of Reno, Cubic and BBR, buffers "
-        "0.25-32 BDP, RTTs 10-100 ms, 1-50 flows, staggered starts, every queue discipline, 10-200 Mbps, "
-        "random loss) in the simulator with ideal hosts, the default kernel-lab hosts, and kernel-lab hosts "
-        "round each cell's measured kernel loop, and compare each cell's "
-        "shares, Jain's index, utilization, queue sojourn p50, retransmission ratio and two-flow fairness "
-        "(mean and spread over repetitions) with the kernel's ground truth stored with ccfair. With --kernel "
-        "the kernel side is measured here (root, one run at a time) and --write-truth stores it. Prints the "
-        "tables and the grid summary against the targets, and writes validate.json and validate.md into "
-        "the results directory.",
-        examples=(
-            "ccfair validate --list                                 # cells, runs, estimated time",
-            "ccfair validate --out validate                         # the simulator against the stored truth",
-            "ccfair validate --cells reno-cubic,bbr-cubic-2bdp      # some cells only",
-            'sudo "$(command -v ccfair)" validate --kernel --write-truth truth.json   # measure the kernel',
-        ),
-    )
+    p = add_command(commands, "validate", cmd_validate)
     p.add_argument("--list", action="store_true", help="list the cells with their runs and estimates")
     p.add_argument("--cells", metavar="A,B", help="only these cells (default: the whole grid)")
     p.add_argument(

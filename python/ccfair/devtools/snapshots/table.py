@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 _SECTION = re.compile(r"\[(\w+)\](?: (.*))?")
 _NUMBER = re.compile(r"-?\d+")
 _FLOAT_BITS = re.compile(r"0x[0-9a-f]{16}")
 DIGEST_COLUMN = "sha256"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -126,15 +129,30 @@ def diff(expected: Snapshot, got: Snapshot) -> list[str]:
             out.append(f"header line {i + 1}: expected {a!r}, got {b!r}")
     if len(expected.header) != len(got.header):
         out.append(f"header: expected {len(expected.header)} lines, got {len(got.header)}")
-    for name in _union([s.name for s in expected.sections], [s.name for s in got.sections]):
-        e, g = expected.section(name), got.section(name)
-        if e is None:
-            out.append(f"[{name}]: a new section")
-        elif g is None:
-            out.append(f"[{name}]: the section is gone")
-        else:
-            out += _section_diff(e, g)
+    names = _union([s.name for s in expected.sections], [s.name for s in got.sections])
+    for e, g in _on_both_sides(names, expected.section, got.section, lambda n: f"[{n}]", "section", out):
+        out += _section_diff(e, g)
     return out
+
+
+def _on_both_sides(
+    keys: list[str],
+    expected: Callable[[str], T | None],
+    got: Callable[[str], T | None],
+    label: Callable[[str], str],
+    noun: str,
+    out: list[str],
+) -> Iterator[tuple[T, T]]:
+    """The (expected, got) items of the ``keys`` both sides have; a line in ``out`` for each key that one
+    side lacks ("a new row", "the row is gone")."""
+    for key in keys:
+        e, g = expected(key), got(key)
+        if e is None:
+            out.append(f"{label(key)}: a new {noun}")
+        elif g is None:
+            out.append(f"{label(key)}: the {noun} is gone")
+        else:
+            yield e, g
 
 
 def _union(first: list[str], second: list[str]) -> list[str]:
@@ -149,21 +167,17 @@ def _section_diff(e: Section, g: Section) -> list[str]:
     if e.columns != g.columns:
         return [*out, f"[{e.name}] columns: expected {' '.join(e.columns)}, got {' '.join(g.columns)}"]
     what = e.columns[0]
-    for key in _union([r[0] for r in e.rows], [r[0] for r in g.rows]):
-        er, gr = e.row(key), g.row(key)
-        if er is None:
-            out.append(f"[{e.name}] {what} {key}: a new row")
-        elif gr is None:
-            out.append(f"[{e.name}] {what} {key}: the row is gone")
-        else:
-            for column in e.columns[1:]:
-                if er[column] == gr[column]:
-                    continue
-                if column == DIGEST_COLUMN:
-                    out.append(f"[{e.name}] {key}: digest changed ({er[column]} -> {gr[column]})")
-                else:
-                    was, now = _shown(er[column]), _shown(gr[column])
-                    out.append(f"[{e.name}] {what} {key}, {column}: expected {was}, got {now}")
+    keys = _union([r[0] for r in e.rows], [r[0] for r in g.rows])
+    for er, gr in _on_both_sides(keys, e.row, g.row, lambda k: f"[{e.name}] {what} {k}", "row", out):
+        key = er[what]
+        for column in e.columns[1:]:
+            if er[column] == gr[column]:
+                continue
+            if column == DIGEST_COLUMN:
+                out.append(f"[{e.name}] {key}: digest changed ({er[column]} -> {gr[column]})")
+            else:
+                was, now = _shown(er[column]), _shown(gr[column])
+                out.append(f"[{e.name}] {what} {key}, {column}: expected {was}, got {now}")
     return out
 
 
