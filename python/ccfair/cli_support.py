@@ -20,6 +20,7 @@ from ccfair import fsio
 from ccfair.errors import InputError
 from ccfair.progress import ProgressBar
 from ccfair.scenario import U64_MAX
+from ccfair.sweep.identity import BACKENDS, SIMULATOR
 from ccfair.units import decimal_number, whole_number
 
 EXIT_OK = 0
@@ -100,6 +101,12 @@ def add_output_options(parser: argparse.ArgumentParser, *, json: str | None, qui
         parser.add_argument("--json", action="store_true", help=json)
     if quiet is not None:
         parser.add_argument("--quiet", action="store_true", help=quiet)
+
+
+def add_backend_option(parser: argparse.ArgumentParser, help: str, default: str | None = SIMULATOR) -> None:
+    """``--backend``: where the runs run, ``sim`` (the simulator) or ``kernel`` (this machine's Linux TCP),
+    with the command's own ``help``; ``default`` None leaves the choice to the plan."""
+    parser.add_argument("--backend", choices=BACKENDS, default=default, help=help)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from typing import Any
 from ccfair.cli_plans import add_figure_option, add_sweep_options, check_figure, note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_OK,
+    add_backend_option,
     add_command,
     check_out_dir,
     finite_float,
@@ -29,7 +30,7 @@ from ccfair.cli_support import (
     print_json,
 )
 from ccfair.errors import InputError
-from ccfair.sweep.identity import BACKENDS, SIMULATOR
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.units import parse_rate_bps
 
 
@@ -53,11 +54,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--new", metavar="flows[N]", help="with a scenario file: the newcomer's flow group")
     p.add_argument("--suite", default="standard", help="quick, standard (default) or a suite TOML file")
-    p.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=SIMULATOR,
-        help="where every run of the study runs: sim (default) or kernel (this machine's Linux TCP, root, "
+    add_backend_option(
+        p,
+        "where every run of the study runs: sim (default) or kernel (this machine's Linux TCP, root, "
         "one run at a time; a kernel-only newcomer is written kernel:NAME)",
     )
     p.add_argument(

@@ -26,6 +26,7 @@ from ccfair.cli_plans import add_sweep_options, note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
+    add_backend_option,
     add_command,
     check_out_dir,
     note,
@@ -36,7 +37,7 @@ from ccfair.cli_support import (
 from ccfair.errors import InputError
 from ccfair.speed import available_cores, host_speed
 from ccfair.studies.reproduce.scales import DEFAULT_SCALE, SCALES
-from ccfair.sweep.identity import BACKENDS, SIMULATOR
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.tables import Column, render, text
 
 
@@ -54,11 +55,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--repetitions", type=positive_int, metavar="N", help="repetitions per setting (default: the scale's)"
     )
-    p.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=SIMULATOR,
-        help="sim (default) or kernel (real Linux TCP, root, one run at a time; a scale above the clean rate "
+    add_backend_option(
+        p,
+        "sim (default) or kernel (real Linux TCP, root, one run at a time; a scale above the clean rate "
         "ccfair doctor measured is refused)",
     )
     add_sweep_options(p, out_default=None, retry_failed=True)

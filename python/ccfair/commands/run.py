@@ -15,6 +15,7 @@ from typing import Any
 
 from ccfair.cli_support import (
     EXIT_OK,
+    add_backend_option,
     add_command,
     add_limit_options,
     add_output_options,
@@ -45,12 +46,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     add_output_options(
         p, json="print one JSON document instead of tables", quiet="no progress bar or notes on stderr"
     )
-    p.add_argument(
-        "--backend",
-        choices=("sim", "kernel"),
-        default="sim",
-        help="simulator, or Linux TCP (root; see `ccfair doctor`)",
-    )
+    add_backend_option(p, "simulator, or Linux TCP (root; see `ccfair doctor`)")
     add_limit_options(p)
 
 

@@ -26,6 +26,7 @@ from ccfair.cli_plans import note_kernel_jobs
 from ccfair.cli_support import (
     EXIT_FAILURE,
     EXIT_OK,
+    add_backend_option,
     add_command,
     add_limit_options,
     add_output_options,
@@ -37,7 +38,7 @@ from ccfair.cli_support import (
 )
 from ccfair.errors import InputError
 from ccfair.progress import format_clock
-from ccfair.sweep.identity import BACKENDS, SIMULATOR
+from ccfair.sweep.identity import SIMULATOR
 from ccfair.tables import MISSING, Column, integer, is_missing, render, text
 from ccfair.terminal import printable, printable_lines
 from ccfair.units import parse_duration_ns
@@ -80,12 +81,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--tls-key", metavar="FILE", help="tls:// cluster: this client's private key (unless in --tls-cert)"
     )
-    p.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        help="run every run on the simulator (sim) or on this machine's Linux TCP (kernel: root, one run "
+    add_backend_option(
+        p,
+        "run every run on the simulator (sim) or on this machine's Linux TCP (kernel: root, one run "
         "at a time, rates up to the clean rate ccfair doctor measured); default: the plan's backend key, "
         "else sim",
+        default=None,
     )
     p.add_argument("--time-limit", metavar="DURATION", help="per-run wall-time limit, e.g. 90s or 10min")
     p.add_argument("--retry-failed", action="store_true", help="run again the runs that failed before")
