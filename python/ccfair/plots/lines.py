@@ -4,21 +4,57 @@ runs drawn as dots, identical runs ringed), one panel per facet combination."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ccfair.analysis.stats import IDENTICAL, aggregate
-from ccfair.plots.axes import Axis
+from ccfair.analysis.stats import IDENTICAL, aggregate, interval_note
+from ccfair.plots.axes import Axis, apply_x
+from ccfair.plots.data import Panel, Sweep, pooled_note
+from ccfair.plots.labels import plain
+from ccfair.plots.panels import figure_legend, outer_labels, panel_grid, set_panel_title
+from ccfair.plots.style import paper_style
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 DODGE = 0.08  # categorical axes: lines of different groups sit this far apart around a category
 RUN_DOT_SIZE = 10
 IDENTICAL_RING_SIZE = 60  # a ring around a mean whose runs were identical (stats.IDENTICAL_NOTE)
+
+
+def line_figure(
+    sweep: Sweep,
+    panels: list[Panel],
+    x_axis: Axis,
+    draw: Callable[[Axes, pd.DataFrame], list[str]],
+    *,
+    used: Sequence[str],
+    ylabel: str,
+    legend: str,
+    title: str,
+) -> Figure:
+    """A figure of line panels, one per element of ``panels`` (shared axes): ``draw(ax, rows)`` draws a
+    panel's lines and returns the interval kinds of their points; then each panel's x axis and title, the
+    outer labels, one legend titled ``legend``, and the figure's ``title`` with the interval the bars show
+    and what was pooled over the varied axes the figure does not show (``used``: those it shows)."""
+    kinds: list[str] = []
+    with paper_style():
+        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharex=True, sharey=True)
+        for ax, panel in zip(axes, panels, strict=True):
+            kinds += draw(ax, panel.frame)
+            apply_x(ax, x_axis)
+            set_panel_title(ax, panel.groups)
+        axes[0].set_ylabel(ylabel)
+        outer_labels(axes)
+        figure_legend(fig, axes, legend)
+        note = pooled_note(sweep, used)
+        fig.suptitle(plain(f"{title} (mean; {interval_note(kinds)})" + (f"; {note}" if note else "")))
+    return fig
 
 
 def dodge(index: int, count: int, x_axis: Axis) -> float:

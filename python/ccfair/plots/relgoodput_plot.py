@@ -11,25 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ccfair.analysis.stats import interval_note
 from ccfair.errors import InputError
-from ccfair.plots.axes import apply_x
-from ccfair.plots.data import (
-    Sweep,
-    as_sweep,
-    line_axes,
-    pooled_note,
-    split_panels,
-    with_runs,
-)
+from ccfair.plots.data import Sweep, as_sweep, line_axes, split_panels, with_runs
 from ccfair.plots.labels import metric, plain
-from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import figure_legend, outer_labels, panel_grid, set_panel_title
-from ccfair.plots.style import cc_style, paper_style
+from ccfair.plots.lines import dodge, draw_line, line_figure
+from ccfair.plots.style import cc_style
 from ccfair.scenario import HEADER_BYTES
 from ccfair.sweep.paths import column_name
 
 if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ccfair.store import Results
@@ -67,53 +59,51 @@ def relgoodput(
     multiple_rtts = frame["rtt_ns"].nunique() > 1
     keys = sorted({(str(c), int(r)) for c, r in zip(frame["cc"], frame["rtt_ns"], strict=True)})
     rtt_rank = {r: i for i, r in enumerate(sorted({r for _, r in keys}))}
-    kinds: list[str] = []
-    with paper_style():
-        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharex=True, sharey=True)
-        for ax, panel in zip(axes, panels, strict=True):
-            part = panel.frame
-            for k, (cc, rtt_ns) in enumerate(keys):
-                rows = part[(part["cc"] == cc) & (part["rtt_ns"] == rtt_ns)]
-                if rows.empty:
-                    continue
-                style = cc_style(cc)
-                label = class_label(cc, rtt_ns, multiple_rtts)
-                points = draw_line(
-                    ax,
-                    rows,
-                    x_axis,
-                    xcol,
-                    "relative_goodput",
-                    {
-                        "color": style.color,
-                        "marker": style.marker,
-                        "label": plain(label),
-                        "linestyle": LINESTYLES[rtt_rank[rtt_ns] % len(LINESTYLES)],
-                    },
-                    gid=f"relgoodput:{label}",
-                    offset=dodge(k, len(keys), x_axis),
-                    bounds=(0.0, float("inf")),
-                )
-                kinds += list(points["kind"])
-            for mtu in sorted({int(m) for m in part["mtu_bytes"].dropna()}):
-                fair = payload_fraction(mtu)
-                ax.axhline(
-                    fair,
-                    color="0.4",
-                    linestyle=":",
-                    linewidth=0.8,
-                    gid=f"fair:{mtu}",
-                    label=f"fair share ({mtu - HEADER_BYTES}/{mtu} = {fair:.3f}: goodput excludes headers)",
-                )
-            apply_x(ax, x_axis)
-            set_panel_title(ax, panel.groups)
-        axes[0].set_ylabel(metric("relative_goodput").label)
-        outer_labels(axes)
-        figure_legend(fig, axes, "class")
-        note = pooled_note(sweep, [x, *facets])
-        fig.suptitle(
-            plain(
-                f"relative goodput per class (mean; {interval_note(kinds)})" + (f"; {note}" if note else "")
+
+    def draw(ax: Axes, part: pd.DataFrame) -> list[str]:
+        kinds: list[str] = []
+        for k, (cc, rtt_ns) in enumerate(keys):
+            rows = part[(part["cc"] == cc) & (part["rtt_ns"] == rtt_ns)]
+            if rows.empty:
+                continue
+            style = cc_style(cc)
+            label = class_label(cc, rtt_ns, multiple_rtts)
+            points = draw_line(
+                ax,
+                rows,
+                x_axis,
+                xcol,
+                "relative_goodput",
+                {
+                    "color": style.color,
+                    "marker": style.marker,
+                    "label": plain(label),
+                    "linestyle": LINESTYLES[rtt_rank[rtt_ns] % len(LINESTYLES)],
+                },
+                gid=f"relgoodput:{label}",
+                offset=dodge(k, len(keys), x_axis),
+                bounds=(0.0, float("inf")),
             )
-        )
-    return fig
+            kinds += list(points["kind"])
+        for mtu in sorted({int(m) for m in part["mtu_bytes"].dropna()}):
+            fair = payload_fraction(mtu)
+            ax.axhline(
+                fair,
+                color="0.4",
+                linestyle=":",
+                linewidth=0.8,
+                gid=f"fair:{mtu}",
+                label=f"fair share ({mtu - HEADER_BYTES}/{mtu} = {fair:.3f}: goodput excludes headers)",
+            )
+        return kinds
+
+    return line_figure(
+        sweep,
+        panels,
+        x_axis,
+        draw,
+        used=[x, *facets],
+        ylabel=metric("relative_goodput").label,
+        legend="class",
+        title="relative goodput per class",
+    )

@@ -11,24 +11,16 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ccfair.analysis.stats import aggregate, interval_note
+from ccfair.analysis.stats import aggregate
 from ccfair.errors import InputError
-from ccfair.plots.axes import apply_x
-from ccfair.plots.data import (
-    Sweep,
-    as_sweep,
-    line_axes,
-    pooled_note,
-    split_panels,
-    with_runs,
-)
+from ccfair.plots.data import Sweep, as_sweep, line_axes, split_panels, with_runs
 from ccfair.plots.labels import plain
-from ccfair.plots.lines import dodge, draw_line
-from ccfair.plots.panels import figure_legend, outer_labels, panel_grid, set_panel_title
-from ccfair.plots.style import cc_style, paper_style
+from ccfair.plots.lines import dodge, draw_line, line_figure
+from ccfair.plots.style import cc_style
 from ccfair.sweep.paths import column_name
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ccfair.store import Results
@@ -65,56 +57,56 @@ def share(
         raise InputError("DIR", "no done run has classes to plot")
     x_axis = sweep.axis(x, frame)
     panels = split_panels(sweep, frame, facets)
-    kinds: list[str] = []
-    with paper_style():
-        fig, axes = panel_grid(len(panels), (3.2, 2.4), sharex=True, sharey=True)
-        for ax, panel in zip(axes, panels, strict=True):
-            part = panel.frame
-            for k, name in enumerate(ccs):
-                rows = part[part["cc"] == name]
-                if rows.empty:
-                    continue
-                style = cc_style(name)
-                offset = dodge(k, len(ccs), x_axis)
-                points = draw_line(
-                    ax,
-                    rows,
-                    x_axis,
-                    xcol,
-                    "share",
-                    {"color": style.color, "marker": style.marker, "label": plain(name)},
-                    gid=f"share:{name}",
-                    offset=offset,
-                    bounds=(0.0, 1.0),
-                )
-                kinds += list(points["kind"])
-                fair = aggregate(rows, [xcol], "fair_share")
-                fair["x"] = [x_axis.position(v) + offset for v in fair[xcol]]
-                fair = fair.sort_values("x")
-                # Dashed on a numeric axis; a bar per category otherwise.
-                how = (
-                    {"linestyle": "--"}
-                    if x_axis.numeric
-                    else {"linestyle": "none", "marker": "_", "markersize": 14}
-                )
-                ax.plot(
-                    fair["x"].to_numpy(dtype=float),
-                    fair["mean"].to_numpy(dtype=float),
-                    color=style.color,
-                    linewidth=0.8,
-                    gid=f"fair:{name}",
-                    **how,
-                )
-            apply_x(ax, x_axis)
-            ax.set_ylim(0, 1.05)
-            set_panel_title(ax, panel.groups)
-        axes[0].set_ylabel("share of total goodput")
-        mark = "dashed" if x_axis.numeric else "bar"
-        outer_labels(axes)
-        figure_legend(fig, axes, f"CCA ({mark}: equal sharing)")
-        note = pooled_note(sweep, [x, *facets])
-        who = f"{cc}'s" if cc else "each CCA's"
-        fig.suptitle(
-            plain(f"{who} share of goodput (mean; {interval_note(kinds)})" + (f"; {note}" if note else ""))
-        )
-    return fig
+
+    def draw(ax: Axes, part: pd.DataFrame) -> list[str]:
+        kinds: list[str] = []
+        for k, name in enumerate(ccs):
+            rows = part[part["cc"] == name]
+            if rows.empty:
+                continue
+            style = cc_style(name)
+            offset = dodge(k, len(ccs), x_axis)
+            points = draw_line(
+                ax,
+                rows,
+                x_axis,
+                xcol,
+                "share",
+                {"color": style.color, "marker": style.marker, "label": plain(name)},
+                gid=f"share:{name}",
+                offset=offset,
+                bounds=(0.0, 1.0),
+            )
+            kinds += list(points["kind"])
+            fair = aggregate(rows, [xcol], "fair_share")
+            fair["x"] = [x_axis.position(v) + offset for v in fair[xcol]]
+            fair = fair.sort_values("x")
+            # Dashed on a numeric axis; a bar per category otherwise.
+            how = (
+                {"linestyle": "--"}
+                if x_axis.numeric
+                else {"linestyle": "none", "marker": "_", "markersize": 14}
+            )
+            ax.plot(
+                fair["x"].to_numpy(dtype=float),
+                fair["mean"].to_numpy(dtype=float),
+                color=style.color,
+                linewidth=0.8,
+                gid=f"fair:{name}",
+                **how,
+            )
+        ax.set_ylim(0, 1.05)
+        return kinds
+
+    mark = "dashed" if x_axis.numeric else "bar"
+    who = f"{cc}'s" if cc else "each CCA's"
+    return line_figure(
+        sweep,
+        panels,
+        x_axis,
+        draw,
+        used=[x, *facets],
+        ylabel="share of total goodput",
+        legend=f"CCA ({mark}: equal sharing)",
+        title=f"{who} share of goodput",
+    )
