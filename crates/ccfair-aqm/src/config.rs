@@ -528,8 +528,7 @@ mod tests {
     #[test]
     fn errors_name_the_parameter() {
         let e = AqmConfig::from_name_and_params("codel", &json!({"target": 5}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "aqm.target");
-        assert!(e.message.contains("allowed: target, interval, ecn"), "{e}");
+        assert!(e.says("aqm.target", "allowed: target, interval, ecn"), "{e}");
         assert!(e.message.ends_with("; did you mean \"target_ns\"?"), "{e}");
         let e = AqmConfig::from_name_and_params("pie", &json!({"targt": 5}), PKTS, 1500).unwrap_err();
         assert_eq!(e.field, "aqm.targt");
@@ -541,16 +540,14 @@ mod tests {
         assert!(e.message.ends_with("; did you mean \"target\"?"), "{e}");
         let e =
             AqmConfig::from_name_and_params("codel", &json!({"target_ns": "5ms"}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "aqm.target_ns");
-        assert!(e.message.contains("invalid type"), "{e}");
+        assert!(e.says("aqm.target_ns", "invalid type"), "{e}");
         let e = AqmConfig::from_name_and_params("codel", &json!({"ecn": true, "interval_ns": 0}), PKTS, 1500)
             .unwrap_err();
         assert_eq!(e.field, "aqm.interval_ns");
         let e = AqmConfig::from_name_and_params("fifo", &json!({"x": 1}), PKTS, 1500).unwrap_err();
         assert!(e.message.contains("no parameters besides the buffer"), "{e}");
         let e = AqmConfig::from_name_and_params("blue", &json!({}), PKTS, 1500).unwrap_err();
-        assert_eq!(e.field, "aqm");
-        assert!(e.message.contains("available: fifo, red, codel"), "{e}");
+        assert!(e.says("aqm", "available: fifo, red, codel"), "{e}");
         assert!(!e.message.contains("did you mean"), "{e}");
         for (written, meant) in [("fq-codel", "fq_codel"), ("FIFO", "fifo"), ("dualpi", "dualpi2")] {
             let e = AqmConfig::from_name_and_params(written, &json!({}), PKTS, 1500).unwrap_err();

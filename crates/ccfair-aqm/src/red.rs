@@ -809,13 +809,13 @@ mod tests {
         }
         .validate(LIMIT, 1500)
         .unwrap_err();
-        assert_eq!(e.field, "burst_packets");
         // min 30 000 bytes at avpkt 1000: at least 30 packets, and 30 is the first with a weight.
         assert!(
-            e.message
-                .contains("the smallest burst with an EWMA weight is 30 packets"),
-            "{}",
-            e.message
+            e.says(
+                "burst_packets",
+                "the smallest burst with an EWMA weight is 30 packets"
+            ),
+            "{e}"
         );
         assert!(eval_ewma(30_000, 30, 1000).is_some() && eval_ewma(30_000, 29, 1000).is_none());
     }
@@ -831,8 +831,7 @@ mod tests {
         }
         .validate(LIMIT, 1500)
         .unwrap_err();
-        assert_eq!(e.field, "min_bytes");
-        assert!(e.message.contains("must be more than avpkt"), "{}", e.message);
+        assert!(e.says("min_bytes", "must be more than avpkt"), "{e}");
         // Thresholds derived from max name max.
         let e = RedParams {
             max_bytes: Some(3000),

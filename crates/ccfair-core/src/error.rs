@@ -33,6 +33,12 @@ impl FieldError {
         }
     }
 
+    /// Whether this is an error on `field` whose message contains `text`: what a test of a refusal checks
+    /// (`assert!(e.says("link.rate", "must be positive"), "{e}")`, the whole error shown when it fails).
+    pub fn says(&self, field: &str, text: &str) -> bool {
+        self.field == field && self.message.contains(text)
+    }
+
     /// The same error one level down: `prefix.field` (e.g. `flows[0]` + `cc_params.beta`).
     pub fn prefixed(self, prefix: &str) -> FieldError {
         FieldError {
@@ -100,5 +106,8 @@ mod tests {
         assert_eq!(FieldError::path("aqm", ""), "aqm");
         let r: Result<(), FieldError> = FieldError::err("x", "bad");
         assert_eq!(r.unwrap_err().field, "x");
+        let e = FieldError::new("link.rate", "must be positive, got 0");
+        assert!(e.says("link.rate", "must be positive") && e.says("link.rate", ""));
+        assert!(!e.says("link.buffer", "must be positive") && !e.says("link.rate", "negative"));
     }
 }

@@ -1427,8 +1427,7 @@ mod resources {
         assert!(sp.check_rules().is_ok());
         sp.groups[0].initial_window = 741_524;
         let e = sp.check_rules().unwrap_err();
-        assert_eq!(e.field, "flows[0].initial_window");
-        assert!(e.message.contains("741523"), "{}", e.message);
+        assert!(e.says("flows[0].initial_window", "741523"), "{e}");
         sp.groups[0].initial_window = u32::MAX;
         assert_eq!(sp.check_rules().unwrap_err().field, "flows[0].initial_window");
 
