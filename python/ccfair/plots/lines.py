@@ -32,7 +32,6 @@ def line_figure(
     panels: list[Panel],
     x_axis: Axis,
     draw: Callable[[Axes, pd.DataFrame], list[str]],
-    *,
     used: Sequence[str],
     ylabel: str,
     legend: str,

@@ -102,8 +102,8 @@ def relgoodput(
         panels,
         x_axis,
         draw,
-        used=[x, *facets],
-        ylabel=metric("relative_goodput").label,
-        legend="class",
-        title="relative goodput per class",
+        [x, *facets],
+        metric("relative_goodput").label,
+        "class",
+        "relative goodput per class",
     )

@@ -100,13 +100,5 @@ def share(
 
     mark = "dashed" if x_axis.numeric else "bar"
     who = f"{cc}'s" if cc else "each CCA's"
-    return line_figure(
-        sweep,
-        panels,
-        x_axis,
-        draw,
-        used=[x, *facets],
-        ylabel="share of total goodput",
-        legend=f"CCA ({mark}: equal sharing)",
-        title=f"{who} share of goodput",
-    )
+    legend, title = f"CCA ({mark}: equal sharing)", f"{who} share of goodput"
+    return line_figure(sweep, panels, x_axis, draw, [x, *facets], "share of total goodput", legend, title)
