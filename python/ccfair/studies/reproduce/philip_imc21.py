@@ -10,6 +10,18 @@ before the measurement window. Mixes: one BBR flow against N-1 NewReno or Cubic 
 The Mathis model: a flow's throughput = (MSS / RTT) x C / sqrt(p). Solved for C with the flow's goodput,
 its mean RTT (queueing included) and p either the loss rate (drops / segments sent) or the rate of window
 halvings (halvings / segments sent), whose periodic-loss value is sqrt(3/2) ≈ 1.22 (Mathis et al. 1997).
+
+CoreScale's hosts differ from the default ones in two settings, each because the paper's results could not
+have come from the default (``CORE_HOST``):
+
+- ``nic_rate = "100Gbps"``: a flow group is one host with one NIC in ccfair, 10 Gbit/s with the default
+  hosts, as fast as CoreScale's link; N NewReno flows alone then queue in their host and never drop at the
+  bottleneck, where the paper fitted Mathis's C from their loss rate. A NIC ten times the link stands for
+  senders that together offer more than the link.
+- ``rmem`` up to 2147483647 bytes (the largest ``tcp_rmem`` Linux takes): the default 32 MiB caps a receive
+  window near 21 MB, 0.56 Gbit/s at the 300 ms a full 375 MB buffer adds, where the paper's one BBR flow
+  takes about 40 % of 10 Gbit/s (150 MB in flight); the paper's receivers had raised buffers, as any
+  10 Gbit/s long-path testbed does.
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ class Setting(TypedDict):
     interval: str
 
 
+CORE_HOST = {"nic_rate": "100Gbps", "rmem": [4096, 131_072, 2_147_483_647]}
 SETTINGS: dict[str, Setting] = {
     "edge": {"rate": "100Mbps", "buffer": "3MB", "counts": [10, 30, 50], "interval": "100ms"},
     "core": {"rate": "10Gbps", "buffer": "375MB", "counts": [1000, 3000, 5000], "interval": "1s"},
@@ -105,7 +118,7 @@ def parts(scale: str, repetitions: int) -> list[Part]:
                     "duration": duration,
                     "interval": s["interval"],
                     "measure": {"start": f"{start_ns // 1_000_000_000}s"},
-                    "host": {"start_jitter": spread},
+                    "host": {"start_jitter": spread, **(CORE_HOST if setting == "core" else {})},
                     "link": {"rate": s["rate"], "buffer": s["buffer"], "aqm": "fifo"},
                     "flows": flows,
                 },
