@@ -118,7 +118,7 @@ impl BbrFamily {
 
     /// `bbr_check_ecn_too_high_in_startup`: two consecutive rounds with CE ≥ 50 % end STARTUP.
     fn check_ecn_too_high_in_startup(&mut self, tp: &TcpSock, ce_ratio: u32) {
-        if self.full_bw_reached || !self.ecn_eligible {
+        if self.full.reached || !self.ecn_eligible {
             return;
         }
         if ce_ratio >= ECN_THRESH {

@@ -155,12 +155,10 @@ pub struct BbrFamily {
     pub(super) init_cwnd: u32,
     pub(super) pacing_gain: u32,
     pub(super) cwnd_gain: u32,
-    pub(super) full_bw_reached: bool,
-    pub(super) full_bw_cnt: u32,
+    pub(super) full: shared::FullBw,
     pub(super) cycle_idx: Phase,
     pub(super) has_seen_rtt: bool,
     pub(super) prior_cwnd: u32,
-    pub(super) full_bw: u32,
     pub(super) agg: AckAggregation,
 
     /// v3: a bandwidth plateau was reached recently (STARTUP or PROBE_UP).
@@ -230,12 +228,10 @@ impl BbrFamily {
             init_cwnd: 0,
             pacing_gain: 0,
             cwnd_gain: 0,
-            full_bw_reached: false,
-            full_bw_cnt: 0,
+            full: shared::FullBw::default(),
             cycle_idx: Phase::Up,
             has_seen_rtt: false,
             prior_cwnd: 0,
-            full_bw: 0,
             agg: AckAggregation::default(),
             full_bw_now: false,
             startup_ecn_rounds: 0,
@@ -287,7 +283,7 @@ impl BbrFamily {
     }
 
     pub fn full_bw_reached(&self) -> bool {
-        self.full_bw_reached
+        self.full.reached
     }
 
     pub fn min_rtt_us(&self) -> u32 {
@@ -400,7 +396,7 @@ impl BbrFamily {
 
     /// `bbr_set_pacing_rate`.
     pub(super) fn set_pacing_rate(&mut self, tp: &mut TcpSock, bw: u32, gain: u32) {
-        let (full, startup) = (self.full_bw_reached, self.v.startup_pacing_gain);
+        let (full, startup) = (self.full.reached, self.v.startup_pacing_gain);
         shared::set_pacing_rate(tp, &mut self.has_seen_rtt, full, (bw, gain), startup, true);
     }
 
@@ -418,7 +414,7 @@ impl BbrFamily {
             target += self.agg.cwnd(self.bw());
             target = self.quantization_budget(tp, target);
             self.try_fast_path = false;
-            if self.full_bw_reached {
+            if self.full.reached {
                 cwnd += acked;
                 if cwnd >= target {
                     cwnd = target;
@@ -458,7 +454,7 @@ impl BbrFamily {
 
     /// `bbr_update_ack_aggregation` (the window is one round until the pipe is full).
     fn update_ack_aggregation(&mut self, tp: &TcpSock, rs: &RateSample) {
-        let thresh = if self.full_bw_reached {
+        let thresh = if self.full.reached {
             shared::EXTRA_ACKED_WIN_RTTS
         } else {
             1
@@ -469,15 +465,14 @@ impl BbrFamily {
 
     /// `bbr_reset_full_bw`.
     pub(super) fn reset_full_bw(&mut self) {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.restart();
         self.full_bw_now = false;
     }
 
     /// `bbr_handle_queue_too_high_in_startup`: loss or ECN ends STARTUP; inflight_hi from the BDP (v3: or
     /// what the last round delivered, if more).
     pub(super) fn handle_queue_too_high_in_startup(&mut self, tp: &TcpSock) {
-        self.full_bw_reached = true;
+        self.full.reached = true;
         let bdp = self.inflight(tp, self.max_bw(), BBR_UNIT);
         self.inflight_hi = if self.v3() {
             bdp.max(self.inflight_latest)
@@ -489,7 +484,7 @@ impl BbrFamily {
     /// `bbr_check_loss_too_high_in_startup`: at the end of a recovery round in STARTUP with at least
     /// `full_loss_cnt` loss events and a loss rate above 2 %.
     fn check_loss_too_high_in_startup(&mut self, tp: &TcpSock, rs: &RateSample) {
-        if self.full_bw_reached {
+        if self.full.reached {
             return;
         }
         if rs.losses > 0 && self.loss_events_in_round < 0xF {
@@ -516,35 +511,28 @@ impl BbrFamily {
             if self.full_bw_now || rs.is_app_limited {
                 return;
             }
-            let bw_thresh = (self.full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE;
+            let bw_thresh = (self.full.bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE;
             if sample_bw as u64 >= bw_thresh {
                 self.reset_full_bw();
-                self.full_bw = sample_bw;
+                self.full.bw = sample_bw;
                 return;
             }
             if !self.round_start {
                 return;
             }
-            self.full_bw_cnt += 1;
-            self.full_bw_now = self.full_bw_cnt >= FULL_BW_CNT;
-            self.full_bw_reached |= self.full_bw_now;
+            self.full.cnt += 1;
+            self.full_bw_now = self.full.cnt >= FULL_BW_CNT;
+            self.full.reached |= self.full_bw_now;
         } else {
             let max_bw = self.max_bw();
-            self.full_bw_reached = shared::check_full_bw_reached(
-                self.full_bw_reached,
-                self.round_start,
-                rs,
-                &mut self.full_bw,
-                &mut self.full_bw_cnt,
-                max_bw,
-            );
+            self.full.check(self.round_start, rs, max_bw);
         }
     }
 
     /// `bbr_check_drain`: STARTUP → DRAIN once the pipe is full; DRAIN → PROBE_BW (DOWN) once the queue is
     /// estimated drained.
     fn check_drain(&mut self, tp: &mut TcpSock) {
-        if self.mode == Mode::Startup && self.full_bw_reached {
+        if self.mode == Mode::Startup && self.full.reached {
             self.mode = Mode::Drain;
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
             self.reset_congestion_signals();
@@ -571,7 +559,7 @@ impl BbrFamily {
     /// to STARTUP.
     fn exit_probe_rtt(&mut self, tp: &TcpSock) {
         self.reset_lower_bounds();
-        if self.full_bw_reached {
+        if self.full.reached {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down(tp);
             self.start_bw_probe_cruise();
@@ -746,9 +734,7 @@ impl CongestionControl for BbrFamily {
         self.init_pacing_rate_from_rtt(tp);
         self.round_start = false;
         self.idle_restart = false;
-        self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full = shared::FullBw::default();
         self.cycle_mstamp = 0;
         self.cycle_idx = Phase::Up;
         self.mode = Mode::Startup;
@@ -838,7 +824,7 @@ impl CongestionControl for BbrFamily {
             if self.v3() {
                 self.reset_full_bw();
             } else {
-                self.full_bw = 0;
+                self.full.bw = 0;
             }
             if !self.is_probing_bandwidth() && self.inflight_lo == UNSET {
                 self.inflight_lo = if self.v3() {
@@ -887,8 +873,7 @@ impl CongestionControl for BbrFamily {
         if self.v3() {
             self.reset_full_bw();
         } else {
-            self.full_bw = 0;
-            self.full_bw_cnt = 0;
+            self.full.restart();
         }
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);

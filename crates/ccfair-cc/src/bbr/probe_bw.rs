@@ -72,7 +72,7 @@ impl BbrFamily {
         self.cycle_mstamp = now_us(tp);
         if self.v3() {
             self.reset_full_bw();
-            self.full_bw = sample_bw;
+            self.full.bw = sample_bw;
         }
         self.set_cycle_idx(Phase::Up);
         self.raise_inflight_hi_slope(tp);
@@ -137,7 +137,7 @@ impl BbrFamily {
 
     /// `bbr_update_cycle_phase`.
     pub(super) fn update_cycle_phase(&mut self, tp: &TcpSock, rs: &RateSample, sample_bw: u32) {
-        if !self.full_bw_reached {
+        if !self.full.reached {
             return;
         }
         // In DRAIN, PROBE_BW or PROBE_RTT the upper bounds adapt.
@@ -169,7 +169,7 @@ impl BbrFamily {
                     if tp.is_cwnd_limited && tp.snd_cwnd >= self.inflight_hi {
                         // inflight_hi limits the growth: restart the plateau detector.
                         self.reset_full_bw();
-                        self.full_bw = sample_bw;
+                        self.full.bw = sample_bw;
                     } else if self.full_bw_now {
                         done = true;
                     }

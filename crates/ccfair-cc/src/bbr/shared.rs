@@ -134,34 +134,44 @@ pub fn saved_cwnd(prior_cwnd: u32, snd_cwnd: u32, prev_ca_state: CaState, in_pro
     }
 }
 
-/// One round of `bbr_check_full_bw_reached` as v1 and v2 run it (v3 tests each sample): whether the
-/// max-filtered bandwidth grew by `FULL_BW_THRESH` since `full_bw`; if it did, it becomes the new reference,
-/// else one more round without growth counts. Returns whether the pipe is full (`FULL_BW_CNT` such rounds).
-pub fn full_bw_round(full_bw: &mut u32, full_bw_cnt: &mut u32, max_bw: u32) -> bool {
-    let bw_thresh = (*full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE;
-    if max_bw as u64 >= bw_thresh {
-        *full_bw = max_bw;
-        *full_bw_cnt = 0;
-        return false;
-    }
-    *full_bw_cnt += 1;
-    *full_bw_cnt >= FULL_BW_CNT
+/// STARTUP's full-pipe estimator (`bbr_check_full_bw_reached`): `bw` is the bandwidth the last 25 % growth
+/// reached, `cnt` the rounds since then without such growth, `reached` whether the pipe was found full.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FullBw {
+    pub reached: bool,
+    pub bw: u32,
+    pub cnt: u32,
 }
 
-/// `bbr_check_full_bw_reached` as v1 and v2 run it: one [`full_bw_round`] at the start of each round whose
-/// sample is not app-limited, until the pipe is full. Returns whether it is.
-pub fn check_full_bw_reached(
-    reached: bool,
-    round_start: bool,
-    rs: &RateSample,
-    full_bw: &mut u32,
-    full_bw_cnt: &mut u32,
-    max_bw: u32,
-) -> bool {
-    if reached || !round_start || rs.is_app_limited {
-        return reached;
+impl FullBw {
+    /// One round as v1 and v2 run it (v3 tests each sample): whether the max-filtered bandwidth grew by
+    /// `FULL_BW_THRESH` since `bw`; if it did, it becomes the new reference, else one more round without
+    /// growth counts. Returns whether the pipe is full (`FULL_BW_CNT` such rounds).
+    pub fn round(&mut self, max_bw: u32) -> bool {
+        let bw_thresh = (self.bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE;
+        if max_bw as u64 >= bw_thresh {
+            self.bw = max_bw;
+            self.cnt = 0;
+            return false;
+        }
+        self.cnt += 1;
+        self.cnt >= FULL_BW_CNT
     }
-    full_bw_round(full_bw, full_bw_cnt, max_bw)
+
+    /// `bbr_check_full_bw_reached` as v1 and v2 run it: one [`FullBw::round`] at the start of each round
+    /// whose sample is not app-limited, until the pipe is full.
+    pub fn check(&mut self, round_start: bool, rs: &RateSample, max_bw: u32) {
+        if self.reached || !round_start || rs.is_app_limited {
+            return;
+        }
+        self.reached = self.round(max_bw);
+    }
+
+    /// Forget the plateau (a loss state, an undo): the next rounds measure growth from zero.
+    pub fn restart(&mut self) {
+        self.bw = 0;
+        self.cnt = 0;
+    }
 }
 
 /// PROBE_RTT's end: `probe_rtt_done_stamp` (jiffies, 0 while not scheduled) and whether a round trip has

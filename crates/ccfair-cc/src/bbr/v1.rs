@@ -115,9 +115,7 @@ pub struct Bbr1 {
     idle_restart: bool,
     pub(super) pacing_gain: u32,
     cwnd_gain: u32,
-    full_bw_reached: bool,
-    full_bw_cnt: u32,
-    full_bw: u32,
+    full: shared::FullBw,
     has_seen_rtt: bool,
     /// cwnd before loss recovery or PROBE_RTT cut it.
     prior_cwnd: u32,
@@ -146,9 +144,7 @@ impl Bbr1 {
             idle_restart: false,
             pacing_gain: 0,
             cwnd_gain: 0,
-            full_bw_reached: false,
-            full_bw_cnt: 0,
-            full_bw: 0,
+            full: shared::FullBw::default(),
             has_seen_rtt: false,
             prior_cwnd: 0,
             lt: LtBw::default(),
@@ -169,7 +165,7 @@ impl Bbr1 {
 
     /// STARTUP has filled the pipe (`full_bw_reached`).
     pub fn full_bw_reached(&self) -> bool {
-        self.full_bw_reached
+        self.full.reached
     }
 
     /// The policer estimate is in use (`lt_use_bw`).
@@ -243,7 +239,7 @@ impl Bbr1 {
 
     /// `bbr_set_pacing_rate`: until the pipe is full the rate may only grow.
     fn set_pacing_rate(&mut self, tp: &mut TcpSock, bw: u32, gain: u32) {
-        let full = self.full_bw_reached;
+        let full = self.full.reached;
         shared::set_pacing_rate(tp, &mut self.has_seen_rtt, full, (bw, gain), HIGH_GAIN, false);
     }
 
@@ -255,7 +251,7 @@ impl Bbr1 {
 
     /// `bbr_ack_aggregation_cwnd`: only once the pipe was found full.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if self.full_bw_reached {
+        if self.full.reached {
             self.agg.cwnd(self.bw())
         } else {
             0
@@ -298,7 +294,7 @@ impl Bbr1 {
                 let mut target = self.bdp(bw, gain);
                 target += self.ack_aggregation_cwnd();
                 target = self.quantization_budget(tp, target);
-                if self.full_bw_reached {
+                if self.full.reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || tp.delivered < TCP_INIT_CWND {
                     cwnd += acked;
@@ -351,7 +347,7 @@ impl Bbr1 {
 
     /// `bbr_reset_mode`.
     fn reset_mode(&mut self, tp: &TcpSock) {
-        if self.full_bw_reached {
+        if self.full.reached {
             self.reset_probe_bw_mode(tp);
         } else {
             self.mode = Mode::Startup;
@@ -388,19 +384,12 @@ impl Bbr1 {
     /// `bbr_check_full_bw_reached`: 3 non-app-limited rounds without 25 % growth of the max filter.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
         let max_bw = self.max_bw();
-        self.full_bw_reached = shared::check_full_bw_reached(
-            self.full_bw_reached,
-            self.round_start,
-            rs,
-            &mut self.full_bw,
-            &mut self.full_bw_cnt,
-            max_bw,
-        );
+        self.full.check(self.round_start, rs, max_bw);
     }
 
     /// `bbr_check_drain`.
     fn check_drain(&mut self, tp: &mut TcpSock) {
-        if self.mode == Mode::Startup && self.full_bw_reached {
+        if self.mode == Mode::Startup && self.full.reached {
             self.mode = Mode::Drain;
             // ssthresh is only exported for monitoring: STARTUP is over.
             tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
@@ -516,9 +505,7 @@ impl CongestionControl for Bbr1 {
         self.init_pacing_rate_from_rtt(tp);
         self.round_start = false;
         self.idle_restart = false;
-        self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full = shared::FullBw::default();
         self.cycle_mstamp = 0;
         self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tp);
@@ -549,7 +536,7 @@ impl CongestionControl for Bbr1 {
                 ..RateSample::default()
             };
             self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0;
+            self.full.bw = 0;
             self.round_start = true;
             self.lt_bw_sampling(tp, &rs);
         }
@@ -576,8 +563,7 @@ impl CongestionControl for Bbr1 {
 
     /// `bbr_undo_cwnd`: a spurious loss; restart the full-pipe and policer estimates, keep cwnd.
     fn undo_cwnd(&mut self, tp: &mut TcpSock) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.restart();
         self.reset_lt_bw_sampling(tp);
         tp.snd_cwnd
     }
