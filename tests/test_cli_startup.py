@@ -33,6 +33,7 @@ IMPLEMENTATIONS = (
     "ccfair.studies.harm",
     "ccfair.plots",
     "ccfair.emu.doctor",
+    "ccfair.emu.probe",
 )
 
 

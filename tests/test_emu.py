@@ -18,6 +18,7 @@ from ccfair import _native
 from ccfair.catalog import output_table
 from ccfair.emu import collect, doctor, netns
 from ccfair.emu import host as emu_host
+from ccfair.emu import probe as emu_probe
 from ccfair.emu import run as emu_run
 from ccfair.emu.binary import emulator_binary
 from ccfair.errors import InputError
@@ -206,7 +207,7 @@ def test_the_programs_derive_their_flows_from_the_spec_as_the_simulator_does(tmp
     recv = derived("recv", emu_run.program_config(spec, 7, [], tmp_path / "rcv.json"), tmp_path)
     assert recv["sizes"] == [p["size_bytes"] for p in plans] == [0, 1_000_000, 1_000_000, 0]
     # The forwarder's probe (doctor) is a kernel scenario too: one flow on a path without delay to speak of.
-    probe = emu_run.forward_config(doctor.probe_spec(10**8, 5), 1, [], tmp_path / "p.json")
+    probe = emu_run.forward_config(emu_probe.probe_spec(10**8, 5), 1, [], tmp_path / "p.json")
     assert derived("forward", probe, tmp_path)["flows"] == [
         {"data_delay_ns": 0, "ack_delay_ns": 1, "loss": 0.0, "group": 0}
     ]
@@ -631,10 +632,10 @@ def test_a_new_measurement_replaces_an_old_failure_below_its_clean_rates(
     monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
     monkeypatch.setattr("ccfair.emu.binary.emulator_binary", lambda: "/bin/true")
     outcome = {10**7: False, 10**8: True, 2 * 10**8: True, 5 * 10**8: True, 10**9: True, 2 * 10**9: False}
-    monkeypatch.setattr(doctor, "probe", lambda rate, seconds, binary: probe_result(rate, outcome[rate]))
-    doctor.save_measurement(doctor.measure([10**7]))
+    monkeypatch.setattr(emu_probe, "probe", lambda rate, seconds, binary: probe_result(rate, outcome[rate]))
+    doctor.save_measurement(emu_probe.measure([10**7]))
     assert doctor.load_measurement()["clean_rate_bps"] == 0
-    m = doctor.measure(list(doctor.DEFAULT_RATES_BPS))
+    m = emu_probe.measure(list(emu_probe.DEFAULT_RATES_BPS))
     assert m["clean_rate_bps"] == 10**9
     assert [p["rate_bps"] for p in m["probes"]] == [10**8, 2 * 10**8, 5 * 10**8, 10**9, 2 * 10**9]
 
@@ -703,7 +704,7 @@ def test_doctor_does_not_measure_when_a_check_fails(
 
     monkeypatch.setenv(doctor.ENV_VAR, str(tmp_path / "doctor.json"))
     monkeypatch.setattr(doctor, "checks", lambda: [("root", False, "no")])
-    monkeypatch.setattr(doctor, "measure", lambda *a: pytest.fail("measured without root"))
+    monkeypatch.setattr(emu_probe, "measure", lambda *a: pytest.fail("measured without root"))
     assert main(["doctor"]) == 1
     assert "cannot measure the forwarder: root not available" in capsys.readouterr().err
     assert not (tmp_path / "doctor.json").exists()
@@ -716,7 +717,7 @@ def test_doctor_never_replaces_a_file_it_did_not_write(
 
     path = tmp_path / "doctor.json"
     monkeypatch.setenv(doctor.ENV_VAR, str(path))
-    monkeypatch.setattr(doctor, "measure", lambda *a: pytest.fail("measured into a file it may not write"))
+    monkeypatch.setattr(emu_probe, "measure", lambda *a: pytest.fail("measured into a file it may not write"))
     for text in ("my notes\n", json.dumps({"generator": "something else", "host_key": {}})):
         path.write_text(text)
         with pytest.raises(InputError) as e:

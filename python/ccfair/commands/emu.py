@@ -52,12 +52,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def _rates(args: argparse.Namespace) -> list[int]:
     # The kernel backend (subprocesses, sockets) loads for its commands only: the parser imports this module.
-    from ccfair.emu import doctor
+    from ccfair.emu import probe
 
     if args.rates:
         return [parse_rate_bps(r.strip(), "--rates") for r in args.rates.split(",") if r.strip()]
-    top = parse_rate_bps(args.max_rate, "--max-rate") if args.max_rate else max(doctor.DEFAULT_RATES_BPS)
-    ladder = [r for r in doctor.DEFAULT_RATES_BPS if r <= top]
+    top = parse_rate_bps(args.max_rate, "--max-rate") if args.max_rate else max(probe.DEFAULT_RATES_BPS)
+    ladder = [r for r in probe.DEFAULT_RATES_BPS if r <= top]
     if not ladder or ladder[-1] != top:
         ladder.append(top)
     return ladder
@@ -65,7 +65,7 @@ def _rates(args: argparse.Namespace) -> list[int]:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     # The kernel backend (subprocesses, sockets) loads for its commands only: the parser imports this module.
-    from ccfair.emu import doctor
+    from ccfair.emu import doctor, probe
 
     if args.seconds is not None and not 2 <= args.seconds <= 60:
         raise InputError("--seconds", f"must be between 2 and 60, got {args.seconds}")
@@ -90,16 +90,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             )
             return EXIT_FAILURE
 
-        def report(probe: dict[str, Any]) -> None:
+        def report(result: dict[str, Any]) -> None:
             if not args.json:
-                print(_probe_line(probe))
+                print(_probe_line(result))
                 sys.stdout.flush()
 
         if not args.json:
             print(
                 "Forwarder (full-size frames at 105 % of the rate; lateness = send time - ideal departure):"
             )
-        measurement = doctor.measure(rates, args.seconds or doctor.PROBE_SECONDS, report)
+        measurement = probe.measure(rates, args.seconds or probe.PROBE_SECONDS, report)
         path = doctor.save_measurement(measurement)
         note(f"saved to {path}", args.json)
     clean = None if measurement is None else measurement["clean_rate_bps"]

@@ -1,17 +1,15 @@
 """``ccfair doctor``: what this host offers the kernel backend, and the forwarder's clean rate.
 
-Checks: root, iproute2, network namespaces and veth pairs, the emulator binary, AF_PACKET (the probe
-runs), and the kernel's congestion controls. Then the forwarder alone is measured: ``ccfair-emu blast`` offers
-full-size frames at 105 % of the link rate (so the queue never empties) to an emulated link of rising rates
-for a few seconds each; at each rate the link's utilization and how late the emulator sent frames (p50/p99/max
-against their ideal departure times) are recorded. The frames go to no one's MAC address, so no TCP endpoint
-work competes. The clean rate is the highest rate where the departure lateness p99 stays within
-:data:`CLEAN_P99_NS`, the link is at least :data:`CLEAN_UTILIZATION` busy and no frame was lost inside the
-emulator; the ladder stops at the first rate that is not clean. (Whether the kernel's TCP endpoints can fill
-a link of that rate on the same host is another matter: a run's own utilization and lateness tell.) The
-result is kept per host (kernel release, host name, CPU count) in ``$CCFAIR_DOCTOR_FILE`` or
-``~/.cache/ccfair/doctor.json`` (a file there that ccfair did not write is refused, never replaced), and
-kernel runs faster than the clean rate are refused before anything is built.
+Checks: root, iproute2, network namespaces and veth pairs, the emulator binary, AF_PACKET (the probe runs),
+and the kernel's congestion controls. Then the forwarder alone is measured (:mod:`ccfair.emu.probe`): at
+each rate of a ladder the link's utilization and how late the emulator sent frames are recorded. The clean
+rate is the highest rate where the departure lateness p99 stays within :data:`CLEAN_P99_NS`, the link is at
+least :data:`CLEAN_UTILIZATION` busy and no frame was lost inside the emulator; the ladder stops at the
+first rate that is not clean. (Whether the kernel's TCP endpoints can fill a link of that rate on the same
+host is another matter: a run's own utilization and lateness tell.) The result is kept per host (kernel
+release, host name, CPU count) in ``$CCFAIR_DOCTOR_FILE`` or ``~/.cache/ccfair/doctor.json`` (a file there
+that ccfair did not write is refused, never replaced), and kernel runs faster than the clean rate are
+refused before anything is built.
 """
 
 from __future__ import annotations
@@ -20,9 +18,6 @@ import json
 import os
 import socket
 import subprocess
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +26,6 @@ from ccfair.emu.binary import emulator_binary
 from ccfair.emu.host import kernel_ccs
 from ccfair.errors import InputError
 from ccfair.fsio import cache_file, json_generated_by, replace_file
-from ccfair.scenario import kernel_scenario
 from ccfair.units import format_rate
 
 ENV_VAR = "CCFAIR_DOCTOR_FILE"
@@ -43,10 +37,6 @@ CLEAN_P99_NS = 100_000
 CLEAN_UTILIZATION = 0.99
 # A departure this late at a rate the forwarder keeps up with means it was kept from its CPU.
 MS_NS = 1_000_000
-# Frames to this MAC reach the receiver's namespace and are dropped there at once (not addressed to it).
-NOBODY_MAC = "02:cc:fa:00:00:99"
-DEFAULT_RATES_BPS = (100_000_000, 200_000_000, 500_000_000, 1_000_000_000, 2_000_000_000)
-PROBE_SECONDS = 4
 # The command that runs this ccfair as root: sudo resets PATH, so a virtualenv's ccfair is not found by name.
 SUDO_CCFAIR = 'sudo "$(command -v ccfair)"'
 
@@ -214,121 +204,6 @@ def checks() -> list[tuple[str, bool, str]]:
             out.append(("veth pairs", ok, "work" if ok else detail))
             netns.remove_namespace(name)
     return out
-
-
-def probe_spec(rate_bps: int, seconds: int = PROBE_SECONDS) -> dict[str, Any]:
-    """The probe's link, resolved for the kernel backend as a scenario is: ``rate_bps``, a 100-packet FIFO,
-    one flow whose path has no delay to speak of (a base RTT of 1 ns), measured after its first second."""
-    doc = {
-        "duration": f"{seconds}s",
-        "measure": {"start": "1s"},
-        "link": {"rate": format_rate(rate_bps), "buffer": "100pkt"},
-        "flows": [{"cc": "reno", "rtt": "1ns"}],
-    }
-    return kernel_scenario(doc).resolve()
-
-
-def probe(rate_bps: int, seconds: int, binary: str) -> dict[str, Any]:
-    """Offers full-size frames at 105 % of ``rate_bps`` to an emulated link of that rate (the queue never
-    empties) and reports how busy the link was and how late the emulator sent."""
-    # Imported here: ccfair.emu.run imports this module (its preflight runs these checks).
-    from ccfair.emu.run import (
-        PORT_BASE,
-        cpu_plan,
-        forward_config,
-        rt_unthrottled,
-        send_go,
-        sigterm_as_interrupt,
-        start_program,
-        stop_programs,
-        wait_ready,
-        wait_run,
-    )
-
-    spec = probe_spec(rate_bps, seconds)
-    netns.sweep_stale()
-    emu_cpus, endpoint_cpus = cpu_plan()
-    programs = []
-    with (
-        sigterm_as_interrupt(),
-        netns.host_lock(),
-        rt_unthrottled(),
-        tempfile.TemporaryDirectory(prefix="ccfair-doctor-") as tmp,
-        netns.Topology() as topo,
-    ):
-        work = Path(tmp)
-        try:
-            router = {"net.ipv4.ip_forward": "0"}
-            topo.build(1500, [(10, False)], {"rtr": router}, binary, endpoint_cpus)
-            fwd = forward_config(spec, 1, emu_cpus, work / "rtr.json")
-            blast = {
-                **{k: spec[k] for k in ("duration_ns", "interval_ns", "measure_start_ns", "measure_end_ns")},
-                "iface": netns.SENDER_IF,
-                "src_mac": _mac(netns.SENDER_MAC),
-                "dst_mac": _mac(NOBODY_MAC),
-                "src_ip": netns.SENDER_IP,
-                "dst_ip": netns.receiver_ip(0),
-                "port_base": PORT_BASE,
-                "rate_bps": rate_bps * 105 // 100,
-                "ip_len": 1500,
-                "cpus": endpoint_cpus,
-                "out": str(work / "snd.json"),
-            }
-            for role, cfg in (("rtr", fwd), ("snd", blast)):
-                (work / f"{role}.config.json").write_text(json.dumps(cfg))
-            for role, command in (("rtr", "forward"), ("snd", "blast")):
-                p = start_program(topo, role, binary, [command, str(work / f"{role}.config.json")], work)
-                programs.append(p)
-                wait_ready(p)
-            epoch = time.monotonic_ns() + 200_000_000
-            send_go(programs, epoch)
-            wait_run(programs, epoch, spec["duration_ns"], None)
-            emu = json.loads((work / "rtr.json").read_text())
-        finally:
-            stop_programs(programs)
-    window_s = (spec["measure_end_ns"] - spec["measure_start_ns"]) / 1e9
-    late, health = emu["lateness_window"], emu["health"]
-    lost = sum(health[k] for k in ("rx_kernel_drops", "pool_exhausted", "oversize_frames", "tx_errors"))
-    utilization = emu["totals"]["window_link_tx_bytes"] * 8 / (rate_bps * window_s)
-    p99 = late["p99_ns"]
-    return {
-        "rate_bps": rate_bps,
-        "utilization": utilization,
-        "lateness_p50_ns": late["p50_ns"],
-        "lateness_p99_ns": p99,
-        "lateness_max_ns": late["max_ns"],
-        "frames_lost_in_emulator": lost,
-        "clean": p99 is not None and p99 <= CLEAN_P99_NS and utilization >= CLEAN_UTILIZATION and lost == 0,
-    }
-
-
-def _mac(text: str) -> list[int]:
-    return [int(x, 16) for x in text.split(":")]
-
-
-def measure(
-    rates_bps: list[int], seconds: int = PROBE_SECONDS, report: Callable[[dict[str, Any]], None] | None = None
-) -> dict[str, Any]:
-    """Runs the probe ladder; returns the measurement (also what :func:`save_measurement` keeps)."""
-
-    binary = emulator_binary()
-    probes = []
-    for rate in sorted(rates_bps):
-        result = probe(rate, seconds, binary)
-        probes.append(result)
-        if report is not None:
-            report(result)
-        if not result["clean"]:
-            break
-    merged = merge_probes((load_measurement() or {}).get("probes", []), probes)
-    return {
-        "generator": GENERATOR,
-        "host_key": host_key(),
-        "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "clean_rate_bps": clean_rate(merged),
-        "clean_p99_ns": CLEAN_P99_NS,
-        "probes": merged,
-    }
 
 
 def merge_probes(previous: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
