@@ -547,12 +547,12 @@ impl BbrFamily {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tp: &mut TcpSock) {
-        if !self.probe_rtt.expired(tp) {
-            return;
+        if self
+            .probe_rtt
+            .finish(tp, &mut self.probe_rtt_min_stamp, self.prior_cwnd)
+        {
+            self.exit_probe_rtt(tp);
         }
-        self.probe_rtt_min_stamp = tp.jiffies32();
-        tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
-        self.exit_probe_rtt(tp);
     }
 
     /// `bbr_exit_probe_rtt`: to PROBE_BW (DOWN, then straight to CRUISE: inflight is below the BDP) or back

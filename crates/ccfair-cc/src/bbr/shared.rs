@@ -209,9 +209,17 @@ impl ProbeRttDwell {
         self.done_stamp != 0 && self.round_done
     }
 
-    /// `bbr_check_probe_rtt_done`'s test: scheduled, and its time has passed.
-    pub fn expired(&self, tp: &TcpSock) -> bool {
-        self.done_stamp != 0 && after(tp.jiffies32(), self.done_stamp)
+    /// `bbr_check_probe_rtt_done` up to the mode change, in every version: once PROBE_RTT is scheduled and
+    /// its time has passed, the min-RTT filter's stamp (`stamp`: v1's `min_rtt_stamp`, v2/v3's
+    /// `probe_rtt_min_stamp`) restarts now and cwnd gets back at least `prior_cwnd`. Returns whether it
+    /// ended, for the caller to leave the mode its version's way.
+    pub fn finish(&self, tp: &mut TcpSock, stamp: &mut u32, prior_cwnd: u32) -> bool {
+        if self.done_stamp == 0 || !after(tp.jiffies32(), self.done_stamp) {
+            return false;
+        }
+        *stamp = tp.jiffies32();
+        tp.snd_cwnd = tp.snd_cwnd.max(prior_cwnd);
+        true
     }
 }
 

@@ -403,12 +403,12 @@ impl Bbr1 {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tp: &mut TcpSock) {
-        if !self.probe_rtt.expired(tp) {
-            return;
+        if self
+            .probe_rtt
+            .finish(tp, &mut self.min_rtt_stamp, self.prior_cwnd)
+        {
+            self.reset_mode(tp);
         }
-        self.min_rtt_stamp = tp.jiffies32();
-        tp.snd_cwnd = tp.snd_cwnd.max(self.prior_cwnd);
-        self.reset_mode(tp);
     }
 
     /// `bbr_update_min_rtt`: the 10 s min filter and PROBE_RTT.
