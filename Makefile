@@ -152,7 +152,7 @@ docs: setup
 	$(BIN)/python -m ccfair.devtools.docs --write
 
 # The published reference results: every study's standard scale (sized so that each finding decides where the
-# full scale would; Rueth, Sasaki and Fejes-Nadas about 30 minutes each on 2 idle cores, Philip 73 minutes)
+# full scale would; Rueth, Sasaki and Fejes-Nadas about 30 minutes each on 2 idle cores, Philip 75 minutes)
 # run into $(REFERENCE_DIR)/<scale>/<study> (a stop keeps the finished runs: run it again to resume), their
 # scorecards stored under docs/data/scorecards/<scale>/ and the explanation page's tables regenerated.
 # REFERENCE_SCALE=full runs the full scales instead; REFERENCE_STUDIES picks studies.

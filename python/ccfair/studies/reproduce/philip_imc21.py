@@ -280,8 +280,8 @@ STUDY = Study(
         ),
         "standard": ScaleInfo(
             "CoreScale and EdgeScale as in full (10 Gbps, 375 MB and 100 Mbps, 3 MB; the six mixes), flows "
-            "starting over the first 30 s, 90 s runs measured from 45 s, 2 repetitions; findings scored on "
-            "CoreScale",
+            "starting over the first 30 s, 90 s runs measured from 45 s, 2 repetitions; CoreScale's hosts "
+            "with a 100 Gbps NIC per group and tcp_rmem up to 2 GiB; findings scored on CoreScale",
             2,
             "does not fit: CoreScale's 10 Gbps is far above the clean rate `ccfair doctor` measures (1 Gbps "
             "on the development machine); EdgeScale alone would",
@@ -289,7 +289,8 @@ STUDY = Study(
         "full": ScaleInfo(
             "CoreScale (10 Gbps, 375 MB drop-tail, 1000/3000/5000 flows) and EdgeScale (100 Mbps, 3 MB, "
             "10/30/50 flows), 20/100/200 ms, the six mixes, flows starting over the first 60 s, 180 s runs "
-            "measured from 90 s, 3 repetitions; findings scored on CoreScale",
+            "measured from 90 s, 3 repetitions; CoreScale's hosts with a 100 Gbps NIC per group and tcp_rmem "
+            "up to 2 GiB; findings scored on CoreScale",
             3,
             "does not fit: CoreScale's 10 Gbps is far above the clean rate `ccfair doctor` measures (1 Gbps "
             "on the development machine); EdgeScale alone would",
